@@ -1,0 +1,1 @@
+"""Rule engines: structured rulings from geometry states; never sees a pixel."""

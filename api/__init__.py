@@ -1,0 +1,1 @@
+"""The outer layer: CLI, HTTP service, overlays; wires every other package."""

@@ -1,0 +1,181 @@
+"""A calibrated perspective camera looking at the table frame (OpenCV pinhole model with distortion).
+
+World = table frame (mm, origin at the mat centre, z up). ``x_cam = R @ X_table + t``. Pixel coordinates
+follow OpenCV: origin at the centre of the top-left pixel, x right, y down.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from calibration.errors import CalibrationError
+
+_UNDISTORT_CRITERIA = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-10)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class CameraModel:
+    """Intrinsics ``K`` (3x3), distortion ``dist`` (k1, k2, p1, p2, k3), pose ``rvec``/``tvec`` (table->camera)."""
+
+    K: np.ndarray
+    dist: np.ndarray
+    rvec: np.ndarray
+    tvec: np.ndarray
+    image_size_wh_px: tuple[int, int]
+
+    def __post_init__(self) -> None:
+        K = np.asarray(self.K, dtype=np.float64).reshape(3, 3)
+        dist = np.asarray(self.dist, dtype=np.float64).ravel()
+        if dist.size < 5:
+            dist = np.concatenate([dist, np.zeros(5 - dist.size)])
+        rvec = np.asarray(self.rvec, dtype=np.float64).reshape(3)
+        tvec = np.asarray(self.tvec, dtype=np.float64).reshape(3)
+        for name, arr in (("K", K), ("dist", dist), ("rvec", rvec), ("tvec", tvec)):
+            if not np.all(np.isfinite(arr)):
+                raise CalibrationError(f"camera {name} has non-finite values: {arr.tolist()}")
+        if K[0, 0] <= 0 or K[1, 1] <= 0:
+            raise CalibrationError(f"camera focal lengths must be positive, got fx={K[0, 0]}, fy={K[1, 1]}")
+        w, h = (int(v) for v in self.image_size_wh_px)
+        if w <= 0 or h <= 0:
+            raise CalibrationError(f"image size must be positive, got {self.image_size_wh_px!r}")
+        for name, arr in (("K", K), ("dist", dist), ("rvec", rvec), ("tvec", tvec)):
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "image_size_wh_px", (w, h))
+
+    # --- construction -----------------------------------------------------------------------------------
+
+    @classmethod
+    def look_at(cls, *, eye_mm: tuple[float, float, float], target_mm: tuple[float, float, float],
+                up_hint: tuple[float, float, float] = (0.0, 1.0, 0.0), focal_px: float,
+                image_size_wh_px: tuple[int, int], dist: tuple[float, ...] = (0, 0, 0, 0, 0),
+                principal_offset_px: tuple[float, float] = (0.0, 0.0)) -> "CameraModel":
+        """A camera at ``eye_mm`` looking at ``target_mm``; image-up leans towards ``up_hint``."""
+        eye = np.asarray(eye_mm, float)
+        fwd = np.asarray(target_mm, float) - eye
+        fwd /= np.linalg.norm(fwd)
+        up = np.asarray(up_hint, float)
+        right = np.cross(fwd, up)
+        if np.linalg.norm(right) < 1e-9:
+            raise CalibrationError(f"up_hint {up_hint} is parallel to the viewing direction")
+        right /= np.linalg.norm(right)
+        down = np.cross(fwd, right)
+        R = np.stack([right, down, fwd])  # rows: camera x (right), y (down), z (forward) in world
+        rvec, _ = cv2.Rodrigues(R)
+        tvec = -R @ eye
+        w, h = image_size_wh_px
+        K = np.array([[focal_px, 0, (w - 1) / 2 + principal_offset_px[0]],
+                      [0, focal_px, (h - 1) / 2 + principal_offset_px[1]],
+                      [0, 0, 1]])
+        return cls(K=K, dist=np.asarray(dist, float), rvec=rvec, tvec=tvec, image_size_wh_px=(w, h))
+
+    # --- geometry ---------------------------------------------------------------------------------------
+
+    @property
+    def R(self) -> np.ndarray:
+        return cv2.Rodrigues(self.rvec)[0]
+
+    @property
+    def center_mm(self) -> np.ndarray:
+        """Camera centre in the table frame."""
+        return -self.R.T @ self.tvec
+
+    @property
+    def tilt_deg(self) -> float:
+        """Angle between the optical axis and straight down."""
+        fwd = self.R[2]
+        return math.degrees(math.acos(float(np.clip(-fwd[2], -1.0, 1.0))))
+
+    def project_mm(self, points_mm: np.ndarray) -> np.ndarray:
+        """Table points ``(N, 3)`` (or ``(N, 2)`` on the mat, z = 0) to pixels ``(N, 2)``."""
+        pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, np.shape(points_mm)[-1])
+        if pts.shape[1] == 2:
+            pts = np.column_stack([pts, np.zeros(len(pts))])
+        if len(pts) == 0:
+            return np.zeros((0, 2))
+        px, _ = cv2.projectPoints(pts, self.rvec, self.tvec, self.K, self.dist)
+        return px.reshape(-1, 2)
+
+    def normalized_rays(self, points_px: np.ndarray) -> np.ndarray:
+        """Pixels ``(N, 2)`` to undistorted normalized camera coordinates ``(N, 2)`` (x/z, y/z)."""
+        pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 1, 2)
+        if len(pts) == 0:
+            return np.zeros((0, 2))
+        if not np.any(self.dist):
+            K = self.K
+            return np.column_stack([(pts[:, 0, 0] - K[0, 2]) / K[0, 0], (pts[:, 0, 1] - K[1, 2]) / K[1, 1]])
+        if hasattr(cv2, "undistortPointsIter"):  # OpenCV 4.x spells the iterative variant apart
+            und = cv2.undistortPointsIter(pts, self.K, self.dist, None, None, _UNDISTORT_CRITERIA)
+        else:
+            und = cv2.undistortPoints(pts, self.K, self.dist, R=None, P=None, criteria=_UNDISTORT_CRITERIA)
+        return und.reshape(-1, 2)
+
+    def rays_mm(self, points_px: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Pixel rays in the table frame: the camera centre ``(3,)`` and unit directions ``(N, 3)``."""
+        xy = self.normalized_rays(points_px)
+        d_cam = np.column_stack([xy, np.ones(len(xy))])
+        d = d_cam @ self.R  # R.T @ d_cam for each row
+        d /= np.linalg.norm(d, axis=1, keepdims=True)
+        return self.center_mm, d
+
+    def image_to_table_mm(self, points_px: np.ndarray, z_mm: float | np.ndarray = 0.0) -> np.ndarray:
+        """Pixels ``(N, 2)`` to table ``(N, 2)`` where each ray meets the plane at height ``z_mm``.
+
+        Height-aware: the top of the pot (z = 38) or a tilted wink's raised edge lands where it really is
+        in plan, not where its ray meets the mat.
+        """
+        o, d = self.rays_mm(points_px)
+        z = np.broadcast_to(np.asarray(z_mm, dtype=np.float64), (len(d),))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = (z - o[2]) / d[:, 2]
+        if np.any(~np.isfinite(s)) or np.any(s <= 0):
+            raise CalibrationError("a pixel ray does not meet the table plane in front of the camera")
+        return o[:2] + s[:, None] * d[:, :2]
+
+    def mm_per_px_at(self, point_mm: tuple[float, float], z_mm: float = 0.0) -> float:
+        """Local ground sampling distance: how many mm of table one pixel spans near ``point_mm``."""
+        p = np.array([[point_mm[0], point_mm[1], z_mm], [point_mm[0] + 1.0, point_mm[1], z_mm],
+                      [point_mm[0], point_mm[1] + 1.0, z_mm]])
+        q = self.project_mm(p)
+        J = np.column_stack([q[1] - q[0], q[2] - q[0]])  # px per mm
+        return float(1.0 / math.sqrt(abs(np.linalg.det(J))))
+
+    # --- persistence ------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        return {
+            "K": self.K.tolist(),
+            "dist": self.dist.tolist(),
+            "rvec": self.rvec.tolist(),
+            "tvec": self.tvec.tolist(),
+            "image_size_wh_px": list(self.image_size_wh_px),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "CameraModel":
+        try:
+            return cls(K=np.asarray(data["K"], float), dist=np.asarray(data["dist"], float),
+                       rvec=np.asarray(data["rvec"], float), tvec=np.asarray(data["tvec"], float),
+                       image_size_wh_px=tuple(data["image_size_wh_px"]))
+        except KeyError as exc:
+            raise CalibrationError(f"camera record lacks field {exc.args[0]!r}") from None
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, CalibrationError):
+                raise
+            raise CalibrationError(f"camera record is malformed: {exc}") from None
+
+    def to_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2))
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> "CameraModel":
+        try:
+            return cls.from_dict(json.loads(Path(path).read_text()))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise CalibrationError(f"cannot read camera file {path}: {exc}") from None

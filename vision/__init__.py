@@ -1,0 +1,1 @@
+"""Detectors: from pixels to table-millimetre pieces, through a calibration."""
