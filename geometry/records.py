@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from geometry.types import Color, GameType, GeometryError, TiddlywinksScene, Wink
 from geometry import tiddlywinks as tw
+from geometry.types import DEFAULT_CORNER_SIGNS, Color, GameType, GeometryError, TiddlywinksScene, Wink
 
 
 def wink_record(wink: Wink, scene: TiddlywinksScene, relations: tuple[tw.SquopRelation, ...]) -> dict[str, Any]:
@@ -58,6 +58,12 @@ def scene_to_document(scene: TiddlywinksScene) -> dict[str, Any]:
         doc["potted_out_order"] = [[c.value for c in group] for group in scene.potted_out_order]
     if scene.eps_mm is not None:
         doc["eps_mm"] = scene.eps_mm
+    if scene.unplayed_corners is not None:
+        doc["unplayed_corners"] = [c.value for c in scene.unplayed_corners]
+    if scene.last_shot_color is not None:
+        doc["last_shot_color"] = scene.last_shot_color.value
+    if scene.corner_signs != DEFAULT_CORNER_SIGNS:
+        doc["corner_signs"] = {c.value: list(s) for c, s in scene.corner_signs.items()}
     return doc
 
 
@@ -109,4 +115,7 @@ def scene_from_document(doc: dict[str, Any]) -> TiddlywinksScene:
         squidge_off_winner=doc.get("squidge_off_winner"),
         potted_out_order=tuple(tuple(g) for g in doc.get("potted_out_order", ())),
         eps_mm=doc.get("eps_mm"),
+        unplayed_corners=(tuple(doc["unplayed_corners"]) if doc.get("unplayed_corners") is not None else None),
+        last_shot_color=doc.get("last_shot_color"),
+        corner_signs={Color(c): tuple(s) for c, s in doc.get("corner_signs", DEFAULT_CORNER_SIGNS).items()},
     )

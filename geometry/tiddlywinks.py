@@ -21,6 +21,8 @@ from geometry.constants import (
     MAT_HALF_LENGTH_MM,
     MAT_HALF_WIDTH_MM,
     POT_BASE_RADIUS_MM,
+    POT_TOP_RADIUS_MM,
+    WINKS_PER_COLOR,
 )
 from geometry.types import Color, TiddlywinksScene, Wink
 
@@ -229,9 +231,9 @@ def gap_mm(a: Wink, b: Wink) -> float:
 
 def overlap_area_mm2(a: Wink, b: Wink) -> float:
     """Plan overlap area of two footprints (symmetric)."""
-    if a.tilt_deg == 0.0 and b.tilt_deg == 0.0:
-        if math.dist(a.center_mm, b.center_mm) >= a.radius_mm + b.radius_mm:
-            return 0.0
+    flat = a.tilt_deg == 0.0 and b.tilt_deg == 0.0
+    if flat and math.dist(a.center_mm, b.center_mm) >= a.radius_mm + b.radius_mm:
+        return 0.0
     return footprint(a).intersection(footprint(b)).area
 
 
@@ -264,6 +266,8 @@ def squop_relations(scene: TiddlywinksScene) -> tuple[SquopRelation, ...]:
     authoritative for its pairs, including a pair with the pot-supported hovering wink of TW-T7.
     """
     live = [w for w in scene.winks if w.on_field_candidate and not w.unplayed]
+    if len(live) < 2:
+        return ()
     polys = {w.wink_id: footprint(w) for w in live}
     tree = shapely.STRtree([polys[w.wink_id] for w in live])
     out: list[SquopRelation] = []
@@ -314,3 +318,63 @@ def nearest_to_pot(winks: list[Wink] | tuple[Wink, ...],
 
 def corner_sign_of(scene: TiddlywinksScene, color: Color) -> tuple[int, int]:
     return scene.corner_signs[Color(color)]
+
+
+# --- game-state helpers -----------------------------------------------------------------------------------
+
+# A leaning wink whose nearest edge is within this of the pot's top-rim circle rests against the pot (TW P9).
+POT_CONTACT_TOLERANCE_MM = 1.0
+
+
+def is_in_play(wink: Wink) -> bool:
+    """On the mat and already played: not potted, not off the mat, not unplayed behind a baseline."""
+    return not (wink.potted or wink.off_mat or wink.unplayed)
+
+
+def squopped_ids(relations: tuple[SquopRelation, ...]) -> frozenset[str]:
+    """Ids of winks with some wink over them (TW P6)."""
+    return frozenset(r.lower_id for r in relations)
+
+
+def squopping_ids(relations: tuple[SquopRelation, ...]) -> frozenset[str]:
+    """Ids of winks lying over some wink (TW P6)."""
+    return frozenset(r.upper_id for r in relations)
+
+
+def is_potted_out(scene: TiddlywinksScene, color: Color) -> bool:
+    """TW P11: all six winks of ``color`` are potted (by anyone)."""
+    winks = scene.winks_of(color)
+    return len(winks) >= WINKS_PER_COLOR and all(w.potted for w in winks)
+
+
+def is_pot_supported(wink: Wink, relations: tuple[SquopRelation, ...] = (),
+                     pot_center_mm: tuple[float, float] = (0.0, 0.0), min_tilt_deg: float = 3.0) -> bool:
+    """TW P9: tilted, rising towards the pot, its edge at the pot wall, and neither squopping nor squopped.
+
+    >>> is_pot_supported(Wink(wink_id="w", color="red", size="small", center_mm=(31, 0), tilt_deg=20,
+    ...                       tilt_azimuth_deg=180))
+    True
+    """
+    if wink.potted or wink.tilt_deg < min_tilt_deg:
+        return False
+    if wink.wink_id in squopped_ids(relations) | squopping_ids(relations):
+        return False
+    dx, dy = pot_center_mm[0] - wink.center_mm[0], pot_center_mm[1] - wink.center_mm[1]
+    t = math.radians(wink.tilt_azimuth_deg)
+    rises_towards_pot = dx * math.cos(t) + dy * math.sin(t) > 0.0
+    return rises_towards_pot and edge_distance_to_pot_mm(wink, pot_center_mm) <= (
+        POT_TOP_RADIUS_MM + POT_CONTACT_TOLERANCE_MM)
+
+
+def radial_position_mm(center_mm: tuple[float, float], distance_mm: float,
+                       pot_center_mm: tuple[float, float] = (0.0, 0.0)) -> tuple[float, float] | None:
+    """The point at ``distance_mm`` from the pot on the ray through ``center_mm`` (None on the axis).
+
+    >>> radial_position_mm((3, 4), 10)
+    (6.0, 8.0)
+    """
+    dx, dy = center_mm[0] - pot_center_mm[0], center_mm[1] - pot_center_mm[1]
+    d = math.hypot(dx, dy)
+    if d == 0.0:
+        return None
+    return (pot_center_mm[0] + dx / d * distance_mm, pot_center_mm[1] + dy / d * distance_mm)

@@ -25,7 +25,7 @@ class Color(str, enum.Enum):
     YELLOW = "yellow"
 
     @property
-    def partner(self) -> "Color":
+    def partner(self) -> Color:
         return {Color.BLUE: Color.RED, Color.RED: Color.BLUE, Color.GREEN: Color.YELLOW,
                 Color.YELLOW: Color.GREEN}[self]
 
@@ -34,7 +34,7 @@ class Color(str, enum.Enum):
         """'blue-red' or 'green-yellow' (TW 1(b))."""
         return "blue-red" if self in (Color.BLUE, Color.RED) else "green-yellow"
 
-    def next_clockwise(self) -> "Color":
+    def next_clockwise(self) -> Color:
         order = list(Color)
         return order[(order.index(self) + 1) % len(order)]
 
@@ -125,7 +125,12 @@ class Wink:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TiddlywinksScene:
-    """A rest state of a tiddlywinks game in table millimetres."""
+    """A rest state of a tiddlywinks game in table millimetres.
+
+    ``unplayed_corners`` names the colours whose baseline still has unplayed winks behind it; ``None`` derives
+    it from the winks' ``unplayed`` flags. ``last_shot_color`` is the colour that played the shot that led to
+    this rest state, when known (for TW 7(a) forfeits and TW 11 free turns).
+    """
 
     winks: tuple[Wink, ...]
     game_type: GameType = GameType.PAIRS
@@ -135,9 +140,18 @@ class TiddlywinksScene:
     unplayed_corners: tuple[Color, ...] | None = None
     eps_mm: float | None = None
     corner_signs: dict[Color, tuple[int, int]] = field(default_factory=lambda: dict(DEFAULT_CORNER_SIGNS))
+    last_shot_color: Color | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "winks", tuple(self.winks))
+        if self.last_shot_color is not None:
+            object.__setattr__(self, "last_shot_color", Color(self.last_shot_color))
+        if self.unplayed_corners is not None:
+            object.__setattr__(self, "unplayed_corners", tuple(Color(c) for c in self.unplayed_corners))
+        signs = {Color(c): (int(s[0]), int(s[1])) for c, s in dict(self.corner_signs).items()}
+        if set(signs) != set(Color) or sorted(signs.values()) != sorted(DEFAULT_CORNER_SIGNS.values()):
+            raise GeometryError(f"corner_signs must give each colour a distinct corner (+-1, +-1), got {signs!r}")
+        object.__setattr__(self, "corner_signs", signs)
         object.__setattr__(self, "game_type", GameType(self.game_type))
         object.__setattr__(self, "pot_center_mm", _finite_pair("pot_center_mm", self.pot_center_mm))
         ids = [w.wink_id for w in self.winks]
@@ -165,3 +179,9 @@ class TiddlywinksScene:
 
     def winks_of(self, color: Color) -> tuple[Wink, ...]:
         return tuple(w for w in self.winks if w.color is Color(color))
+
+    def colors_with_unplayed(self) -> tuple[Color, ...]:
+        """Colours whose baseline still has unplayed winks behind it (TW 7(a), TW I-3)."""
+        if self.unplayed_corners is not None:
+            return self.unplayed_corners
+        return tuple(c for c in COLOR_ORDER if any(w.unplayed and not w.potted for w in self.winks_of(c)))

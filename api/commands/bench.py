@@ -1,0 +1,357 @@
+"""``tableref bench --game tiddlywinks [DIR]``: accuracy and speed of the vision pipeline against exact truth.
+
+Images: every ``*.jpg`` with its truth ``*.json`` in DIR (default ``sample_images/tiddlywinks``), plus
+``--fresh N`` freshly simulated photographs (half 3840x2160, half 1920x1080; cached by seed under
+``--cache`` so a second run does not render again). The same images go through the pipeline and through a
+plain baseline (``cv2.HoughCircles`` + nearest colour, no occlusion reasoning). Each figure is printed with
+its condition and PASS/FAIL. Timing runs on one core (``cv2.setNumThreads(1)``), JPEG decode excluded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+DEFAULT_CACHE = Path.home() / ".cache" / "tableref" / "bench"
+FRESH_SIZES = ((3840, 2160), (1920, 1080))
+FRESH_SEEDS = {(3840, 2160): 101, (1920, 1080): 102}
+MATCH_GATE_MM = 5.0  # a detection further than this from a truth wink does not find it
+POTTED_GATE_MM = 30.0  # inside the pot only "which wink is in there" matters
+MIN_VISIBLE_PX = 12  # a truth wink with fewer visible pixels cannot be asked of any camera
+
+
+# --- images ---------------------------------------------------------------------------------------------------
+
+def fresh_images(n: int, cache: Path, log: Callable[[str], None]) -> list[Path]:
+    """``n`` simulated photographs split over the two sizes, rendered once and cached by seed."""
+    from simulation.generate import generate_tiddlywinks
+    out: list[Path] = []
+    per = [n - n // 2, n // 2]
+    for (w, h), count in zip(FRESH_SIZES, per):
+        if count <= 0:
+            continue
+        seed = FRESH_SEEDS[(w, h)]
+        d = cache / f"tiddlywinks_{w}x{h}_seed{seed}"
+        have = sorted(d.glob(f"tw_{seed}_*.jpg")) if d.exists() else []
+        if len(have) < count:
+            log(f"rendering {count - len(have)} fresh {w}x{h} images into {d} (cached for later runs) ...")
+            d.mkdir(parents=True, exist_ok=True)
+            generate_tiddlywinks(d, count=count, seed=seed, size_wh_px=(w, h))
+            have = sorted(d.glob(f"tw_{seed}_*.jpg"))
+        out += have[:count]
+    return out
+
+
+def image_set(directory: Path | None, fresh: int, cache: Path, log: Callable[[str], None]) -> list[Path]:
+    paths: list[Path] = []
+    if directory is not None and directory.exists():
+        paths += sorted(p for p in directory.glob("*.jpg") if p.with_suffix(".json").exists())
+    if fresh > 0:
+        paths += fresh_images(fresh, cache, log)
+    return paths
+
+
+# --- matching and per-image figures ------------------------------------------------------------------------------
+
+@dataclass
+class Tally:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    color_ok: int = 0
+    size_ok: int = 0
+    matched: int = 0
+    center_err: dict[str, list[float]] = field(default_factory=lambda: {"4k": [], "hd": []})
+    potted_ok: int = 0
+    oob_ok: int = 0
+    oob_n: int = 0
+    squop_tp: int = 0
+    squop_fp: int = 0
+    squop_fn: int = 0
+    so_n: int = 0
+    so_wrong: int = 0
+    so_tctc: int = 0
+    so_tctc_bad: int = 0
+    so_undecided: int = 0
+    times_ms: list[float] = field(default_factory=list)
+    decode_ms: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+
+def _match(truth: list[dict], found: list[Any]) -> dict[int, int]:
+    """Greedy nearest matching truth index -> found index within the gate (potted winks: looser gate)."""
+    pairs = []
+    for i, t in enumerate(truth):
+        for j, f in enumerate(found):
+            d = math.dist(t["center_mm"], f.center_mm)
+            gate = POTTED_GATE_MM if (t["potted"] and f.potted) else MATCH_GATE_MM
+            if d <= gate:
+                pairs.append((d + (0.0 if t["color"] == f.color else 3.0), i, j))
+    pairs.sort()
+    used_t: set[int] = set()
+    used_f: set[int] = set()
+    out: dict[int, int] = {}
+    for _, i, j in pairs:
+        if i in used_t or j in used_f:
+            continue
+        used_t.add(i)
+        used_f.add(j)
+        out[i] = j
+    return out
+
+
+def _oob(rec_center, size: str, color: str, potted: bool, off_mat: bool) -> bool:
+    """The document's ``out_of_bounds``: in play (not potted, off the mat or waiting behind its own baseline)."""
+    from geometry import tiddlywinks as tw
+    from geometry.types import DEFAULT_CORNER_SIGNS, Color, Wink
+    if potted or off_mat:
+        return False
+    from vision.tiddlywinks import waiting_behind_baseline
+    from vision.types import WinkMeasurement
+    w = Wink(wink_id="x", color=color, size=size, center_mm=tuple(rec_center))
+    wm = WinkMeasurement(wink_id="x", color=color, size=size, center_mm=tuple(rec_center), radius_mm=w.radius_mm,
+                         sigma_mm=0.0)
+    if waiting_behind_baseline(wm, DEFAULT_CORNER_SIGNS[Color(color)]):
+        return False
+    return tw.is_out_of_bounds(w)
+
+
+def score_image(truth: dict, found: list[Any], tally: Tally, res_key: str, name: str,
+                verdict: dict | None) -> None:
+    visible = truth.get("render", {}).get("visible_px", {})
+    pieces = [p for p in truth["pieces"] if not (p.get("off_mat") and p.get("unplayed"))]
+    if visible:
+        pieces = [p for p in pieces if visible.get(p["id"], 0) >= MIN_VISIBLE_PX]
+    m = _match(pieces, found)
+    tally.tp += len(m)
+    tally.fn += len(pieces) - len(m)
+    tally.fp += len(found) - len(m)
+    for i, p in enumerate(pieces):
+        if i not in m:
+            tally.failures.append(f"{name}: missed {p['id']} at {np.round(p['center_mm'], 1).tolist()}"
+                                  f"{' (potted)' if p['potted'] else ''}")
+    matched_f = set(m.values())
+    for j, f in enumerate(found):
+        if j not in matched_f:
+            tally.failures.append(f"{name}: false {f.color} {f.size} at {np.round(f.center_mm, 1).tolist()}")
+    truth_to_found_id = {}
+    for i, j in m.items():
+        p, f = pieces[i], found[j]
+        truth_to_found_id[p["id"]] = f.wink_id
+        tally.matched += 1
+        tally.color_ok += p["color"] == f.color
+        tally.size_ok += p["size"] == f.size
+        if p["color"] != f.color or p["size"] != f.size:
+            tally.failures.append(f"{name}: {p['id']} seen as {f.color} {f.size}")
+        tally.potted_ok += bool(p["potted"]) == bool(f.potted)
+        if bool(p["potted"]) != bool(f.potted):
+            tally.failures.append(f"{name}: {p['id']} potted={p['potted']} seen potted={f.potted}")
+        t_oob = bool(p.get("out_of_bounds"))
+        f_oob = _oob(f.center_mm, f.size, f.color, f.potted, f.off_mat)
+        tally.oob_n += 1
+        tally.oob_ok += t_oob == f_oob
+        if t_oob != f_oob:
+            tally.failures.append(f"{name}: {p['id']} out_of_bounds={t_oob} seen {f_oob}")
+        if not p["potted"] and not f.potted:
+            tally.center_err[res_key].append(math.dist(p["center_mm"], f.center_mm))
+    # squops as ordered pairs (upper, lower), over winks both sides can see
+    truth_pairs = {(u, lo) for u, lo in truth.get("squops", []) if u in truth_to_found_id and lo in truth_to_found_id}
+    missing_pairs = {(u, lo) for u, lo in truth.get("squops", [])} - truth_pairs
+    tally.squop_fn += len(missing_pairs)
+    found_id_to_truth = {v: k for k, v in truth_to_found_id.items()}
+    pred_pairs = set()
+    for f in found:
+        for lo in f.above:
+            pred_pairs.add((found_id_to_truth.get(f.wink_id, "?" + f.wink_id), found_id_to_truth.get(lo, "?" + lo)))
+    tally.squop_tp += len(truth_pairs & pred_pairs)
+    tally.squop_fp += len(pred_pairs - truth_pairs)
+    tally.squop_fn += len(truth_pairs - pred_pairs)
+    for a, b in sorted(pred_pairs - truth_pairs):
+        tally.failures.append(f"{name}: false squop {a} over {b}")
+    for a, b in sorted((truth_pairs | missing_pairs) - pred_pairs):
+        tally.failures.append(f"{name}: missed squop {a} over {b}")
+    # squidge-off
+    if truth.get("render", {}).get("scene_kind") == "squidge_off" and verdict is not None:
+        from geometry import tiddlywinks as tw
+        from geometry.records import scene_from_document
+        scene = scene_from_document(truth)
+        live = [w for w in scene.winks if not w.unplayed]
+        keys = sorted((tw.edge_distance_to_pot_mm(w, scene.pot_center_mm), w.color.value) for w in live)
+        tally.so_n += 1
+        true_gap = keys[1][0] - keys[0][0] if len(keys) > 1 else math.inf
+        if verdict.get("winner") is not None:
+            if verdict["winner"] != keys[0][1]:
+                tally.so_wrong += 1
+                tally.failures.append(f"{name}: squidge-off winner {verdict['winner']} but truth {keys[0][1]}")
+        elif verdict.get("decision") == "too_close_to_call":
+            tally.so_tctc += 1
+            if true_gap >= 1.0:
+                tally.so_tctc_bad += 1
+                tally.failures.append(f"{name}: squidge-off too close to call with true gap {true_gap:.2f} mm")
+        else:
+            tally.so_undecided += 1
+            tally.failures.append(f"{name}: squidge-off {verdict.get('decision')} (true gap {true_gap:.2f} mm)")
+
+
+# --- the two pipelines ------------------------------------------------------------------------------------------
+
+def _truth_camera(doc: dict):
+    from calibration.camera import CameraModel
+    return CameraModel.from_dict(doc["calibration"]["camera"])
+
+
+def run_pipeline(frame, doc: dict):
+    from vision.tiddlywinks import measure_tiddlywinks, scene_from_measurement, squidge_off_verdict
+    t0 = time.perf_counter()
+    m = measure_tiddlywinks(frame, _truth_camera(doc))
+    verdict = squidge_off_verdict(scene_from_measurement(m))
+    ms = (time.perf_counter() - t0) * 1e3
+    return m.winks, verdict, ms
+
+
+def run_baseline(frame, doc: dict):
+    from geometry.types import TiddlywinksScene, Wink
+    from vision.hough_baseline import detect_winks_hough
+    from vision.tiddlywinks import waiting_behind_baseline
+    t0 = time.perf_counter()
+    winks = detect_winks_hough(frame, _truth_camera(doc))
+    ms = (time.perf_counter() - t0) * 1e3
+    verdict = None
+    # the baseline's squidge-off: nearest edge wins, no uncertainty (it has none to offer)
+    try:
+        from geometry import tiddlywinks as tw
+        from geometry.types import DEFAULT_CORNER_SIGNS, Color
+        live = []
+        for wm in winks:
+            w = Wink(wink_id=wm.wink_id, color=wm.color, size=wm.size, center_mm=wm.center_mm)
+            if not waiting_behind_baseline(wm, DEFAULT_CORNER_SIGNS[Color(wm.color)]):
+                live.append(w)
+        if live:
+            best = min(live, key=lambda w: tw.edge_distance_to_pot_mm(w))
+            verdict = {"winner": best.color.value, "decision": "winner"}
+    except ValueError:
+        verdict = None
+    return winks, verdict, ms
+
+
+def bench_tiddlywinks(paths: list[Path], log: Callable[[str], None], verbose: bool = False) -> dict[str, Any]:
+    import cv2
+    cv2.setNumThreads(1)
+    tallies = {"pipeline": Tally(), "hough": Tally()}
+    for k, path in enumerate(paths):
+        doc = json.loads(path.with_suffix(".json").read_text())
+        data = path.read_bytes()
+        t0 = time.perf_counter()
+        frame = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+        dec_ms = (time.perf_counter() - t0) * 1e3
+        res_key = "4k" if frame.shape[1] >= 3000 else "hd"
+        for name, fn in (("pipeline", run_pipeline), ("hough", run_baseline)):
+            found, verdict, ms = fn(frame, doc)
+            t = tallies[name]
+            score_image(doc, found, t, res_key, path.name, verdict)
+            if res_key == "4k":
+                t.times_ms.append(ms)
+                t.decode_ms.append(dec_ms)
+        if verbose:
+            log(f"[{k + 1}/{len(paths)}] {path.name}")
+    return {"images": len(paths), "tallies": tallies}
+
+
+def _pct(a: int, b: int) -> float:
+    return 100.0 * a / b if b else float("nan")
+
+
+def report_tiddlywinks(result: dict[str, Any], out: Callable[[str], None], show_failures: int = 0) -> bool:
+    """Print each figure with its condition; returns True when the pipeline meets every condition."""
+    ok_all = True
+    out(f"images: {result['images']}")
+    for name, t in result["tallies"].items():
+        label = "tableref pipeline" if name == "pipeline" else "baseline (cv2.HoughCircles + nearest colour)"
+        out("")
+        out(f"== {label} ==")
+        prec = _pct(t.tp, t.tp + t.fp)
+        rec = _pct(t.tp, t.tp + t.fn)
+        sq_p = t.squop_tp / (t.squop_tp + t.squop_fp) if t.squop_tp + t.squop_fp else 1.0
+        sq_r = t.squop_tp / (t.squop_tp + t.squop_fn) if t.squop_tp + t.squop_fn else 1.0
+        f1 = 2 * sq_p * sq_r / (sq_p + sq_r) if sq_p + sq_r else 0.0
+        rows: list[tuple[str, str, str, bool]] = []
+        rows.append(("detection precision", f"{prec:.2f} % ({t.tp}/{t.tp + t.fp})", ">= 99.5 %", prec >= 99.5))
+        rows.append(("detection recall", f"{rec:.2f} % ({t.tp}/{t.tp + t.fn})", ">= 99.5 %", rec >= 99.5))
+        ca = _pct(t.color_ok, t.matched)
+        sa = _pct(t.size_ok, t.matched)
+        rows.append(("colour accuracy", f"{ca:.2f} % ({t.color_ok}/{t.matched})", ">= 99.9 %", ca >= 99.9))
+        rows.append(("size accuracy", f"{sa:.2f} % ({t.size_ok}/{t.matched})", ">= 99.9 %", sa >= 99.9))
+        for key, lim, label_res in (("4k", (0.3, 1.0), "3840x2160"), ("hd", (0.6, 2.0), "1920x1080")):
+            e = np.asarray(t.center_err[key])
+            if len(e):
+                med, p95 = float(np.median(e)), float(np.percentile(e, 95))
+                rows.append((f"centre error {label_res} median", f"{med:.3f} mm (n={len(e)})",
+                             f"<= {lim[0]} mm", med <= lim[0]))
+                rows.append((f"centre error {label_res} p95", f"{p95:.3f} mm", f"<= {lim[1]} mm", p95 <= lim[1]))
+        rows.append(("squop relation F1 (ordered pairs)",
+                     f"{f1:.4f} (tp {t.squop_tp}, fp {t.squop_fp}, fn {t.squop_fn})", ">= 0.99", f1 >= 0.99))
+        pa = _pct(t.potted_ok, t.matched)
+        oa = _pct(t.oob_ok, t.oob_n)
+        rows.append(("potted flag accuracy", f"{pa:.2f} %", ">= 99.5 %", pa >= 99.5))
+        rows.append(("out-of-bounds flag accuracy", f"{oa:.2f} %", ">= 99.5 %", oa >= 99.5))
+        rows.append(("squidge-off wrong winners", f"{t.so_wrong} of {t.so_n}", "== 0", t.so_wrong == 0))
+        rows.append(("squidge-off 'too close' with true gap >= 1 mm", f"{t.so_tctc_bad} (of {t.so_tctc} calls)",
+                     "== 0", t.so_tctc_bad == 0))
+        if t.so_undecided:
+            rows.append(("squidge-off undecided", f"{t.so_undecided}", "(informative)", True))
+        if t.times_ms:
+            med_t = float(np.median(t.times_ms))
+            med_d = float(np.median(t.decode_ms))
+            rows.append(("time per 4K frame, one core, decode excluded (median)",
+                         f"{med_t:.1f} ms = {med_t / med_d:.2f} x JPEG decode ({med_d:.1f} ms)", "<= 150 ms",
+                         med_t <= 150.0))
+        width = max(len(r[0]) for r in rows)
+        for label_r, value, cond, ok in rows:
+            out(f"  {label_r:<{width}}  {value:<44} {cond:<10} {'PASS' if ok else 'FAIL'}")
+            if name == "pipeline":
+                ok_all &= ok
+        if show_failures and t.failures:
+            out(f"  first {min(show_failures, len(t.failures))} of {len(t.failures)} failures:")
+            for f in t.failures[:show_failures]:
+                out(f"    {f}")
+    return ok_all
+
+
+# game -> (bench function, report function); add a game by adding an entry
+BENCHES: dict[str, tuple[Callable, Callable]] = {
+    "tiddlywinks": (bench_tiddlywinks, report_tiddlywinks),
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("bench", help="accuracy and speed of the vision pipeline against simulated truth",
+                              description=__doc__.split("\n\n")[0])
+    p.add_argument("dir", nargs="?", type=Path, default=None,
+                   help="directory of *.jpg + truth *.json (default: sample_images/<game>)")
+    p.add_argument("--game", choices=sorted(BENCHES), default="tiddlywinks")
+    p.add_argument("--fresh", type=int, default=60, help="freshly simulated images (default 60)")
+    p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where fresh renders are kept")
+    p.add_argument("--failures", type=int, default=15, help="list up to this many individual failures")
+    p.add_argument("--verbose", action="store_true")
+    p.set_defaults(handler=run_bench)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    bench, report = BENCHES[args.game]
+    directory = args.dir if args.dir is not None else Path("sample_images") / args.game
+    paths = image_set(directory, args.fresh, args.cache, lambda s: print(s, flush=True))
+    if not paths:
+        print("tableref: error: no images to bench (no DIR images and --fresh 0)")
+        return 2
+    print(f"tableref bench --game {args.game}: {len(paths)} images "
+          f"({directory} + {args.fresh} fresh)", flush=True)
+    result = bench(paths, lambda s: print(s, flush=True), verbose=args.verbose)
+    ok = report(result, print, show_failures=args.failures)
+    return 0 if ok else 1

@@ -1,0 +1,533 @@
+"""Live games: frame sources, the motion gate, and the per-game loop that turns frames into stored rulings.
+
+Kept apart from the routes so a later issue can replace :class:`MotionGate` with real shot-splitting. The loop
+never dies on bad input: a source that drops is reopened with exponential backoff (its status is shown on the
+umpire page), and a frame the pipeline refuses becomes an ``analysis_error`` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import cv2
+import numpy as np
+
+from api.pipeline import Pipeline, encode_jpeg, jsonable
+from api.routes.errors import ApiError
+from api.settings import Settings
+from api.storage import Storage
+
+log = logging.getLogger("tableref.live")
+
+
+class MotionGate:
+    """Fires once each time the picture comes to rest.
+
+    At rest means: the mean absolute difference between consecutive downscaled grey frames stays below
+    ``threshold`` (grey levels, 0-255) for ``still_frames`` frames in a row. After firing, the gate waits for
+    motion before it can fire again, so a still table is analysed once, not on every frame.
+    """
+
+    def __init__(self, threshold: float = 2.0, still_frames: int = 5, width_px: int = 160) -> None:
+        self.threshold = threshold
+        self.still_frames = still_frames
+        self.width_px = width_px
+        self._prev: np.ndarray | None = None
+        self._still = 0
+        self._fired = False
+        self.last_diff: float | None = None
+
+    @property
+    def at_rest(self) -> bool:
+        return self._still >= self.still_frames
+
+    def _small_grey(self, frame_bgr: np.ndarray) -> np.ndarray:
+        h, w = frame_bgr.shape[:2]
+        scale = self.width_px / float(w)
+        small = cv2.resize(frame_bgr, (self.width_px, max(1, int(round(h * scale)))), interpolation=cv2.INTER_AREA)
+        grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
+        return grey.astype(np.float32)
+
+    def update(self, frame_bgr: np.ndarray) -> bool:
+        """Feed one frame; True exactly when the picture has just come to rest."""
+        grey = self._small_grey(frame_bgr)
+        if self._prev is not None and self._prev.shape == grey.shape:
+            self.last_diff = float(np.mean(np.abs(grey - self._prev)))
+            moving = self.last_diff >= self.threshold
+        else:
+            self.last_diff = None
+            moving = self._prev is not None  # a change of frame size counts as motion
+        self._prev = grey
+        if moving:
+            self._still = 0
+            self._fired = False
+            return False
+        self._still += 1
+        if self._still >= self.still_frames and not self._fired:
+            self._fired = True
+            return True
+        return False
+
+
+# --- sources ---------------------------------------------------------------------------------------------------
+class SourceError(ValueError):
+    """A frame source that cannot be opened or read."""
+
+
+def source_label(spec: dict[str, Any]) -> str:
+    kind = spec.get("kind")
+    if kind == "stills":
+        return f"stills ({len(spec.get('paths', []))} images)"
+    return f"{kind} {spec.get('value')}"
+
+
+class CaptureSource:
+    """An OpenCV ``VideoCapture`` on a device index, a video file or a stream URL."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.kind = spec["kind"]
+        self.loop = bool(spec.get("loop", False))
+        value = spec["value"]
+        self.is_file = self.kind == "file"
+        target: int | str = int(value) if self.kind == "device" else str(value)
+        self.cap = cv2.VideoCapture(target)
+        if not self.cap.isOpened():
+            self.cap.release()
+            raise SourceError(f"cannot open {source_label(spec)}")
+        fps = float(self.cap.get(cv2.CAP_PROP_FPS) or 0.0)
+        self.fps = fps if 1.0 <= fps <= 240.0 else 25.0
+
+    def read(self) -> np.ndarray | None:
+        ok, frame = self.cap.read()
+        if ok and frame is not None:
+            return frame
+        if self.is_file and self.loop:
+            self.cap.set(cv2.CAP_PROP_POS_FRAMES, 0)
+            ok, frame = self.cap.read()
+            if ok and frame is not None:
+                return frame
+        return None
+
+    def release(self) -> None:
+        self.cap.release()
+
+
+class StillsSource:
+    """Still images shown in turn, each held for ``hold_s`` seconds: a table at rest between shots."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.is_file = True
+        self.loop = bool(spec.get("loop", True))
+        self.fps = float(spec.get("fps", 10.0))
+        self.hold_frames = max(1, int(round(float(spec.get("hold_s", 5.0)) * self.fps)))
+        self.frames = []
+        for p in spec.get("paths", []):
+            img = cv2.imread(str(p), cv2.IMREAD_COLOR)
+            if img is not None:
+                self.frames.append(img)
+        if not self.frames:
+            raise SourceError(f"none of the still images could be read: {spec.get('paths')}")
+        self._i = 0
+
+    def read(self) -> np.ndarray | None:
+        idx = self._i // self.hold_frames
+        if idx >= len(self.frames):
+            if not self.loop:
+                return None
+            self._i, idx = 0, 0
+        self._i += 1
+        return self.frames[idx]
+
+    def release(self) -> None:
+        self.frames = []
+
+
+def open_source(spec: dict[str, Any]) -> CaptureSource | StillsSource:
+    if spec.get("kind") == "stills":
+        return StillsSource(spec)
+    if spec.get("kind") in ("device", "file", "url"):
+        return CaptureSource(spec)
+    raise SourceError(f"unknown source kind {spec.get('kind')!r}")
+
+
+# --- broadcasting ----------------------------------------------------------------------------------------------
+class Hub:
+    """Fan-out of JSON messages from any thread to asyncio subscribers (WebSocket handlers)."""
+
+    def __init__(self, max_queue: int = 1000) -> None:
+        self._subs: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue]] = set()
+        self._lock = threading.Lock()
+        self.max_queue = max_queue
+
+    def subscribe(self) -> tuple[asyncio.AbstractEventLoop, asyncio.Queue]:
+        sub = (asyncio.get_running_loop(), asyncio.Queue(self.max_queue))
+        with self._lock:
+            self._subs.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: tuple[asyncio.AbstractEventLoop, asyncio.Queue]) -> None:
+        with self._lock:
+            self._subs.discard(sub)
+
+    def publish(self, message: dict[str, Any]) -> None:
+        with self._lock:
+            subs = list(self._subs)
+        for loop, queue in subs:
+            def put(q: asyncio.Queue = queue) -> None:
+                try:
+                    q.put_nowait(message)
+                except asyncio.QueueFull:  # a client that stopped reading: it re-syncs from ?after=seq
+                    pass
+            try:
+                loop.call_soon_threadsafe(put)
+            except RuntimeError:  # its loop has closed
+                self.unsubscribe((loop, queue))
+
+
+class FeedBox:
+    """The latest annotated JPEG of a game, with a version counter the MJPEG stream polls."""
+
+    def __init__(self) -> None:
+        self.jpeg: bytes | None = None
+        self.version = 0
+        self._lock = threading.Lock()
+
+    def put(self, jpeg: bytes) -> None:
+        with self._lock:
+            self.jpeg = jpeg
+            self.version += 1
+
+    def get(self) -> tuple[int, bytes | None]:
+        with self._lock:
+            return self.version, self.jpeg
+
+
+# --- score summary ----------------------------------------------------------------------------------------------
+_COLORS = ("blue", "green", "red", "yellow")
+_PLACE_POINTS = (4.0, 2.0, 1.0, 0.0)
+
+
+def score_summary(document: dict[str, Any] | None) -> dict[str, Any]:
+    """Per-colour tiddlies and points of a position as if play stopped now (TW A8, TW 10(b)).
+
+    Tiddlies = 3 per potted wink + 1 per unsquopped wink on the field; unplayed winks count 0. Places earn
+    4/2/1/0 and tied colours share the points of the places they occupy. A document that carries its own
+    ``score`` (from the rule engine) is passed through instead.
+    """
+    if document and isinstance(document.get("score"), dict):
+        return {"source": "adjudicator", **document["score"]}
+    for ruling in (document or {}).get("rulings", []):
+        from_engine = _score_from_ruling(ruling) if isinstance(ruling, dict) else None
+        if from_engine is not None:
+            return from_engine
+    tiddlies = {c: 0 for c in _COLORS}
+    for p in (document or {}).get("pieces", []):
+        color = p.get("color")
+        if color not in tiddlies:
+            continue
+        if p.get("potted"):
+            tiddlies[color] += 3
+        elif not (p.get("off_mat") or p.get("unplayed") or p.get("squopped")):
+            tiddlies[color] += 1
+    ranked = sorted(_COLORS, key=lambda c: -tiddlies[c])
+    points: dict[str, float] = {}
+    i = 0
+    while i < len(ranked):
+        j = i
+        while j < len(ranked) and tiddlies[ranked[j]] == tiddlies[ranked[i]]:
+            j += 1
+        share = sum(_PLACE_POINTS[i:j]) / (j - i)
+        for c in ranked[i:j]:
+            points[c] = share
+        i = j
+    return {"source": "TW A8 (provisional, no pot-out)", "tiddlies": tiddlies, "points": points,
+            "partnerships": {"blue-red": points["blue"] + points["red"],
+                             "green-yellow": points["green"] + points["yellow"]}}
+
+
+def _score_from_ruling(ruling: dict[str, Any]) -> dict[str, Any] | None:
+    """The rule engine's score ruling (``TW 10(a)``/``TW 10(b)``, decision ``score``) as a summary."""
+    ev = ruling.get("evidence")
+    if ruling.get("decision") != "score" or not isinstance(ev, dict):
+        return None
+    if not all(f"{c}_points" in ev for c in _COLORS):
+        return None
+    summary: dict[str, Any] = {"source": f"rule engine, {ruling.get('rule', '')}".strip(", ")}
+    if all(f"{c}_tiddlies" in ev for c in _COLORS):
+        summary["tiddlies"] = {c: ev[f"{c}_tiddlies"] for c in _COLORS}
+    summary["points"] = {c: ev[f"{c}_points"] for c in _COLORS}
+    summary["partnerships"] = {"blue-red": ev.get("blue_red_points"), "green-yellow": ev.get("green_yellow_points")}
+    if ruling.get("explanation"):
+        summary["explanation"] = ruling["explanation"]
+    return summary
+
+
+def ruling_key(ruling: dict[str, Any]) -> str:
+    """Identity of a ruling across frames: the same clause, decision and pieces is the same ruling."""
+    if "rule" in ruling:
+        pieces = ruling.get("piece_ids") or ruling.get("pieces") or []
+        # A game-level ruling (score, game ceases) names no pieces: its measurements are what it says.
+        extra = ruling.get("evidence") if not pieces else ruling.get("interpretations")
+        return json.dumps([ruling.get("rule"), ruling.get("decision"), sorted(map(str, pieces)), extra],
+                          sort_keys=True, default=str)
+    return json.dumps({k: v for k, v in ruling.items() if k not in ("frame_idx", "confidence", "evidence")},
+                      sort_keys=True, default=str)
+
+
+# --- per-game loop ----------------------------------------------------------------------------------------------
+@dataclass
+class SourceStatus:
+    state: str = "none"  # none | connecting | live | reconnecting | ended | stopped | error
+    detail: str = ""
+    attempts: int = 0
+    retry_in_s: float | None = None
+    frames_read: int = 0
+    last_frame_at: float | None = None
+    at_rest: bool = False
+    motion: float | None = None
+    analyses: int = 0
+    errors: int = 0
+    last_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass
+class GameLive:
+    """In-memory live state of one game."""
+
+    game_id: str
+    hub: Hub = field(default_factory=Hub)
+    feed: FeedBox = field(default_factory=FeedBox)
+    status: SourceStatus = field(default_factory=SourceStatus)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    last_keys: set[str] | None = None
+    runner: "SourceRunner | None" = None
+
+
+class GameManager:
+    """Owns the live state of every game: analysis of frames, ruling persistence and broadcast, sources."""
+
+    def __init__(self, storage: Storage, settings: Settings, pipeline: Callable[[], Pipeline]) -> None:
+        self.storage = storage
+        self.settings = settings
+        self.pipeline = pipeline
+        self._games: dict[str, GameLive] = {}
+        self._lock = threading.Lock()
+
+    def live(self, game_id: str) -> GameLive:
+        with self._lock:
+            g = self._games.get(game_id)
+            if g is None:
+                g = self._games[game_id] = GameLive(game_id)
+            return g
+
+    def process_frame(self, game_id: str, frame_bgr: np.ndarray, origin: str = "push") -> dict[str, Any]:
+        """Analyse one still frame of a game, store and broadcast its new rulings.
+
+        Raises :class:`ApiError` when the pipeline refuses the frame (the caller decides whether that is a
+        4xx or a logged event).
+        """
+        game = self.storage.get_game(game_id)
+        if game is None:
+            raise ApiError(404, "game_not_found", f"no game with id {game_id!r}")
+        g = self.live(game_id)
+        calibration = None
+        if game["calibration_id"]:
+            cal = self.storage.get_calibration(game["calibration_id"])
+            calibration = cal["calibration"] if cal else None
+        with g.lock:
+            document = jsonable(self.pipeline().analyze(game["game"], frame_bgr, calibration))
+            frame_idx = self.storage.next_frame_idx(game_id)
+            if g.last_keys is None:
+                prev = (game.get("state") or {}).get("rulings", [])
+                g.last_keys = {ruling_key(r) for r in prev if isinstance(r, dict)}
+            rulings = [r for r in document.get("rulings", []) if isinstance(r, dict)]
+            keys = [ruling_key(r) for r in rulings]
+            fresh, seen = [], set()
+            for r, k in zip(rulings, keys):
+                if k not in g.last_keys and k not in seen:
+                    fresh.append({**r, "frame_idx": r.get("frame_idx", frame_idx)})
+                    seen.add(k)
+            g.last_keys = set(keys)
+            state = {**document, "frame_idx": frame_idx, "origin": origin, "analysed_at": time.time()}
+            stored = self.storage.record_analysis(game_id, state, fresh, frame_idx)
+            g.status.analyses += 1
+        for item in stored:
+            g.hub.publish({"type": "ruling", **item})
+        g.hub.publish({"type": "analysis", "frame_idx": frame_idx, "new_rulings": len(stored),
+                       "summary": score_summary(document)})
+        return {"frame_idx": frame_idx, "document": document, "new_rulings": stored}
+
+    def publish_feed(self, game_id: str, frame_bgr: np.ndarray, document: dict[str, Any] | None) -> None:
+        """Annotate a frame with a document's overlay and make it the game's current feed picture."""
+        try:
+            shown = self.pipeline().annotate(frame_bgr, document) if document else frame_bgr
+        except (ValueError, KeyError, TypeError, cv2.error) as exc:
+            log.warning("overlay failed on game %s: %s", game_id, exc)
+            shown = frame_bgr
+        h, w = shown.shape[:2]
+        if w > self.settings.feed_width_px:
+            shown = cv2.resize(shown, (self.settings.feed_width_px, max(1, int(h * self.settings.feed_width_px / w))),
+                               interpolation=cv2.INTER_AREA)
+        self.live(game_id).feed.put(encode_jpeg(shown))
+
+    def status(self, game_id: str) -> dict[str, Any]:
+        return self.live(game_id).status.to_dict()
+
+    # sources ------------------------------------------------------------------------------------------------
+    def attach(self, game_id: str, spec: dict[str, Any], *, persist: bool = True) -> None:
+        self.detach(game_id, persist=False)
+        if persist:
+            self.storage.set_source(game_id, spec)
+            self.storage.add_event(game_id, "source_attached", {"source": spec})
+        g = self.live(game_id)
+        g.status = SourceStatus(state="connecting", detail=source_label(spec))
+        runner = SourceRunner(self, game_id, spec)
+        g.runner = runner
+        runner.start()
+
+    def detach(self, game_id: str, *, persist: bool = True) -> None:
+        g = self.live(game_id)
+        runner, g.runner = g.runner, None
+        if runner is not None:
+            runner.stop()
+        if persist:
+            self.storage.set_source(game_id, None)
+            self.storage.add_event(game_id, "source_detached", {})
+            g.status = SourceStatus(state="none")
+
+    def resume(self) -> list[str]:
+        """Re-attach the saved sources of active games (after a restart); returns their ids."""
+        resumed = []
+        for game in self.storage.list_games():
+            if game["status"] == "active" and game["source"]:
+                self.attach(game["id"], game["source"], persist=False)
+                self.storage.add_event(game["id"], "resumed", {"source": game["source"]})
+                resumed.append(game["id"])
+        return resumed
+
+    def shutdown(self) -> None:
+        with self._lock:
+            games = list(self._games.values())
+        for g in games:
+            if g.runner is not None:
+                g.runner.stop(join=False)
+        for g in games:
+            if g.runner is not None:
+                g.runner.join(5.0)
+
+
+class SourceRunner:
+    """The thread reading one game's source: motion gate, analysis at rest, annotated feed, reconnects."""
+
+    def __init__(self, manager: GameManager, game_id: str, spec: dict[str, Any]) -> None:
+        self.manager = manager
+        self.game_id = game_id
+        self.spec = spec
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"source-{game_id}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, join: bool = True) -> None:
+        self._stop.set()
+        if join:
+            self.join(5.0)
+
+    def join(self, timeout: float) -> None:
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+
+    def _event(self, kind: str, data: dict[str, Any]) -> None:
+        try:
+            self.manager.storage.add_event(self.game_id, kind, data)
+        except Exception:  # the store is gone (shutdown): the loop must not die for a log line
+            log.exception("could not store event %s", kind)
+        self.manager.live(self.game_id).hub.publish({"type": "status", "status": self.status.to_dict()})
+
+    @property
+    def status(self) -> SourceStatus:
+        return self.manager.live(self.game_id).status
+
+    def _run(self) -> None:
+        s = self.manager.settings
+        gate = MotionGate(s.motion_threshold, s.still_frames, s.motion_width_px)
+        backoff = s.reconnect_initial_s
+        source = None
+        document: dict[str, Any] | None = (self.manager.storage.get_game(self.game_id) or {}).get("state")
+        last_feed = 0.0
+        try:
+            while not self._stop.is_set():
+                if source is None:
+                    try:
+                        source = open_source(self.spec)
+                    except (SourceError, cv2.error, OSError, ValueError) as exc:
+                        self.status.attempts += 1
+                        self.status.state, self.status.detail = "reconnecting", str(exc)
+                        self.status.retry_in_s = backoff
+                        self._event("source_error", {"detail": str(exc), "retry_in_s": backoff})
+                        self._stop.wait(backoff)
+                        backoff = min(backoff * 2, s.reconnect_max_s)
+                        continue
+                    self.status.state, self.status.detail = "live", source_label(self.spec)
+                    self.status.retry_in_s = None
+                    self._event("source_live", {"source": source_label(self.spec)})
+                t0 = time.monotonic()
+                frame = source.read()
+                if frame is None:
+                    source.release()
+                    source = None
+                    if self.spec.get("kind") in ("file", "stills") and not self.spec.get("loop", False):
+                        self.status.state, self.status.detail = "ended", "end of file"
+                        self._event("source_ended", {})
+                        return
+                    self.status.state, self.status.detail = "reconnecting", "stream dropped"
+                    self.status.retry_in_s = backoff
+                    self._event("source_dropped", {"retry_in_s": backoff})
+                    self._stop.wait(backoff)
+                    backoff = min(backoff * 2, s.reconnect_max_s)
+                    continue
+                backoff = s.reconnect_initial_s
+                self.status.frames_read += 1
+                self.status.last_frame_at = time.time()
+                fired = gate.update(frame)
+                self.status.at_rest, self.status.motion = gate.at_rest, gate.last_diff
+                if fired:
+                    document = self._analyse(frame) or document
+                now = time.monotonic()
+                if fired or now - last_feed >= 1.0 / s.feed_fps:
+                    self.manager.publish_feed(self.game_id, frame, document if gate.at_rest else None)
+                    last_feed = now
+                if getattr(source, "is_file", False):  # play files in real time, as a camera would
+                    self._stop.wait(max(0.0, 1.0 / source.fps - (time.monotonic() - t0)))
+        finally:
+            if source is not None:
+                source.release()
+            if self._stop.is_set() and self.status.state not in ("ended",):
+                self.status.state = "stopped"
+
+    def _analyse(self, frame: np.ndarray) -> dict[str, Any] | None:
+        try:
+            return self.manager.process_frame(self.game_id, frame, origin="source")["document"]
+        except ApiError as exc:
+            self.status.errors += 1
+            self.status.last_error = exc.detail
+            self._event("analysis_error", {"error": exc.code, "detail": exc.detail})
+        except Exception as exc:  # a pipeline bug: logged with its traceback and shown; the feed keeps going
+            log.exception("analysis crashed on game %s", self.game_id)
+            self.status.errors += 1
+            self.status.last_error = f"{type(exc).__name__}: {exc}"
+            self._event("analysis_crash", {"detail": self.status.last_error})
+        return None

@@ -1,0 +1,62 @@
+"""Property-based run of schemathesis over the service's OpenAPI spec: no input makes a 500.
+
+Bounded: a fixed number of examples per operation, no deadline (the suite shares slow CI machines).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+schemathesis = pytest.importorskip("schemathesis", reason="schemathesis is not installed (dev extra)")
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+from api.app import create_app  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import service_settings  # noqa: E402
+from service_fakes import AUTH, FakePipeline  # noqa: E402
+
+MAX_EXAMPLES = 25
+
+
+def _seeded_app():
+    """The app on a database that already holds a game with an analysed position and a calibration, so the
+    generated requests reach past the 404s too."""
+    import tempfile
+
+    from api.storage import Storage
+    from service_fakes import fake_document, table_image
+
+    db = Path(tempfile.mkdtemp(prefix="tableref-schemathesis-")) / "s.sqlite"
+    storage = Storage(db)
+    cal = storage.add_calibration("corners", {"source": "corners"})
+    game = storage.add_game(game="tiddlywinks", game_type="pairs", players={"blue": "Ann"}, calibration_id=None)
+    doc = fake_document(table_image())
+    storage.record_analysis(game["id"], doc, doc["rulings"], 0)
+    storage.close()
+    return create_app(service_settings(db), pipeline=FakePipeline()), {"game_id": game["id"],
+                                                                        "calibration_id": cal["id"]}
+
+
+APP, SEEDED = _seeded_app()
+schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
+
+
+@schema.parametrize()
+@settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+def test_no_input_makes_a_server_error(case) -> None:
+    if case.path.endswith("/feed.mjpg"):
+        case.query = {**(case.query or {}), "max_frames": 1}  # an endless stream would never return
+    generated = dict(case.path_parameters or {})
+    for path_parameters in (generated, {k: SEEDED.get(k, v) for k, v in generated.items()}):
+        case.path_parameters = path_parameters
+        for headers in ({}, AUTH):
+            response = case.call(headers=headers)
+            assert response.status_code < 500, (f"{case.method} {case.formatted_path} -> {response.status_code}: "
+                                                f"{response.text[:500]}")
+        if not generated:
+            break

@@ -1,0 +1,85 @@
+"""TableCalibration: mapping both ways, JSON round trip, strict keys."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from calib_scenes import mat_grid_mm, tilted_camera
+from calibration.errors import CalibrationError
+from calibration.types import MAT_CORNERS_MM, TableCalibration
+
+ROUND_TRIP_TOL_MM = 1e-6
+
+
+def _calibration() -> TableCalibration:
+    return TableCalibration.from_camera(tilted_camera(30.0), source="truth")
+
+
+def test_round_trip_px_mm_at_heights():
+    cal = _calibration()
+    pts = mat_grid_mm(7, 5)
+    for z in (0.0, 38.0):
+        px = cal.table_to_image_px(np.column_stack([pts, np.full(len(pts), z)]))
+        np.testing.assert_allclose(cal.image_to_table_mm(px, z), pts, atol=ROUND_TRIP_TOL_MM)
+    one = cal.image_to_table_mm(cal.table_to_image_px(np.array([100.0, -50.0])))
+    assert one.shape == (2,)
+    np.testing.assert_allclose(one, [100.0, -50.0], atol=ROUND_TRIP_TOL_MM)
+
+
+def test_mat_corners_order_and_plus_x():
+    cal = _calibration()
+    c = cal.mat_corners_px
+    assert cal.plus_x_end == "right"
+    assert c[1, 0] > c[0, 0] and c[2, 0] > c[3, 0]  # (+x) corners to the right
+    assert c[0, 1] < c[3, 1]  # +y is further from the camera on the -y side: higher in the image
+    np.testing.assert_allclose(cal.table_to_image_px(MAT_CORNERS_MM), c)
+
+
+def test_homography_matches_camera_without_distortion():
+    cam = tilted_camera(25.0, dist=(0, 0, 0, 0, 0))
+    cal = TableCalibration.from_camera(cam)
+    px = cam.project_mm(mat_grid_mm(5, 3))
+    q = np.column_stack([px, np.ones(len(px))]) @ cal.H_table_from_image.T
+    np.testing.assert_allclose(q[:, :2] / q[:, 2:], mat_grid_mm(5, 3), atol=1e-6)
+
+
+def test_json_round_trip(tmp_path):
+    cal = TableCalibration(
+        camera=tilted_camera(30.0),
+        source="mat",
+        reprojection_error_mm=0.4,
+        reprojection_error_px=0.3,
+        mat_corners_px=[[1, 2], [3, 4], [5, 6], [7, 8]],
+    )
+    path = tmp_path / "CAL.json"
+    cal.to_json(path)
+    back = TableCalibration.from_json(path)
+    assert back.source == "mat" and back.reprojection_error_mm == pytest.approx(0.4)
+    np.testing.assert_allclose(back.camera.K, cal.camera.K)
+    np.testing.assert_allclose(back.mat_corners_px, cal.mat_corners_px)
+    # The record written by the simulator's truth ({source, reprojection_error_mm, camera}) reads too.
+    minimal = {"source": "truth", "reprojection_error_mm": 0.0, "camera": cal.camera.to_dict()}
+    assert TableCalibration.from_dict(minimal).mat_corners_px is None
+
+
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (lambda d: d.pop("camera"), ["missing", "camera"]),
+        (lambda d: d.update(focal=3), ["unknown", "focal"]),
+        (lambda d: d.update(source="guess"), ["source", "guess"]),
+        (lambda d: d.update(reprojection_error_mm=-1), ["reprojection_error_mm"]),
+        (lambda d: d.update(plus_x_end="left"), ["plus_x_end"]),
+        (lambda d: d["camera"].pop("K"), ["K"]),
+    ],
+)
+def test_bad_records_name_the_problem(edit, words):
+    data = json.loads(json.dumps(_calibration().to_dict()))
+    edit(data)
+    with pytest.raises(CalibrationError) as info:
+        TableCalibration.from_dict(data)
+    for word in words:
+        assert word in str(info.value)

@@ -1,0 +1,163 @@
+"""Ice Tiddly Winks renders: truth projects onto the committed photos, scores follow IT Score, seeds repeat."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.camera import CameraModel
+from simulation.pyramids import (
+    POSES, PYRAMID_SIZES, IceSceneSpec, generate_ice_tiddlywinks, lying_piece, stacked_piece,
+    standing_on_lying_piece, upright_piece,
+)
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_images" / "ice_tiddlywinks"
+# a piece's silhouette must differ from the table around it by at least this much (8-bit BGR, mean over
+# the region, largest channel); empty table patches of the same shape stay well below it
+MIN_PIECE_CONTRAST = 9.0
+MAX_EMPTY_CONTRAST = 6.0
+POSITION_TOL_MM = 1e-3
+PIECE_FIELDS = {"id", "color", "size", "pose", "points", "center_mm", "center_px", "base_corners_mm", "apex_mm",
+                "supported_by"}
+
+
+def _docs() -> list[tuple[Path, dict]]:
+    return [(p, json.loads(p.read_text())) for p in sorted(SAMPLES.glob("*.json"))]
+
+
+def _hull_mask(shape, pts_px: np.ndarray) -> np.ndarray:
+    mask = np.zeros(shape[:2], np.uint8)
+    hull = cv2.convexHull(np.round(pts_px * 16).astype(np.int32))
+    cv2.fillConvexPoly(mask, hull, 255, cv2.LINE_8, 4)
+    return mask
+
+
+def _contrast(img: np.ndarray, inside: np.ndarray, around: np.ndarray) -> float:
+    a = img[inside > 0].reshape(-1, 3).astype(float)
+    b = img[around > 0].reshape(-1, 3).astype(float)
+    return float(np.max(np.abs(a.mean(axis=0) - b.mean(axis=0))))
+
+
+def _piece_px(cam: CameraModel, piece: dict) -> np.ndarray:
+    return cam.project_mm(np.vstack([piece["base_corners_mm"], [piece["apex_mm"]]]))
+
+
+def test_samples_cover_every_pose_and_an_oblique_view():
+    docs = _docs()
+    assert len(docs) >= 10
+    poses = {p["pose"] for _, d in docs for p in d["pieces"]}
+    assert poses == set(POSES)
+    tilts = [CameraModel.from_dict(d["calibration"]["camera"]).tilt_deg for _, d in docs]
+    assert any(30.0 <= t <= 35.0 for t in tilts), tilts
+    assert all(t <= 35.0 + 1e-6 for t in tilts)
+    for jpg in SAMPLES.glob("*.jpg"):
+        assert jpg.with_suffix(".json").exists(), jpg
+
+
+def test_truth_fields_and_scores():
+    for path, doc in _docs():
+        assert doc["game"] == "ice-tiddlywinks"
+        assert "camera" in doc["calibration"]
+        ids = {p["id"] for p in doc["pieces"]}
+        scores: dict[str, int] = {}
+        for p in doc["pieces"]:
+            assert PIECE_FIELDS <= set(p), (path.name, PIECE_FIELDS - set(p))
+            pips = PYRAMID_SIZES[p["size"]][2]
+            expected = {"upright": pips, "lying": 0, "standing_on_lying": 2 * pips, "nested": pips}[p["pose"]]
+            assert p["points"] == expected, (path.name, p["id"])
+            assert all(s == "table" or s in ids for s in p["supported_by"])
+            scores[p["color"]] = scores.get(p["color"], 0) + p["points"]
+            if p["pose"] == "standing_on_lying":
+                lower = next(q for q in doc["pieces"] if q["id"] in p["supported_by"])
+                assert lower["pose"] == "lying"
+        assert doc["scores"] == scores, path.name
+        assert set(doc["undecided_piece_ids"]) == {p["id"] for p in doc["pieces"] if p["hidden"]}
+
+
+def test_truth_projects_onto_rendered_pieces():
+    """Each visible piece's projected silhouette (hull of base corners and apex) stands out from the table
+    around it; the same shape moved onto empty table does not."""
+    rng = np.random.default_rng(7)
+    for path, doc in _docs():
+        img = cv2.imread(str(path.with_suffix(".jpg")))
+        cam = CameraModel.from_dict(doc["calibration"]["camera"])
+        assert img.shape[1::-1] == tuple(cam.image_size_wh_px)
+        masks = {p["id"]: _hull_mask(img.shape, _piece_px(cam, p)) for p in doc["pieces"]}
+        occupied = np.zeros(img.shape[:2], np.uint8)
+        for m in masks.values():
+            occupied |= m
+        occupied = cv2.dilate(occupied, np.ones((9, 9), np.uint8))
+        for line in doc["start_lines"]:  # tape is not a piece: keep it out of the surroundings too
+            p0, p1 = np.asarray(line["p0_mm"]), np.asarray(line["p1_mm"])
+            ts = np.linspace(0, 1, 400)[:, None]
+            pts = cam.project_mm(p0 + ts * (p1 - p0))
+            cv2.polylines(occupied, [np.round(pts).astype(np.int32)], False, 255,
+                          int(line["width_mm"] / cam.mm_per_px_at((0.0, 0.0)) * 2 + 9))
+        for p in doc["pieces"]:
+            if p["hidden"]:
+                continue
+            px = _piece_px(cam, p)
+            w, h = cam.image_size_wh_px
+            assert (px[:, 0].min() >= 0 and px[:, 0].max() < w and px[:, 1].min() >= 0 and px[:, 1].max() < h)
+            inside = cv2.erode(masks[p["id"]], np.ones((3, 3), np.uint8))
+            size = int(max(np.ptp(px[:, 0]), np.ptp(px[:, 1])))
+            around = cv2.dilate(masks[p["id"]], np.ones((size, size), np.uint8)) & ~occupied
+            assert around.sum() > 0 and inside.sum() > 0, (path.name, p["id"])
+            c = _contrast(img, inside, around)
+            assert c >= MIN_PIECE_CONTRAST, (path.name, p["id"], p["color"], p["pose"], c)
+        # negative control: the hull of the first piece moved to empty table
+        shape_px = _piece_px(cam, doc["pieces"][0])
+        shape_px = shape_px - shape_px.mean(axis=0)
+        tried = 0
+        for _ in range(200):
+            centre = rng.uniform([0.1 * img.shape[1], 0.1 * img.shape[0]], [0.9 * img.shape[1], 0.9 * img.shape[0]])
+            m = _hull_mask(img.shape, shape_px + centre)
+            size = int(max(np.ptp(shape_px[:, 0]), np.ptp(shape_px[:, 1])))
+            big = cv2.dilate(m, np.ones((size, size), np.uint8))
+            if (big & occupied).any():
+                continue
+            assert _contrast(img, cv2.erode(m, np.ones((3, 3), np.uint8)), big & ~m) < MAX_EMPTY_CONTRAST, path.name
+            tried += 1
+            if tried == 3:
+                break
+
+
+def test_apex_and_base_geometry_of_poses():
+    up = upright_piece("a", "red", "large", (10.0, 20.0), 0.3)
+    np.testing.assert_allclose(up.apex_mm(), [10.0, 20.0, 44.5], atol=POSITION_TOL_MM)
+    np.testing.assert_allclose(up.corners_mm()[:, 2], 0.0, atol=POSITION_TOL_MM)
+    lying = lying_piece("b", "blue", "small", (0.0, 0.0), 1.0)
+    face = lying.faces_mm()[0]
+    np.testing.assert_allclose(face[:, 2], 0.0, atol=POSITION_TOL_MM)  # lies on a whole face
+    assert lying.vertices_mm()[:, 2].min() >= -POSITION_TOL_MM
+    assert lying.points == 0
+    top = None
+    for k in range(40):  # some approach directions give an implausible tilt; one of these must work
+        top = standing_on_lying_piece("c", "green", "medium", lying, k * 0.157, 0.4)
+        if top is not None:
+            break
+    assert top is not None
+    corners = top.corners_mm()
+    assert np.sort(corners[:, 2])[:2] == pytest.approx([0.0, 0.0], abs=POSITION_TOL_MM)  # an edge on the table
+    assert 6.0 <= top.axis_tilt_deg() <= 35.0
+    assert top.points == 4  # IT-T2: double
+    small_on_large = stacked_piece("d", "red", "small", up)
+    assert small_on_large.base_center_mm[2] > 0 and small_on_large.apex_mm()[2] > up.apex_mm()[2]
+    assert small_on_large.points == 1  # IT I-2: single
+    assert math.isclose(small_on_large.axis_tilt_deg(), 0.0, abs_tol=1e-6)
+
+
+def test_deterministic_by_seed(tmp_path):
+    spec = IceSceneSpec(upright=2, lying=1, standing_on_lying=1, stacked=1)
+    outs = []
+    for run, seed in enumerate((5, 5, 6)):
+        jpg, js = generate_ice_tiddlywinks(np.random.default_rng(seed), tmp_path / str(run), "tiny", (320, 240),
+                                           spec=spec, supersample=2)
+        outs.append((jpg.read_bytes(), js.read_text()))
+    assert outs[0] == outs[1]
+    assert outs[0][0] != outs[2][0]

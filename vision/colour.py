@@ -1,0 +1,306 @@
+"""Mat and paint colour models, foreground, and wink colour classes in a white-balanced Lab space.
+
+Physics rather than fixed thresholds:
+
+* the background is the mat's own local colour (a coarse median image, so lighting gradients are followed),
+  or the mat-to-paint mixture inside the known baseline bands, or the table outside the mat;
+* a cast shadow scales all three channels: sRGB chromaticity ``bgr / sum`` is nearly invariant to it
+  (a power-law gamma keeps channel ratios), so shadows stay background while a wink of another hue, or a
+  same-hue wink that is lighter or more saturated than the felt (green on green), becomes foreground;
+* thresholds are multiples of the mat's own measured noise (robust MAD), with small physical floors;
+* colour classes come from CIE Lab hue after white-balancing on the baseline paint (or, without paint, on
+  the mat's grey-world mean), with the hue prototypes re-centred per image on the pixels themselves.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+from geometry import tiddlywinks as tw
+from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM
+from vision.ortho import OrthoGrid
+
+COLOR_NAMES: tuple[str, ...] = ("blue", "green", "red", "yellow")
+CLASS_BG = 0
+CLASS_NEUTRAL = 5
+#: CIE Lab hue angles (deg) of saturated sRGB-like pigments, the starting prototypes.
+HUE_PROTOTYPES_DEG: dict[str, float] = {"blue": 285.0, "green": 150.0, "red": 35.0, "yellow": 90.0}
+
+
+@dataclass(frozen=True, slots=True)
+class ColourParams:
+    """Foreground and colour-class parameters (thresholds in units of the mat's own noise, with floors)."""
+
+    background_cell_mm: float = 8.0  # cell of the coarse background image
+    background_median_cells: int = 9  # median window (72 mm: larger than a two-wink squop)
+    noise_k: float = 7.0  # foreground threshold in robust sigmas of the mat
+    chroma_floor: float = 0.018  # minimum chromaticity distance (sRGB bgr/sum units)
+    light_floor: float = 0.10  # minimum relative brightening
+    dark_ratio: float = 0.42  # darker than this fraction of the local mat: a dark object, not a shadow
+    min_wink_chroma: float = 14.0  # Lab C* below which a foreground pixel has no wink hue (pot, glare)
+    hue_adapt_deg: float = 25.0  # how far a prototype may move to this image's pixels
+    baseline_band_mm: float = 12.0  # full width of the band around a painted baseline
+    mat_edge_band_mm: float = 1.5  # mixed mat/table pixels just inside the mat edge
+    mat_side_band_mm: float = 7.0  # outside the edge: the mat's own thickness (side wall) and its shadow
+    mat_hue_min_departure: float = 2.5  # winks of the felt's own hue: departure in threshold units
+    mat_hue_min_ratio: float = 0.8  # ... and at least this bright relative to the felt
+    core_ratio: float = 0.5  # blend fraction above which a pixel is wink core (gets a colour class)
+    core_window_px: int = 7  # neighbourhood of the strongest departure (about two blur widths)
+    opening_px: int = 3  # per-class opening that removes one-pixel rings of blended outline colours
+
+
+@dataclass(slots=True)
+class ColourScene:
+    labels: np.ndarray  # (H, W) uint8: 0 background, 1..4 COLOR_NAMES, 5 neutral foreground
+    foreground: np.ndarray  # (H, W) bool
+    hue_centres_deg: dict[str, float]
+    gains_bgr: np.ndarray  # white balance gains
+    mat_bgr: np.ndarray  # median mat colour (0..1)
+    paint_bgr: np.ndarray | None
+    mat_noise: tuple[float, float]  # robust sigma of chromaticity distance and brightness ratio
+    background_bgr: np.ndarray  # (H, W, 3) uint8 local background
+    mat_mask: np.ndarray
+    edge_band: np.ndarray
+
+
+def _polygon_mask(grid: OrthoGrid, poly_xy: np.ndarray) -> np.ndarray:
+    m = np.zeros((grid.height_px, grid.width_px), np.uint8)
+    cr = grid.ortho_from_table(poly_xy)
+    cv2.fillPoly(m, [np.round(cr * 16).astype(np.int32)], 1, lineType=cv2.LINE_8, shift=4)
+    return m.astype(bool)
+
+
+def _line_band_mask(grid: OrthoGrid, half_width_mm: float) -> np.ndarray:
+    m = np.zeros((grid.height_px, grid.width_px), np.uint8)
+    th = max(1, int(round(2 * half_width_mm / grid.mm_per_px)))
+    for sx in (1, -1):
+        for sy in (1, -1):
+            seg = np.asarray(tw.baseline_segment((sx, sy)).coords)
+            cr = np.round(grid.ortho_from_table(seg)).astype(int)
+            cv2.line(m, tuple(map(int, cr[0])), tuple(map(int, cr[1])), 1, th)
+    return m.astype(bool)
+
+
+def hue_distance_deg(a: np.ndarray, b: float) -> np.ndarray:
+    d = np.abs((np.asarray(a) - b + 180.0) % 360.0 - 180.0)
+    return d
+
+
+def _median_background(small: np.ndarray, valid: np.ndarray, ksize: int) -> np.ndarray:
+    """Median-filtered coarse image where invalid cells take the valid cells' median first."""
+    img = small.copy()
+    if valid.any():
+        fill = np.median(small[valid], axis=0)
+    else:
+        fill = np.median(small.reshape(-1, 3), axis=0)
+    img[~valid] = fill
+    u8 = np.clip(img * 255.0, 0, 255).astype(np.uint8)
+    k = ksize if ksize % 2 == 1 else ksize + 1
+    med = cv2.medianBlur(u8, min(k, 5)) if k <= 5 else cv2.medianBlur(u8, k)
+    return med.astype(np.float32) / 255.0
+
+
+@lru_cache(maxsize=4)
+def _static_masks(grid: OrthoGrid, edge_band_mm: float, baseline_band_mm: float, side_band_mm: float):
+    L, W = MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM
+    mat_mask = _polygon_mask(grid, np.array([(-L, W), (L, W), (L, -W), (-L, -W)]))
+    eb = edge_band_mm
+    inner = _polygon_mask(grid, np.array([(-L + eb, W - eb), (L - eb, W - eb), (L - eb, -W + eb),
+                                          (-L + eb, -W + eb)]))
+    sb = side_band_mm
+    outer = _polygon_mask(grid, np.array([(-L - sb, W + sb), (L + sb, W + sb), (L + sb, -W - sb),
+                                          (-L - sb, -W - sb)]))
+    band = _line_band_mask(grid, baseline_band_mm / 2)
+    stat = inner & ~band
+    sub = np.zeros_like(stat)
+    sub[::9, ::9] = stat[::9, ::9]
+    sample_rc = np.nonzero(sub)
+    for m in (mat_mask, inner, outer, band):
+        m.setflags(write=False)
+    return mat_mask, inner, outer, outer & ~inner, band, sample_rc
+
+
+def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourParams = ColourParams(),
+                       valid_mask: np.ndarray | None = None) -> ColourScene:
+    """Foreground and colour labels of an orthophoto of the mat (``grid`` at wink height)."""
+    h, w = ortho_bgr.shape[:2]
+    mat_mask, inner, outer, edge_band, band, (fy, fx) = _static_masks(grid, params.mat_edge_band_mm,
+                                                                      params.baseline_band_mm,
+                                                                      params.mat_side_band_mm)
+    if valid_mask is None:
+        valid_mask = cv2.cvtColor(ortho_bgr, cv2.COLOR_BGR2GRAY) > 0
+
+    # --- coarse local background: mat and table separately --------------------------------------------
+    cell = max(1, int(round(params.background_cell_mm / grid.mm_per_px)))
+    sw, sh = max(1, w // cell), max(1, h // cell)
+    small = cv2.resize(ortho_bgr, (sw, sh), interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
+    small_mat = cv2.resize(inner.astype(np.uint8) * 255, (sw, sh), interpolation=cv2.INTER_AREA) > 242
+    small_tab = cv2.resize((~outer & valid_mask).astype(np.uint8) * 255, (sw, sh),
+                           interpolation=cv2.INTER_AREA) > 242
+    bg_mat = _median_background(small, small_mat, params.background_median_cells)
+    bg_tab = _median_background(small, small_tab, params.background_median_cells)
+    bg_u8 = cv2.resize(np.clip(bg_tab * 255 + 0.5, 0, 255).astype(np.uint8), (w, h),
+                       interpolation=cv2.INTER_LINEAR)
+    cv2.copyTo(cv2.resize(np.clip(bg_mat * 255 + 0.5, 0, 255).astype(np.uint8), (w, h),
+                          interpolation=cv2.INTER_LINEAR), mat_mask.view(np.uint8), bg_u8)
+
+    mat_px = ortho_bgr[fy, fx].astype(np.float32) / 255.0
+    mat_bgr = np.median(mat_px, axis=0) if len(mat_px) else np.array([0.3, 0.5, 0.3], np.float32)
+
+    # --- baseline paint: sampled on the known centre lines ---------------------------------------------
+    samples = []
+    for sx in (1, -1):
+        for sy in (1, -1):
+            seg = np.asarray(tw.baseline_segment((sx, sy)).coords)
+            t = np.linspace(0.05, 0.95, 120)[:, None]
+            cr = np.round(grid.ortho_from_table(seg[0] + t * (seg[1] - seg[0]))).astype(int)
+            ok = (cr[:, 0] >= 0) & (cr[:, 0] < w) & (cr[:, 1] >= 0) & (cr[:, 1] < h)
+            samples.append(ortho_bgr[cr[ok, 1], cr[ok, 0]].astype(np.float32) / 255.0)
+    samples = np.concatenate(samples) if samples else np.zeros((0, 3), np.float32)
+    paint_bgr = None
+    if len(samples) > 20:
+        cand = np.median(samples, axis=0)
+        if np.linalg.norm(cand - mat_bgr) > 0.12:
+            paint_bgr = cand.astype(np.float32)
+
+    # --- foreground --------------------------------------------------------------------------------------
+    # Cheap uint8 prefilter (any channel departs from the local background by > 3.5 noise sigmas), then the
+    # shadow-invariant tests on those candidate pixels only.
+    eps = 1e-4
+    diff = cv2.absdiff(ortho_bgr, bg_u8)
+    dmax = cv2.max(cv2.max(diff[..., 0], diff[..., 1]), diff[..., 2])
+    noise_px = dmax[fy, fx].astype(np.float32)
+    noise_u8 = max(1.0, float(np.median(noise_px)) / 1.6)  # median of the max of 3 |N(0, s)| ~ 1.6 s
+    cand = (dmax > 3.5 * noise_u8) & valid_mask & ~edge_band
+    # noise statistics of the features themselves, on a sample of mat pixels
+
+    def features(rr, cc):
+        x = ortho_bgr[rr, cc].astype(np.float32) * (1.0 / 255.0)
+        b = bg_u8[rr, cc].astype(np.float32) * (1.0 / 255.0)
+        sx = x.sum(axis=1) + eps
+        sb = b.sum(axis=1) + eps
+        cx = x / sx[:, None]
+        cb = b / sb[:, None]
+        ratio = sx / sb
+        dch = np.linalg.norm(cx - cb, axis=1)
+        rel = ratio
+        if paint_bgr is not None:
+            inb = band[rr, cc]
+            if inb.any():
+                cp = paint_bgr / (paint_bgr.sum() + eps)
+                seg = cp[None, :] - cb[inb]
+                d0 = cx[inb] - cb[inb]
+                t = np.clip((d0 * seg).sum(axis=1) / ((seg * seg).sum(axis=1) + 1e-9), 0, 1)
+                dseg = np.linalg.norm(d0 - t[:, None] * seg, axis=1)
+                rmax = 1.0 + t * (paint_bgr.sum() / sb[inb] - 1.0)
+                dch = dch.copy()
+                rel = rel.copy()
+                dch[inb] = dseg
+                rel[inb] = ratio[inb] / np.maximum(rmax, 1e-3)
+        return dch, rel, ratio
+
+    dc_s, rl_s, _ = features(fy, fx)
+    # a 2-D Gaussian error has a Rayleigh-distributed length whose median is 1.177 sigma
+    sig_c = float(np.median(dc_s)) / 1.177 if len(dc_s) else 0.01
+    sig_l = 1.4826 * float(np.median(np.abs(rl_s - np.median(rl_s)))) if len(rl_s) else 0.03
+    thr_c = max(params.noise_k * sig_c, params.chroma_floor)
+    thr_l = max(params.noise_k * sig_l, params.light_floor)
+    cr_, cc_ = np.nonzero(cand)
+    dch, rel, ratio = features(cr_, cc_)
+    keep = (dch > thr_c) | (rel > 1.0 + thr_l) | (ratio < params.dark_ratio)
+    fg = np.zeros((h, w), bool)
+    fg[cr_[keep], cc_[keep]] = True
+    fg_u8 = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    fg = fg_u8.astype(bool)
+    # Blend fraction: a pixel's departure from the background relative to the strongest departure nearby.
+    # Outline pixels mix the wink with the felt (hues in between, e.g. blue + green felt = cyan); only the
+    # core (blend >= core_ratio) gets a colour class, the blended rim stays neutral foreground.
+    dist = np.zeros((h, w), np.float32)
+    dist[cr_, cc_] = np.sqrt((dch / thr_c) ** 2 + (np.maximum(rel - 1.0, 0.0) / thr_l) ** 2
+                             + (np.maximum(1.0 - ratio, 0.0) / (1.0 - params.dark_ratio)) ** 2)
+    # the blend fraction must be linear in the mix: the plain colour difference is, chromaticity is not
+    lin = np.zeros((h, w), np.float32)
+    lin[cr_, cc_] = np.linalg.norm(ortho_bgr[cr_, cc_].astype(np.float32) - bg_u8[cr_, cc_].astype(np.float32),
+                                   axis=1)
+    k = params.core_window_px
+    local_max = cv2.dilate(lin, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    core = lin >= params.core_ratio * local_max
+
+    # --- colour classes in white-balanced Lab ----------------------------------------------------------
+    ref = paint_bgr if paint_bgr is not None else mat_bgr
+    gains = (float(ref.mean()) / np.maximum(ref, 1e-3)).astype(np.float32)
+    if paint_bgr is None:
+        gains = np.ones(3, np.float32)  # a coloured felt is no white reference: leave the camera's balance
+    labels = np.zeros((h, w), np.uint8)
+    idx = np.flatnonzero(fg)
+    centres = dict(HUE_PROTOTYPES_DEG)
+    if len(idx):
+        px = np.clip(ortho_bgr.reshape(-1, 3)[idx].astype(np.float32) / 255.0 * gains, 0, 1).reshape(-1, 1, 3)
+        lab = cv2.cvtColor(px, cv2.COLOR_BGR2Lab).reshape(-1, 3)
+        hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0
+        chroma = np.hypot(lab[:, 1], lab[:, 2])
+        strong = chroma >= params.min_wink_chroma
+        cls = _assign(hue, centres)
+        for _ in range(2):
+            for k, name in enumerate(COLOR_NAMES):
+                sel = strong & (cls == k)
+                if sel.sum() > 30:
+                    wgt = chroma[sel]
+                    ang = np.radians(hue[sel])
+                    m = math.degrees(math.atan2(float((wgt * np.sin(ang)).sum()), float((wgt * np.cos(ang)).sum())))
+                    d = float(hue_distance_deg(np.array([m]), HUE_PROTOTYPES_DEG[name])[0])
+                    if d <= params.hue_adapt_deg:
+                        centres[name] = m % 360.0
+            cls = _assign(hue, centres)
+        # A felt of a wink's own hue (green felt): a wink of that hue must depart from it clearly (it is
+        # lighter or more saturated); mottled or shadowed felt of that hue stays neutral.
+        mat_px = np.clip(mat_bgr.reshape(1, 1, 3).astype(np.float32) * gains, 0, 1)
+        mat_lab = cv2.cvtColor(mat_px, cv2.COLOR_BGR2Lab).reshape(3)
+        mat_chroma = float(np.hypot(mat_lab[1], mat_lab[2]))
+        strong_core = strong & core.reshape(-1)[idx]
+        if mat_chroma >= params.min_wink_chroma * 0.5:
+            mat_hue = math.degrees(math.atan2(float(mat_lab[2]), float(mat_lab[1]))) % 360.0
+            mat_cls = int(_assign(np.array([mat_hue]), centres)[0])
+            # ... and it is lighter or more saturated, never darker: darker felt is shadow
+            lit = np.zeros((h, w), bool)
+            lit[cr_, cc_] = ratio >= params.mat_hue_min_ratio
+            strong_core &= (cls != mat_cls) | ((dist.reshape(-1)[idx] >= params.mat_hue_min_departure)
+                                               & lit.reshape(-1)[idx])
+        lab_cls = np.where(strong_core, cls + 1, CLASS_NEUTRAL).astype(np.uint8)
+        labels.reshape(-1)[idx] = lab_cls
+        # Mixed pixels along an outline (wink colour blended with the felt) take intermediate hues and form
+        # thin rings of a wrong class; a wink is wide, so a morphological opening per class removes them.
+        kern = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (params.opening_px, params.opening_px))
+        rows, cols = np.nonzero(fg)
+        if len(rows):
+            r0, r1, c0, c1 = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
+            sub = labels[r0:r1, c0:c1]
+            keep = np.zeros(sub.shape, bool)
+            for k in range(1, len(COLOR_NAMES) + 1):
+                mk = (sub == k).astype(np.uint8)
+                if mk.any():
+                    keep |= cv2.morphologyEx(mk, cv2.MORPH_OPEN, kern).astype(bool)
+            thin = (sub >= 1) & (sub <= len(COLOR_NAMES)) & ~keep
+            sub[thin] = CLASS_NEUTRAL
+    return ColourScene(labels=labels, foreground=fg, hue_centres_deg=centres, gains_bgr=gains,
+                       mat_bgr=mat_bgr, paint_bgr=paint_bgr, mat_noise=(sig_c, sig_l), background_bgr=bg_u8,
+                       mat_mask=mat_mask, edge_band=edge_band)
+
+
+def _assign(hue: np.ndarray, centres: dict[str, float]) -> np.ndarray:
+    d = np.stack([hue_distance_deg(hue, centres[n]) for n in COLOR_NAMES], axis=1)
+    return np.argmin(d, axis=1)
+
+
+def classify_bgr(bgr: np.ndarray, gains: np.ndarray, centres: dict[str, float]) -> tuple[str, float, float]:
+    """Colour name, its margin (deg of hue to the next class) and Lab chroma of one mean BGR (0..1)."""
+    px = np.clip(np.asarray(bgr, np.float32).reshape(1, 1, 3) * gains, 0, 1)
+    lab = cv2.cvtColor(px, cv2.COLOR_BGR2Lab).reshape(3)
+    hue = math.degrees(math.atan2(float(lab[2]), float(lab[1]))) % 360.0
+    d = sorted((float(hue_distance_deg(np.array([hue]), centres[n])[0]), n) for n in COLOR_NAMES)
+    return d[0][1], d[1][0] - d[0][0], float(math.hypot(lab[1], lab[2]))

@@ -1,0 +1,205 @@
+"""Projected outlines of round solids and sub-pixel edge fitting of their plan position.
+
+A wink is a disc of known radius between two heights; the pot is a cup whose widest parts are its top rim
+(r 24 at z 38) and its base (r 19 at z 0). The image silhouette of either is the convex hull of its two
+projected rims (the widest sections), so only rim points that are hull vertices are true silhouette points.
+The fit moves the plan centre (2 unknowns, plus optionally a common edge offset) until the model silhouette
+meets the measured sub-pixel edge crossings along the outline normals.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSolid:
+    """Two horizontal (or equally tilted) circles: ``(r_top, z_top)`` and ``(r_bottom, z_bottom)`` at a centre.
+
+    ``z_*`` are heights of the rim centres above the mat; ``tilt_deg`` tilts both rims about the centre,
+    rising towards ``tilt_azimuth_deg``.
+    """
+
+    r_top_mm: float
+    z_top_mm: float
+    r_bottom_mm: float
+    z_bottom_mm: float
+    tilt_deg: float = 0.0
+    tilt_azimuth_deg: float = 0.0
+
+
+def rim_points_mm(center_mm: np.ndarray, radius_mm: float, z_mm: float, angles: np.ndarray,
+                  tilt_deg: float = 0.0, azimuth_deg: float = 0.0) -> np.ndarray:
+    """3-D points of a circle (angles measured in plan from +x), tilted to rise towards ``azimuth_deg``."""
+    c = np.asarray(center_mm, float)
+    if tilt_deg == 0.0:
+        return np.column_stack([c[0] + radius_mm * np.cos(angles), c[1] + radius_mm * np.sin(angles),
+                                np.full(len(angles), z_mm)])
+    t = math.radians(tilt_deg)
+    a = math.radians(azimuth_deg)
+    rel = angles - a
+    du = radius_mm * np.cos(rel)
+    dv = radius_mm * np.sin(rel)
+    ca, sa = math.cos(a), math.sin(a)
+    x = c[0] + du * math.cos(t) * ca - dv * sa
+    y = c[1] + du * math.cos(t) * sa + dv * ca
+    return np.column_stack([x, y, z_mm + du * math.sin(t)])
+
+
+@dataclass(slots=True)
+class Outline:
+    """Silhouette sample points of a solid at one plan centre, with their outward image normals."""
+
+    angles: np.ndarray  # plan angle of each point (rad)
+    points_px: np.ndarray  # (N, 2)
+    normals_px: np.ndarray  # (N, 2) unit, outward
+    jac: np.ndarray  # (N, 2): d(normal offset, px) / d(centre x, y, mm)
+    is_top: np.ndarray  # (N,) bool: the point lies on the top rim
+    center_px: np.ndarray
+
+
+def outline(camera: CameraModel, solid: RoundSolid, center_mm: np.ndarray, n: int = 96) -> Outline:
+    """Silhouette points: rim points that are vertices of the hull of both projected rims."""
+    ang = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
+    c = np.asarray(center_mm, float)
+    top = rim_points_mm(c, solid.r_top_mm, solid.z_top_mm, ang, solid.tilt_deg, solid.tilt_azimuth_deg)
+    bot = rim_points_mm(c, solid.r_bottom_mm, solid.z_bottom_mm, ang, solid.tilt_deg, solid.tilt_azimuth_deg)
+    d = 0.25
+    pts3 = np.vstack([top, bot])
+    shift_x = pts3 + (d, 0.0, 0.0)
+    shift_y = pts3 + (0.0, d, 0.0)
+    zc = 0.5 * (solid.z_top_mm + solid.z_bottom_mm)
+    allp = camera.project_mm(np.vstack([pts3, shift_x, shift_y, [[c[0], c[1], zc]]]))
+    m = len(pts3)
+    p0, px_, py_ = allp[:m], allp[m:2 * m], allp[2 * m:3 * m]
+    cen = allp[-1]
+    hull = cv2.convexHull(p0.astype(np.float32), returnPoints=False).ravel()
+    on_hull = np.zeros(m, bool)
+    on_hull[hull] = True
+    # Keep, per angle, the rim point that lies on the hull (both may; take the farther from the centre).
+    sel_pts = []
+    sel_idx = []
+    for k in range(n):
+        cands = [i for i in (k, k + n) if on_hull[i]]
+        if not cands:
+            continue
+        i = max(cands, key=lambda j: float(np.linalg.norm(p0[j] - cen)))
+        sel_idx.append(i)
+        sel_pts.append(k)
+    idx = np.asarray(sel_idx, int)
+    if len(idx) < 3:
+        idx = np.arange(n)
+        sel_pts = list(range(n))
+    pts = p0[idx]
+    # outward normal from the neighbours along the hull order (by angle around the projected centre)
+    order = np.argsort(np.arctan2(pts[:, 1] - cen[1], pts[:, 0] - cen[0]))
+    inv = np.empty_like(order)
+    inv[order] = np.arange(len(order))
+    ps = pts[order]
+    tang = np.roll(ps, -1, axis=0) - np.roll(ps, 1, axis=0)
+    nrm = np.column_stack([tang[:, 1], -tang[:, 0]])
+    nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-9)
+    radial = ps - cen
+    flip = (nrm * radial).sum(axis=1) < 0
+    nrm[flip] *= -1
+    nrm = nrm[inv]
+    jx = (px_[idx] - p0[idx]) / d
+    jy = (py_[idx] - p0[idx]) / d
+    jac = np.column_stack([(jx * nrm).sum(axis=1), (jy * nrm).sum(axis=1)])
+    return Outline(angles=ang[np.asarray(sel_pts, int)], points_px=pts, normals_px=nrm, jac=jac,
+                   is_top=idx < n, center_px=cen)
+
+
+@dataclass(slots=True)
+class EdgeSamples:
+    offsets_px: np.ndarray  # (N,) measured crossing along the normal (nan where invalid)
+    contrast: np.ndarray  # (N,) |inside - outside| (0..255 units)
+    inside_bgr: np.ndarray  # (N, 3)
+    outside_bgr: np.ndarray  # (N, 3)
+
+
+def sample_profiles(image_bgr: np.ndarray, points_px: np.ndarray, normals_px: np.ndarray,
+                    half_px: float = 6.0, step_px: float = 0.5) -> np.ndarray:
+    """Bilinear samples along each normal: ``(N, T, 3)`` float32 at offsets ``-half..half``."""
+    t = np.arange(-half_px, half_px + 1e-9, step_px, dtype=np.float32)
+    mx = (points_px[:, 0:1] + normals_px[:, 0:1] * t[None, :]).astype(np.float32)
+    my = (points_px[:, 1:2] + normals_px[:, 1:2] * t[None, :]).astype(np.float32)
+    prof = cv2.remap(image_bgr, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return prof.astype(np.float32)
+
+
+def edge_crossings(profiles: np.ndarray, half_px: float, step_px: float, ref_px: float = 1.5,
+                   level: float = 0.35) -> EdgeSamples:
+    """Sub-pixel position where each profile leaves the outside colour (``level`` of the full contrast).
+
+    The measure is the colour distance from the profile's own outer end (the mat, possibly in shadow), so a
+    darker side wall or bevel still counts as the wink; any fixed level only changes the apparent radius,
+    which the fit absorbs, not the centre. The crossing nearest the model position (offset 0) is used.
+    """
+    n, tn, _ = profiles.shape
+    t = np.arange(-half_px, half_px + 1e-9, step_px)
+    k = max(1, int(round(ref_px / step_px)))
+    inside = np.median(profiles[:, :k], axis=1)
+    outside = np.median(profiles[:, -k:], axis=1)
+    contrast = np.linalg.norm(inside - outside, axis=1)
+    dist = np.linalg.norm(profiles - outside[:, None, :], axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = dist / contrast[:, None]
+    above = s >= level
+    cross = above[:, :-1] & ~above[:, 1:]
+    offs = np.full(n, np.nan)
+    for i in range(n):
+        js = np.flatnonzero(cross[i])
+        if len(js) == 0 or not np.isfinite(s[i]).all():
+            continue
+        # the outermost crossing: the wink's silhouette against the outside
+        j = js[-1]
+        s0, s1 = s[i, j], s[i, j + 1]
+        frac = (s0 - level) / (s0 - s1) if s0 != s1 else 0.5
+        offs[i] = t[j] + frac * step_px
+    return EdgeSamples(offsets_px=offs, contrast=contrast, inside_bgr=inside, outside_bgr=outside)
+
+
+def solve_shift(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, fit_bias: bool,
+                bias_px: float = 0.0, huber_px: float = 0.7) -> tuple[np.ndarray, float, np.ndarray, float]:
+    """Weighted robust least squares: ``offset_k = bias + jac_k . delta``.
+
+    Returns ``(delta_mm, bias_px, cov_mm2, rms_px)``.
+    """
+    ok = np.isfinite(offsets_px) & (weights > 0)
+    if ok.sum() < (4 if fit_bias else 3):
+        return np.zeros(2), bias_px, np.full((2, 2), np.inf), float("nan")
+    A = jac[ok]
+    if fit_bias:
+        A = np.column_stack([A, np.ones(len(A))])
+    y = offsets_px[ok] - (0.0 if fit_bias else bias_px)
+    w0 = weights[ok]
+    w = w0.copy()
+    x = np.zeros(A.shape[1])
+    for _ in range(5):
+        Aw = A * w[:, None]
+        try:
+            x = np.linalg.solve(A.T @ Aw + 1e-9 * np.eye(A.shape[1]), Aw.T @ y)
+        except np.linalg.LinAlgError:
+            return np.zeros(2), bias_px, np.full((2, 2), np.inf), float("nan")
+        r = y - A @ x
+        a = np.abs(r)
+        w = w0 * np.where(a <= huber_px, 1.0, huber_px / np.maximum(a, 1e-9))
+        w[a > 6 * huber_px] = 0.0
+    r = y - A @ x
+    used = w > 0
+    dof = max(1, int(used.sum()) - A.shape[1])
+    rms = float(np.sqrt((w * r * r).sum() / max(w.sum(), 1e-9) * used.sum() / dof))
+    Aw = A * w[:, None]
+    try:
+        cov_full = np.linalg.inv(A.T @ Aw) * (w * r * r).sum() / dof
+    except np.linalg.LinAlgError:
+        cov_full = np.full((A.shape[1], A.shape[1]), np.inf)
+    bias = float(x[2]) if fit_bias else bias_px
+    return x[:2], bias, cov_full[:2, :2], rms

@@ -1,0 +1,420 @@
+"""From a photograph to a tiddlywinks scene document: calibration, mat, pot, winks, order, rulings.
+
+``analyze_tiddlywinks(frame_bgr, calibration=None)`` returns the analysis document (the shape of
+``geometry.records`` plus ``image``, ``mat``, ``pot``, ``calibration``, ``rulings`` and ``squidge_off``).
+``measure_tiddlywinks`` stops before the rules and returns the measured winks and pot.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry import tiddlywinks as tw
+from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, POT_TOP_RADIUS_MM, WINK_THICKNESS_MM
+from geometry.records import scene_to_document
+from geometry.types import DEFAULT_CORNER_SIGNS, Color, TiddlywinksScene, Wink
+from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene
+from vision.ortho import OrthoGrid, ortho_maps
+from vision.pot import PotDetection, PotParams, detect_pot, inside_polygon
+from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
+from vision.winks import (
+    WinkCandidate,
+    WinkDetectorParams,
+    assign_poses,
+    decide_order,
+    find_candidates,
+    refine,
+)
+
+#: Height of the orthophoto plane: the top face of a flat wink.
+ORTHO_Z_MM = WINK_THICKNESS_MM
+#: Height of the floor of the cup where potted winks rest (a wink on the rim sits at the top).
+POT_FLOOR_Z_MM = 3.25
+#: Position uncertainty floor of a wink partly hidden behind the pot.
+POT_OCCLUSION_SIGMA_MM = 1.5
+
+
+@dataclass(frozen=True, slots=True)
+class TiddlywinksParams:
+    """Parameters of the whole photograph-to-scene pipeline."""
+
+    ortho_mm_per_px: float = 1.0
+    margin_mm: float = 60.0  # table shown around the mat (winks that left it)
+    order_confidence_min: float = 0.75  # below this a vertical order is reported as undecided (TW I-13)
+    colour: ColourParams = field(default_factory=ColourParams)
+    winks: WinkDetectorParams = field(default_factory=WinkDetectorParams)
+    pot: PotParams = field(default_factory=PotParams)
+
+
+@dataclass(slots=True)
+class Calib:
+    camera: CameraModel
+    source: str
+    reprojection_error_mm: float
+    mat_corners_px: np.ndarray | None = None
+
+
+@dataclass(slots=True)
+class Measurement:
+    winks: list[WinkMeasurement]
+    pot: PotDetection
+    calibration: Calib
+    detections: FrameDetections
+    undecided_pairs: list[tuple[str, str, float]]
+    timing_ms: dict[str, float]
+    colour: ColourScene | None = None
+    grid: OrthoGrid | None = None
+
+
+# --- calibration -------------------------------------------------------------------------------------------
+
+def resolve_calibration(frame_bgr: np.ndarray, calibration: Any) -> Calib:
+    """A ``TableCalibration``, a ``CameraModel`` or ``None`` (self-calibrate from the mat)."""
+    if calibration is None:
+        try:
+            from calibration.mat import calibrate_from_mat
+        except ImportError as exc:  # pragma: no cover - calibration is part of the package
+            raise VisionError(f"no calibration given and mat self-calibration is unavailable: {exc}") from None
+        cal = calibrate_from_mat(frame_bgr)
+        return Calib(cal.camera, str(cal.source), float(cal.reprojection_error_mm), cal.mat_corners_px)
+    if isinstance(calibration, CameraModel):
+        return Calib(calibration, "given", 0.0, None)
+    if hasattr(calibration, "camera"):
+        return Calib(calibration.camera, str(getattr(calibration, "source", "given")),
+                     float(getattr(calibration, "reprojection_error_mm", 0.0) or 0.0),
+                     getattr(calibration, "mat_corners_px", None))
+    if isinstance(calibration, dict):
+        cam = CameraModel.from_dict(calibration.get("camera", calibration))
+        return Calib(cam, str(calibration.get("source", "given")),
+                     float(calibration.get("reprojection_error_mm", 0.0) or 0.0), None)
+    raise VisionError(f"calibration must be a TableCalibration or CameraModel, got {type(calibration).__name__}")
+
+
+def camera_for_frame(camera: CameraModel, frame_wh: tuple[int, int]) -> CameraModel:
+    """The camera for a frame of another size with the same aspect (a resized picture): scale K."""
+    w, h = frame_wh
+    cw, ch = camera.image_size_wh_px
+    if (w, h) == (cw, ch):
+        return camera
+    s = w / cw
+    if abs(h / ch - s) > 0.01 * s:
+        raise VisionError(f"frame size {w}x{h} does not match the calibration's {cw}x{ch}")
+    K = camera.K.copy()
+    K[0, 0] *= s
+    K[1, 1] *= s
+    K[0, 2] = (K[0, 2] + 0.5) * s - 0.5
+    K[1, 2] = (K[1, 2] + 0.5) * s - 0.5
+    return CameraModel(K=K, dist=camera.dist, rvec=camera.rvec, tvec=camera.tvec, image_size_wh_px=(w, h))
+
+
+# --- measurement ---------------------------------------------------------------------------------------------
+
+def _ortho_grid(params: TiddlywinksParams) -> OrthoGrid:
+    m = params.margin_mm
+    return OrthoGrid.covering(-MAT_HALF_LENGTH_MM - m, MAT_HALF_LENGTH_MM + m, -MAT_HALF_WIDTH_MM - m,
+                              MAT_HALF_WIDTH_MM + m, params.ortho_mm_per_px, ORTHO_Z_MM)
+
+
+def _valid_mask(mx: np.ndarray, my: np.ndarray, wh: tuple[int, int]) -> np.ndarray:
+    w, h = wh
+    return (mx >= 0) & (mx <= w - 1) & (my >= 0) & (my <= h - 1)
+
+
+def _polygon_to_ortho_mask(camera: CameraModel, grid: OrthoGrid, poly_px: np.ndarray) -> np.ndarray:
+    xy = camera.image_to_table_mm(poly_px, grid.z_mm)
+    cr = grid.ortho_from_table(xy)
+    m = np.zeros((grid.height_px, grid.width_px), np.uint8)
+    cv2.fillPoly(m, [np.round(cr * 16).astype(np.int32)], 1, shift=4)
+    return m.astype(bool)
+
+
+def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
+                        params: TiddlywinksParams = TiddlywinksParams()) -> Measurement:
+    """Detect and measure pot and winks (no rules)."""
+    if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3 or frame_bgr.dtype != np.uint8:
+        raise VisionError("frame must be an 8-bit BGR image (H, W, 3)")
+    t0 = time.perf_counter()
+    timing: dict[str, float] = {}
+    cal = resolve_calibration(frame_bgr, calibration)
+    h, w = frame_bgr.shape[:2]
+    camera = camera_for_frame(cal.camera, (w, h))
+    cal.camera = camera
+    timing["calibration"] = (time.perf_counter() - t0) * 1e3
+
+    # coarse stage: an orthophoto at about the ortho resolution, from a pyramid level of the frame
+    t1 = time.perf_counter()
+    grid = _ortho_grid(params)
+    mm_per_px = camera.mm_per_px_at((0.0, 0.0))
+    src = frame_bgr
+    scale = 1.0
+    while mm_per_px / scale * 2 <= params.ortho_mm_per_px * 1.25 and min(src.shape[:2]) > 600:
+        src = cv2.pyrDown(src)
+        scale *= 0.5
+    mx, my = ortho_maps(camera, grid, source_scale=scale)
+    ortho = cv2.remap(src, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
+    valid = _valid_mask(mx, my, (src.shape[1], src.shape[0]))
+    timing["rectify"] = (time.perf_counter() - t1) * 1e3
+
+    t2 = time.perf_counter()
+    cs = build_colour_scene(ortho, grid, params.colour, valid_mask=valid)
+    timing["colour"] = (time.perf_counter() - t2) * 1e3
+
+    t3 = time.perf_counter()
+    pot = detect_pot(frame_bgr, camera, cs, grid, params.pot, mm_per_px=mm_per_px)
+    sil = _polygon_to_ortho_mask(camera, grid, pot.silhouette_px)
+    opening = _polygon_to_ortho_mask(camera, grid, pot.opening_px)
+    exclude = sil & ~opening if pot.found else None
+    pot_class = 0
+    if pot.found:
+        body = cs.labels[exclude]
+        hist = np.bincount(body, minlength=256)[1:len(COLOR_NAMES) + 1]
+        if body.size and hist.max() > 0.4 * body.size:
+            pot_class = int(np.argmax(hist)) + 1
+    timing["pot"] = (time.perf_counter() - t3) * 1e3
+
+    t4 = time.perf_counter()
+    wp = params.winks
+    cands = find_candidates(cs, grid, wp, exclude_mask=exclude, opening_mask=opening if pot.found else None,
+                            pot_class=pot_class, pot_center_mm=pot.center_mm if pot.found else None)
+    timing["candidates"] = (time.perf_counter() - t4) * 1e3
+
+    t5 = time.perf_counter()
+    # potted: seen through the pot's top opening (inside the cup or on its rim, TW 5(c))
+    for c in cands:
+        c.potted = bool(pot.found and c.opening_fraction >= 0.5)
+    _name(cands)
+    labels = cs.labels
+    noise = 255.0 * max(cs.mat_noise[1], 0.01) * float(np.mean(cs.mat_bgr))
+    live = [c for c in cands if not c.potted]
+    decide_order(live, labels, grid, frame_bgr, camera, wp, noise)
+    assign_poses(live)
+    # sub-pixel fit: clean winks first (they also measure the edge offset of this image), then the rest
+    def clean(c: WinkCandidate) -> bool:
+        return not c.above and not c.order_confidence and all(
+            np.linalg.norm(o.center_mm - c.center_mm) > o.radius_mm + c.radius_mm + 3.0 for o in live if o is not c)
+    biases = []
+    for c in live:
+        if clean(c):
+            b = refine(c, live, frame_bgr, camera, labels, grid, wp, None, mm_per_px)
+            if b is not None:
+                biases.append(b)
+    bias = float(np.median(biases)) if len(biases) >= 2 else 0.0
+    for c in live:
+        if not clean(c):
+            refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px)
+    # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
+    assign_poses(live)
+    for c in live:
+        if c.tilt_deg > 0:
+            refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px)
+    for c in cands:
+        if c.potted:
+            _place_potted(c, camera, pot)
+    timing["fit"] = (time.perf_counter() - t5) * 1e3
+
+    # pot occlusion: a wink behind the pot (farther from the camera) whose image overlaps it is partly hidden
+    cam_xy = camera.center_mm[:2]
+    for c in live:
+        d_img = np.linalg.norm(c.center_mm - pot.center_mm)
+        if pot.found and d_img < POT_TOP_RADIUS_MM + c.radius_mm + 40.0:
+            behind = np.linalg.norm(c.center_mm - cam_xy) > np.linalg.norm(pot.center_mm - cam_xy)
+            cpx = camera.project_mm(np.array([[c.center_mm[0], c.center_mm[1], ORTHO_Z_MM]]))
+            near = cv2.pointPolygonTest(pot.silhouette_px.astype(np.float32).reshape(-1, 1, 2),
+                                        (float(cpx[0, 0]), float(cpx[0, 1])), True)
+            r_px = c.radius_mm / mm_per_px
+            if behind and near > -r_px:
+                c.occluded_by_pot = True
+                # part of the outline is hidden by the pot: what is left is an arc whose far end is the
+                # pot's own edge; say so in the uncertainty (TW I-13 spirit: never a confident guess)
+                c.sigma_mm = max(c.sigma_mm, POT_OCCLUSION_SIGMA_MM)
+
+    measurements, undecided, dets = _finish(cands, params, cs, camera)
+    timing["total"] = (time.perf_counter() - t0) * 1e3
+    return Measurement(winks=measurements, pot=pot, calibration=cal, detections=dets, undecided_pairs=undecided,
+                       timing_ms=timing, colour=cs, grid=grid)
+
+
+def _grow_polygon(poly: np.ndarray, px: float) -> np.ndarray:
+    c = poly.mean(axis=0)
+    v = poly - c
+    n = np.linalg.norm(v, axis=1, keepdims=True)
+    return c + v * (1 + px / np.maximum(n, 1e-6))
+
+
+def _place_potted(c: WinkCandidate, camera: CameraModel, pot: PotDetection) -> None:
+    """A potted wink's plan centre: its image centre taken down to the cup floor, kept inside the cup."""
+    cpx = camera.project_mm(np.array([[c.center_mm[0], c.center_mm[1], ORTHO_Z_MM]]))
+    xy = camera.image_to_table_mm(cpx, POT_FLOOR_Z_MM)[0]
+    v = xy - pot.center_mm
+    d = float(np.linalg.norm(v))
+    lim = max(0.0, POT_TOP_RADIUS_MM - c.radius_mm)
+    if d > lim and d > 0:
+        xy = pot.center_mm + v / d * lim
+    c.center_mm = xy
+    c.z_mm = POT_FLOOR_Z_MM
+    c.sigma_mm = 5.0
+    c.center_px = cpx[0]
+
+
+def _name(cands: list[WinkCandidate]) -> None:
+    """Ids like the truth's: ``<colour>-L<n>`` / ``<colour>-S<n>``, numbered along +x."""
+    counts: dict[tuple[str, str], int] = {}
+    for c in sorted(cands, key=lambda c: (c.center_mm[0], c.center_mm[1])):
+        key = (c.color, c.size)
+        counts[key] = counts.get(key, 0) + 1
+        c.wink_id = f"{c.color}-{'L' if c.size == 'large' else 'S'}{counts[key]}"
+
+
+def _finish(cands: list[WinkCandidate], params: TiddlywinksParams, cs: ColourScene, camera: CameraModel):
+    undecided: list[tuple[str, str, float]] = []
+    seen = set()
+    for c in cands:
+        for other, conf in c.order_confidence.items():
+            key = tuple(sorted((c.wink_id, other)))
+            if conf < params.order_confidence_min and key not in seen:
+                seen.add(key)
+                undecided.append((key[0], key[1], conf))
+    out: list[WinkMeasurement] = []
+    dets: list[PieceDetection] = []
+    for c in cands:
+        conf = min(1.0, 0.55 + 0.45 * min(1.0, c.score + 0.3))
+        if c.order_confidence:
+            conf = min(conf, min(c.order_confidence.values()))
+        if c.occluded_by_pot:
+            conf = min(conf, 0.6)
+        off_mat = bool(abs(c.center_mm[0]) > MAT_HALF_LENGTH_MM or abs(c.center_mm[1]) > MAT_HALF_WIDTH_MM)
+        cpx = c.center_px if c.center_px is not None else camera.project_mm(
+            np.array([[c.center_mm[0], c.center_mm[1], c.z_mm]]))[0]
+        out.append(WinkMeasurement(
+            wink_id=c.wink_id, color=c.color, size=c.size, center_mm=(float(c.center_mm[0]), float(c.center_mm[1])),
+            radius_mm=c.radius_mm, sigma_mm=float(c.sigma_mm), z_mm=float(c.z_mm), tilt_deg=float(c.tilt_deg),
+            tilt_azimuth_deg=float(c.tilt_azimuth_deg) % 360.0, potted=c.potted, off_mat=off_mat,
+            above=tuple(sorted(c.above)), order_confidence=dict(c.order_confidence), confidence=float(conf),
+            center_px=(float(cpx[0]), float(cpx[1])), visible_fraction=float(c.fit_fraction),
+            occluded_by_pot=c.occluded_by_pot))
+        dets.append(PieceDetection(kind=PieceKind.WINK, center_px=(float(cpx[0]), float(cpx[1])),
+                                   radius_px=max(1e-3, c.radius_mm / camera.mm_per_px_at(tuple(c.center_mm))),
+                                   color=c.color, confidence=float(conf), detector="tableref.winks"))
+    return out, undecided, FrameDetections(image_size_wh_px=camera.image_size_wh_px, pieces=tuple(dets))
+
+
+# --- scene and document ------------------------------------------------------------------------------------------
+
+#: Measurement slack of the 'waiting behind its baseline' test (winks there are placed by hand, near edges).
+BEHIND_BASELINE_SLACK_MM = 1.0
+
+
+def waiting_behind_baseline(wm: WinkMeasurement, sign: tuple[int, int]) -> bool:
+    """A wink (nearly) wholly in its own colour's corner triangle: taken as not yet played (TW P3).
+
+    A photograph cannot tell whether a wink was ever played; one lying wholly behind its own baseline is
+    treated as waiting there, with a millimetre of measurement slack at the baseline and the mat edges.
+    """
+    w = Wink(wink_id=wm.wink_id, color=wm.color, size=wm.size, center_mm=wm.center_mm)
+    if tw.baseline_margin_mm(w, sign) < -BEHIND_BASELINE_SLACK_MM:
+        return False
+    x, y = wm.center_mm
+    return (sign[0] * x + wm.radius_mm <= MAT_HALF_LENGTH_MM + BEHIND_BASELINE_SLACK_MM
+            and sign[1] * y + wm.radius_mm <= MAT_HALF_WIDTH_MM + BEHIND_BASELINE_SLACK_MM
+            and sign[0] * x > 0 and sign[1] * y > 0)
+
+
+def scene_from_measurement(m: Measurement) -> TiddlywinksScene:
+    """The measured winks as a geometry scene (explicit ``above`` lists: the camera decided the order).
+
+    A pair whose order is undecided loses its declared order and both winks are given the same height, so the
+    rule engine reports that squop as UNDECIDED (TW I-13) rather than guessing.
+    """
+    undecided_ids = {a for a, _, _ in m.undecided_pairs} | {b for _, b, _ in m.undecided_pairs}
+    winks = []
+    for wm in m.winks:
+        color = Color(wm.color)
+        sign = DEFAULT_CORNER_SIGNS[color]
+        unplayed = (not wm.potted and not wm.off_mat and waiting_behind_baseline(wm, sign))
+        undecided = wm.wink_id in undecided_ids
+        winks.append(Wink(
+            wink_id=wm.wink_id, color=color, size=wm.size, center_mm=wm.center_mm,
+            z_mm=WINK_THICKNESS_MM / 2 if undecided else wm.z_mm,
+            tilt_deg=0.0 if undecided else min(wm.tilt_deg, 89.0),
+            tilt_azimuth_deg=wm.tilt_azimuth_deg,
+            above=None if undecided else tuple(wm.above), potted=wm.potted, off_mat=wm.off_mat,
+            unplayed=unplayed, position_sigma_mm=round(float(wm.sigma_mm), 4), confidence=wm.confidence))
+    return TiddlywinksScene(winks=tuple(winks), pot_center_mm=(float(m.pot.center_mm[0]), float(m.pot.center_mm[1])))
+
+
+def _squidge_off_scene(scene: TiddlywinksScene) -> TiddlywinksScene | None:
+    """One squidged wink per colour (those not waiting behind their baseline), or None if this is no squidge-off."""
+    chosen: dict[Color, Wink] = {}
+    for w in scene.winks:
+        if w.unplayed:
+            continue
+        if w.color in chosen:
+            return None
+        chosen[w.color] = w
+    if len(chosen) < 2:
+        return None
+    return TiddlywinksScene(winks=tuple(chosen.values()), pot_center_mm=scene.pot_center_mm)
+
+
+def squidge_off_verdict(scene: TiddlywinksScene) -> dict[str, Any] | None:
+    sub = _squidge_off_scene(scene)
+    if sub is None:
+        return None
+    from adjudicator.tiddlywinks import judge_squidge_off
+    return judge_squidge_off(sub).to_dict()
+
+
+def document_from_measurement(m: Measurement, image_path: str | None = None,
+                              with_rulings: bool = True) -> dict[str, Any]:
+    scene = scene_from_measurement(m)
+    doc = scene_to_document(scene)
+    by_id = {wm.wink_id: wm for wm in m.winks}
+    for rec in doc["pieces"]:
+        wm = by_id[rec["id"]]
+        rec["center_px"] = [round(wm.center_px[0], 2), round(wm.center_px[1], 2)]
+        rec["uncertainty_mm"] = round(float(wm.sigma_mm), 4)
+        rec["order_confidence"] = {k: round(v, 3) for k, v in sorted(wm.order_confidence.items())}
+        if wm.occluded_by_pot:
+            rec["occluded_by_pot"] = True
+    cam = m.calibration.camera
+    corners_mm = np.array([[-MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, 0], [MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, 0],
+                           [MAT_HALF_LENGTH_MM, -MAT_HALF_WIDTH_MM, 0], [-MAT_HALF_LENGTH_MM, -MAT_HALF_WIDTH_MM, 0]])
+    corners = (np.asarray(m.calibration.mat_corners_px) if m.calibration.mat_corners_px is not None
+               else cam.project_mm(corners_mm))
+    doc["image"] = {"path": image_path, "size_wh_px": list(cam.image_size_wh_px)}
+    doc["mat"] = {"corners_px": np.round(corners, 3).tolist()}
+    pc = m.pot.center_mm
+    doc["pot"] = {"center_mm": [round(float(pc[0]), 4), round(float(pc[1]), 4)],
+                  "center_px": np.round(cam.project_mm(np.array([[pc[0], pc[1], 0.0]]))[0], 3).tolist(),
+                  "found": bool(m.pot.found), "uncertainty_mm": round(float(m.pot.sigma_mm), 4)}
+    doc["calibration"] = {"source": m.calibration.source,
+                          "reprojection_error_mm": round(float(m.calibration.reprojection_error_mm), 4),
+                          "camera": cam.to_dict()}
+    doc["undecided_orders"] = [[a, b, round(c, 3)] for a, b, c in m.undecided_pairs]
+    doc["timing_ms"] = {k: round(v, 2) for k, v in m.timing_ms.items()}
+    if with_rulings:
+        from adjudicator.tiddlywinks import adjudicate
+        doc["rulings"] = [r.to_dict() for r in adjudicate(scene)]
+        doc["squidge_off"] = squidge_off_verdict(scene)
+    return doc
+
+
+def analyze_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None, params: TiddlywinksParams | None = None,
+                        *, image_path: str | None = None) -> dict[str, Any]:
+    """The analysis document of one photograph: scene, pot, mat, calibration, ``rulings`` and ``squidge_off``."""
+    m = measure_tiddlywinks(frame_bgr, calibration, params or TiddlywinksParams())
+    return document_from_measurement(m, image_path=image_path)
+
+
+def detect_winks(frame_bgr: np.ndarray, calibration: Any,
+                 params: TiddlywinksParams = TiddlywinksParams()) -> tuple[PieceDetection, ...]:
+    """STYLE.md detector entry point: the winks as pixel detections."""
+    return tuple(p for p in measure_tiddlywinks(frame_bgr, calibration, params).detections.pieces
+                 if p.kind is PieceKind.WINK)

@@ -1,0 +1,491 @@
+"""Wink detection: candidates in the rectified table plane, vertical order from occlusion, sub-pixel fit.
+
+1. Candidates: for each colour class of the orthophoto, boundary pixels vote for the centre one known radius
+   (8 or 11 mm) inside along their gradient; peaks that are verified by the label image (own colour just
+   inside the circle, not own colour just outside, no mat inside the disc) become winks. A wink partly
+   hidden by another still shows an arc of its own outline, which is enough to vote.
+2. Order: where two discs overlap, the upper wink is the one seen in the lens (colour majority); for
+   same-colour pairs, the upper wink's rim is a visible edge across the lower one while the lower rim is
+   hidden, so the rim with the stronger edge inside the other disc is the upper one. Weak evidence gives an
+   order confidence near 0.5 (TW I-13: undecided).
+3. Pose: a wink lying on another is tilted: its low rim on the mat, its underside on the lower wink's top
+   edge; that fixes its height and tilt (physics, not a fit).
+4. Fit: in the full-resolution image, the projected silhouette of the known-radius disc at its height is
+   fitted to sub-pixel edge crossings (2 unknowns: plan centre), only on outline samples where the wink is
+   seen against the mat or against a wink it lies on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry.constants import (
+    LARGE_WINK_RADIUS_MM,
+    MAT_HALF_LENGTH_MM,
+    MAT_HALF_WIDTH_MM,
+    POT_BASE_RADIUS_MM,
+    SMALL_WINK_RADIUS_MM,
+    WINK_THICKNESS_MM,
+)
+from vision.colour import CLASS_BG, CLASS_NEUTRAL, COLOR_NAMES, ColourScene
+from vision.ortho import OrthoGrid
+from vision.silhouette import RoundSolid, edge_crossings, outline, sample_profiles, solve_shift
+
+RADII_MM = {"large": LARGE_WINK_RADIUS_MM, "small": SMALL_WINK_RADIUS_MM}
+SIZE_RING_MM = (LARGE_WINK_RADIUS_MM + SMALL_WINK_RADIUS_MM) / 2
+
+
+@dataclass(frozen=True, slots=True)
+class WinkDetectorParams:
+    """Detector parameters; lengths in mm unless named otherwise."""
+
+    min_arc_fraction: float = 0.22  # centre votes, as a fraction of the full circumference
+    min_edge_support: float = 0.22  # outline fraction with own colour inside and not outside
+    max_bad_fraction: float = 0.30  # outline fraction where the mat shows just inside the circle
+    max_interior_background: float = 0.12  # disc fraction that is mat: a wink is opaque
+    min_own_fraction: float = 0.15  # disc fraction of its own colour
+    probe_mm: float = 2.0  # inside/outside probe distance from the rim for label checks
+    nms_mm: float = 4.5  # two candidates of one colour closer than this are one wink
+    min_lens_mm2: float = 6.0  # overlap below this is treated as touching (no order needed)
+    n_outline: int = 96
+    profile_half_px: float = 6.0
+    profile_step_px: float = 0.5
+    refine_iterations: int = 3
+    model_sigma_px: float = 0.3  # unmodelled edge effects (bevel, blur asymmetry), in image pixels
+    tilted_sigma_mm: float = 0.25  # extra uncertainty of a wink whose height comes from the squop model
+    min_fit_fraction: float = 0.15  # outline fraction with valid edges needed for a sub-pixel fit
+    large_ring_min: float = 0.5  # own-colour share of the 9.5 mm ring a large wink must show
+    small_ring_max: float = 0.85  # a small wink is not surrounded by its own colour at 9.5 mm
+    min_unexplained_fraction: float = 0.10  # own-colour disc share outside same-colour winks already found
+    detect_off_mat: bool = False  # look for winks whose centre is beyond the mat edge (on the table)
+    off_mat_min_own: float = 0.6  # beyond the mat (textured table top) a wink must show a whole clean disc
+    off_mat_min_support: float = 0.5
+
+
+@dataclass(slots=True)
+class WinkCandidate:
+    color: str
+    size: str
+    center_mm: np.ndarray
+    votes: float
+    edge_support: float = 0.0
+    bad_fraction: float = 0.0
+    interior_background: float = 0.0
+    own_fraction: float = 0.0
+    size_evidence: float = 0.5
+    score: float = 0.0
+    wink_id: str = ""
+    above: list[str] = field(default_factory=list)
+    order_confidence: dict[str, float] = field(default_factory=dict)
+    z_mm: float = WINK_THICKNESS_MM / 2
+    tilt_deg: float = 0.0
+    tilt_azimuth_deg: float = 0.0
+    sigma_mm: float = 1.0
+    fit_fraction: float = 0.0
+    center_px: np.ndarray | None = None
+    potted: bool = False
+    opening_fraction: float = 0.0
+    occluded_by_pot: bool = False
+    confidence: float = 1.0
+    color_margin: float = 1.0
+
+    @property
+    def radius_mm(self) -> float:
+        return RADII_MM[self.size]
+
+
+# --- 1. candidates ------------------------------------------------------------------------------------------
+
+def _votes(mask: np.ndarray, r_px: float) -> np.ndarray:
+    mb = cv2.GaussianBlur(mask, (0, 0), 1.0)
+    gx = cv2.Sobel(mb, cv2.CV_32F, 1, 0, ksize=3) * 0.125
+    gy = cv2.Sobel(mb, cv2.CV_32F, 0, 1, ksize=3) * 0.125
+    mag = cv2.magnitude(gx, gy)
+    rr, cc = np.nonzero(mag > 0.06)
+    h, w = mask.shape
+    acc = np.zeros(h * w, np.float32)
+    if len(rr) == 0:
+        return acc.reshape(h, w)
+    m = mag[rr, cc]
+    ux = gx[rr, cc] / m
+    uy = gy[rr, cc] / m
+    x = np.rint(cc + r_px * ux).astype(np.int64)
+    y = np.rint(rr + r_px * uy).astype(np.int64)
+    ok = (x >= 0) & (x < w) & (y >= 0) & (y < h)
+    acc += np.bincount(y[ok] * w + x[ok], weights=m[ok], minlength=h * w).astype(np.float32)
+    return acc.reshape(h, w)
+
+
+def _sample_labels(labels: np.ndarray, cr: np.ndarray) -> np.ndarray:
+    h, w = labels.shape
+    c = np.rint(cr[:, 0]).astype(int)
+    r = np.rint(cr[:, 1]).astype(int)
+    ok = (c >= 0) & (c < w) & (r >= 0) & (r < h)
+    out = np.full(len(cr), 255, np.uint8)  # 255: outside the picture
+    out[ok] = labels[r[ok], c[ok]]
+    return out
+
+
+_UNIT72 = np.stack([np.cos(np.linspace(0, 2 * np.pi, 72, endpoint=False)),
+                    np.sin(np.linspace(0, 2 * np.pi, 72, endpoint=False))], axis=1)
+
+
+def _interior_offsets(r_mm: float, step_mm: float = 1.2) -> np.ndarray:
+    g = np.arange(-r_mm, r_mm + 1e-9, step_mm)
+    xx, yy = np.meshgrid(g, g)
+    keep = xx * xx + yy * yy <= (r_mm - 1.2) ** 2
+    return np.column_stack([xx[keep], yy[keep]])
+
+
+def verify(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid, params: WinkDetectorParams) -> None:
+    """Fill the label evidence of a candidate (edge support, mat inside, own colour fraction)."""
+    k = COLOR_NAMES.index(c.color) + 1
+    r = c.radius_mm
+    cin = _sample_labels(labels, grid.ortho_from_table(c.center_mm + (r - params.probe_mm) * _UNIT72))
+    cout = _sample_labels(labels, grid.ortho_from_table(c.center_mm + (r + params.probe_mm) * _UNIT72))
+    good = (cin == k) & (cout != k)
+    bad = cin == CLASS_BG
+    inner = _sample_labels(labels, grid.ortho_from_table(c.center_mm + _interior_offsets(r)))
+    c.edge_support = float(good.mean())
+    c.bad_fraction = float(bad.mean())
+    c.interior_background = float((inner == CLASS_BG).mean())
+    c.own_fraction = float((inner == k).mean())
+    # size evidence: between the two radii (9.5 mm) a large wink shows its own colour, a small one does not
+    ring = _sample_labels(labels, grid.ortho_from_table(c.center_mm + SIZE_RING_MM * _UNIT72))
+    other = (ring >= 1) & (ring <= len(COLOR_NAMES)) & (ring != k)
+    vis = ~other
+    c.size_evidence = float((ring[vis] == k).mean()) if vis.sum() >= 8 else 0.5
+    c.score = c.edge_support + 0.25 * c.own_fraction - c.bad_fraction - c.interior_background
+
+
+def _opening_fraction(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid,
+                      opening_mask: np.ndarray | None) -> float:
+    """Share of the candidate's own-colour pixels that are seen through the pot's top opening."""
+    if opening_mask is None:
+        return 0.0
+    k = COLOR_NAMES.index(c.color) + 1
+    cr = np.rint(grid.ortho_from_table(c.center_mm + _interior_offsets(c.radius_mm + 1.0, 1.0))).astype(int)
+    h, w = labels.shape
+    ok = (cr[:, 0] >= 0) & (cr[:, 0] < w) & (cr[:, 1] >= 0) & (cr[:, 1] < h)
+    cr = cr[ok]
+    own = labels[cr[:, 1], cr[:, 0]] == k
+    if not own.any():
+        return 0.0
+    return float(opening_mask[cr[own, 1], cr[own, 0]].mean())
+
+
+def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams,
+                    exclude_mask: np.ndarray | None = None, opening_mask: np.ndarray | None = None,
+                    pot_class: int = 0, pot_center_mm: np.ndarray | None = None) -> list[WinkCandidate]:
+    labels = cs.labels
+    if exclude_mask is not None:
+        labels = labels.copy()
+        labels[exclude_mask & (labels > 0)] = CLASS_NEUTRAL
+    s = grid.mm_per_px
+    wink_px = ((labels >= 1) & (labels <= 4)).astype(np.uint8)
+    n, comp, stats, _ = cv2.connectedComponentsWithStats(wink_px, connectivity=8)
+    h, w = labels.shape
+    min_area = 0.12 * math.pi * (SMALL_WINK_RADIUS_MM / s) ** 2
+    pad = int(math.ceil(LARGE_WINK_RADIUS_MM / s)) + 4
+    raw: list[WinkCandidate] = []
+    for i in range(1, n):
+        x0, y0, bw, bh, area = stats[i]
+        if area < min_area:
+            continue
+        xa, ya = max(0, x0 - pad), max(0, y0 - pad)
+        xb, yb = min(w, x0 + bw + pad), min(h, y0 + bh + pad)
+        roi = labels[ya:yb, xa:xb]
+        present = np.bincount(roi.ravel(), minlength=256)
+        for k, name in enumerate(COLOR_NAMES, start=1):
+            if present[k] < min_area:
+                continue
+            mask = (roi == k).astype(np.float32)
+            for size, r_mm in RADII_MM.items():
+                r_px = r_mm / s
+                acc = _votes(mask, r_px)
+                acc5 = cv2.boxFilter(acc, -1, (5, 5), normalize=False)
+                thr = params.min_arc_fraction * 2 * math.pi * r_px
+                peaks = (acc5 >= thr) & (acc5 >= cv2.dilate(acc5, np.ones((5, 5), np.uint8)))
+                for pr, pc in zip(*np.nonzero(peaks)):
+                    r0, r1 = max(0, pr - 2), min(acc.shape[0], pr + 3)
+                    c0, c1 = max(0, pc - 2), min(acc.shape[1], pc + 3)
+                    win = acc[r0:r1, c0:c1]
+                    tot = float(win.sum())
+                    if tot <= 0:
+                        continue
+                    yy, xx = np.mgrid[r0:r1, c0:c1]
+                    cy = float((yy * win).sum() / tot) + ya
+                    cx = float((xx * win).sum() / tot) + xa
+                    cmm = grid.table_from_ortho(np.array([[cx, cy]]))[0]
+                    raw.append(WinkCandidate(color=name, size=size, center_mm=cmm,
+                                             votes=float(acc5[pr, pc]) / (2 * math.pi * r_px)))
+    good: list[WinkCandidate] = []
+    for c in raw:
+        if pot_center_mm is not None:
+            # A wink on the mat cannot stand inside the pot's base: a centre found there comes from a wink
+            # partly hidden behind the pot, whose hidden side voted wrongly; put it against the base.
+            v = c.center_mm - pot_center_mm
+            d = float(np.linalg.norm(v))
+            lim = POT_BASE_RADIUS_MM + c.radius_mm
+            c.opening_fraction = _opening_fraction(c, labels, grid, opening_mask)
+            in_opening = c.opening_fraction >= 0.5
+            if d < lim - 1.0 and d > 1e-6 and not in_opening:
+                c.center_mm = pot_center_mm + v / d * (lim + 0.3)
+        verify(c, labels, grid, params)
+        if (c.edge_support >= params.min_edge_support and c.bad_fraction <= params.max_bad_fraction
+                and c.interior_background <= params.max_interior_background
+                and c.own_fraction >= params.min_own_fraction
+                and (c.size_evidence >= params.large_ring_min if c.size == "large"
+                     else c.size_evidence <= params.small_ring_max)):
+            good.append(c)
+    # Greedy acceptance, best first. A same-colour candidate overlapping accepted winks must show its own
+    # colour outside their discs (a real same-colour squop always leaves a crescent of the lower wink);
+    # otherwise it is an echo of the ragged outline of one wink (green on green felt).
+    good.sort(key=lambda c: -(c.score + 0.2 * c.votes))
+    kept: list[WinkCandidate] = []
+    for c in good:
+        k = COLOR_NAMES.index(c.color) + 1
+        same = [o for o in kept if o.color == c.color
+                and np.linalg.norm(o.center_mm - c.center_mm) < o.radius_mm + c.radius_mm]
+        if any(np.linalg.norm(o.center_mm - c.center_mm) < params.nms_mm for o in same):
+            continue
+        if same:
+            pts = c.center_mm + _interior_offsets(c.radius_mm, 1.0)
+            own = _sample_labels(labels, grid.ortho_from_table(pts)) == k
+            free = np.ones(len(pts), bool)
+            for o in same:
+                free &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 0.7
+            if (own & free).mean() < params.min_unexplained_fraction:
+                continue
+        off_mat = abs(c.center_mm[0]) > MAT_HALF_LENGTH_MM or abs(c.center_mm[1]) > MAT_HALF_WIDTH_MM
+        if off_mat and not params.detect_off_mat:
+            continue  # the table top is textured and unmodelled: a wink off the mat is not looked for
+        if off_mat and (c.own_fraction < params.off_mat_min_own or c.edge_support < params.off_mat_min_support):
+            continue  # only a clean whole disc counts there
+        if opening_mask is not None and pot_class == k and c.opening_fraction >= 0.5:
+            continue  # a pot of a wink colour: its own shaded inside cannot be told from such a wink
+        kept.append(c)
+    return kept
+
+
+# --- 2. vertical order ----------------------------------------------------------------------------------------
+
+def lens_points(a: WinkCandidate, b: WinkCandidate, step_mm: float = 0.7) -> np.ndarray:
+    lo = np.minimum(a.center_mm - a.radius_mm, b.center_mm - b.radius_mm)
+    hi = np.maximum(a.center_mm + a.radius_mm, b.center_mm + b.radius_mm)
+    xs = np.arange(lo[0], hi[0], step_mm)
+    ys = np.arange(lo[1], hi[1], step_mm)
+    xx, yy = np.meshgrid(xs, ys)
+    p = np.column_stack([xx.ravel(), yy.ravel()])
+    # stay 1 mm inside both rims: the rims themselves are mixed pixels
+    da = np.linalg.norm(p - a.center_mm, axis=1)
+    db = np.linalg.norm(p - b.center_mm, axis=1)
+    return p[(da < a.radius_mm - 1.0) & (db < b.radius_mm - 1.0)]
+
+
+def lens_area_mm2(r1: float, r2: float, d: float) -> float:
+    if d >= r1 + r2:
+        return 0.0
+    if d <= abs(r1 - r2):
+        return math.pi * min(r1, r2) ** 2
+    a1 = r1 * r1 * math.acos((d * d + r1 * r1 - r2 * r2) / (2 * d * r1))
+    a2 = r2 * r2 * math.acos((d * d + r2 * r2 - r1 * r1) / (2 * d * r2))
+    a3 = 0.5 * math.sqrt(max(0.0, (-d + r1 + r2) * (d + r1 - r2) * (d - r1 + r2) * (d + r1 + r2)))
+    return a1 + a2 - a3
+
+
+def _arc_inside(a: WinkCandidate, b: WinkCandidate, n: int = 48) -> np.ndarray:
+    """Plan angles of a's rim that lie inside b's disc (1 mm clear of b's rim)."""
+    ang = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    p = a.center_mm + a.radius_mm * np.column_stack([np.cos(ang), np.sin(ang)])
+    inside = np.linalg.norm(p - b.center_mm, axis=1) < b.radius_mm - 1.0
+    return ang[inside]
+
+
+def rim_edge_strength(image_bgr: np.ndarray, camera: CameraModel, a: WinkCandidate, angles: np.ndarray,
+                      z_mm: float) -> float:
+    """Mean colour step across a's top rim at the given plan angles (image units)."""
+    if len(angles) == 0:
+        return 0.0
+    u = np.column_stack([np.cos(angles), np.sin(angles)])
+    pin = np.column_stack([a.center_mm + (a.radius_mm - 1.0) * u, np.full(len(u), z_mm)])
+    pout = np.column_stack([a.center_mm + (a.radius_mm + 1.0) * u, np.full(len(u), z_mm)])
+    q = camera.project_mm(np.vstack([pin, pout])).astype(np.float32)
+    vals = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    vals = vals.reshape(-1, 3).astype(np.float32)
+    n = len(u)
+    return float(np.median(np.linalg.norm(vals[:n] - vals[n:], axis=1)))
+
+
+def decide_order(winks: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid, image_bgr: np.ndarray,
+                 camera: CameraModel, params: WinkDetectorParams, noise_level: float) -> None:
+    """Set ``above`` and ``order_confidence`` for every overlapping pair."""
+    for w in winks:
+        w.above = []
+        w.order_confidence = {}
+    for i, a in enumerate(winks):
+        for b in winks[i + 1:]:
+            if a.potted or b.potted:
+                continue
+            d = float(np.linalg.norm(a.center_mm - b.center_mm))
+            if lens_area_mm2(a.radius_mm, b.radius_mm, d) < params.min_lens_mm2:
+                continue
+            p_a_upper = 0.5
+            if a.color != b.color:
+                pts = lens_points(a, b)
+                if len(pts):
+                    lab = _sample_labels(labels, grid.ortho_from_table(pts))
+                    ka = COLOR_NAMES.index(a.color) + 1
+                    kb = COLOR_NAMES.index(b.color) + 1
+                    na = int((lab == ka).sum())
+                    nb = int((lab == kb).sum())
+                    # Beta(1, 1) posterior mean that a is the one seen in the lens
+                    p_a_upper = (na + 1) / (na + nb + 2)
+            else:
+                arc_a = _arc_inside(a, b)
+                arc_b = _arc_inside(b, a)
+                ea = rim_edge_strength(image_bgr, camera, a, arc_a, WINK_THICKNESS_MM)
+                eb = rim_edge_strength(image_bgr, camera, b, arc_b, WINK_THICKNESS_MM)
+                if len(arc_a) >= 3 and len(arc_b) >= 3:
+                    diff = (ea - eb) / (3.0 * noise_level + 0.25 * (ea + eb) + 1e-6)
+                    p_a_upper = 1.0 / (1.0 + math.exp(-3.0 * diff))
+                elif len(arc_a) >= 3 and len(arc_b) < 3:
+                    # b's rim lies wholly outside a: b is inside-out of a only if a is the small one on top
+                    p_a_upper = 1.0 / (1.0 + math.exp(-3.0 * (ea - 3 * noise_level) / (3 * noise_level + 1e-6)))
+                elif len(arc_b) >= 3:
+                    p_a_upper = 1.0 - 1.0 / (1.0 + math.exp(-3.0 * (eb - 3 * noise_level) / (3 * noise_level + 1e-6)))
+            conf = abs(p_a_upper - 0.5) * 2.0
+            upper, lower = (a, b) if p_a_upper >= 0.5 else (b, a)
+            upper.above.append(lower.wink_id)
+            upper.order_confidence[lower.wink_id] = 0.5 + conf / 2
+            lower.order_confidence[upper.wink_id] = 0.5 + conf / 2
+
+
+# --- 3. pose from the squop -----------------------------------------------------------------------------------
+
+def top_height_at(w: WinkCandidate, p: np.ndarray) -> float:
+    """Height of the top surface of ``w`` at plan point ``p``."""
+    t = math.radians(w.tilt_deg)
+    a = math.radians(w.tilt_azimuth_deg)
+    dx = float(np.dot(p - w.center_mm, (math.cos(a), math.sin(a))))
+    return w.z_mm + math.tan(t) * dx + WINK_THICKNESS_MM / 2 / math.cos(t)
+
+
+def assign_poses(winks: list[WinkCandidate]) -> None:
+    """Heights and tilts from the order graph, bottom-up: a wink lies on the mat and on its highest support."""
+    by_id = {w.wink_id: w for w in winks}
+    done: set[str] = set()
+    for w in winks:
+        w.z_mm, w.tilt_deg, w.tilt_azimuth_deg = WINK_THICKNESS_MM / 2, 0.0, 0.0
+    for _ in range(len(winks) + 1):
+        progressed = False
+        for w in winks:
+            if w.wink_id in done:
+                continue
+            lowers = [by_id[i] for i in w.above if i in by_id]
+            if any(lw.wink_id not in done for lw in lowers if lw.wink_id != w.wink_id) and _ < len(winks):
+                continue
+            best = (0.0, 0.0, 0.0, WINK_THICKNESS_MM / 2)
+            for lw in lowers:
+                u = lw.center_mm - w.center_mm
+                d = float(np.linalg.norm(u))
+                if d < 1e-6:
+                    continue
+                u /= d
+                # support: the lower wink's rim point nearest the upper's low side, along the line of centres
+                reach = max(w.radius_mm + d - lw.radius_mm, 0.5 * w.radius_mm)
+                support_pt = w.center_mm + (d - lw.radius_mm) * u
+                h_sup = top_height_at(lw, support_pt)
+                tilt = math.atan2(h_sup, reach)
+                if tilt > best[0]:
+                    z_mid = w.radius_mm * math.tan(tilt) + WINK_THICKNESS_MM / 2 / math.cos(tilt)
+                    best = (tilt, math.degrees(math.atan2(u[1], u[0])), h_sup, z_mid)
+            if best[0] > 0:
+                w.tilt_deg = math.degrees(best[0])
+                w.tilt_azimuth_deg = best[1]
+                w.z_mm = best[3]
+            done.add(w.wink_id)
+            progressed = True
+        if not progressed:
+            break
+
+
+# --- 4. sub-pixel fit -------------------------------------------------------------------------------------------
+
+def solid_of(w: WinkCandidate) -> RoundSolid:
+    half = WINK_THICKNESS_MM / 2 / math.cos(math.radians(w.tilt_deg))
+    return RoundSolid(r_top_mm=w.radius_mm, z_top_mm=w.z_mm + half, r_bottom_mm=w.radius_mm,
+                      z_bottom_mm=w.z_mm - half, tilt_deg=w.tilt_deg, tilt_azimuth_deg=w.tilt_azimuth_deg)
+
+
+def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], labels: np.ndarray,
+                   grid: OrthoGrid, params: WinkDetectorParams) -> np.ndarray:
+    """Outline samples where this wink is seen against the mat, or against a wink it lies on."""
+    u = np.column_stack([np.cos(angles), np.sin(angles)])
+    k = COLOR_NAMES.index(w.color) + 1
+    p_out = w.center_mm + (w.radius_mm + params.probe_mm) * u
+    p_in = w.center_mm + (w.radius_mm - params.probe_mm) * u
+    lin = _sample_labels(labels, grid.ortho_from_table(p_in))
+    lout = _sample_labels(labels, grid.ortho_from_table(p_out))
+    ok = (lin == k) & ((lout == CLASS_BG) | (lout == CLASS_NEUTRAL))
+    below = [o for o in winks if o.wink_id in w.above]
+    for o in below:
+        ko = COLOR_NAMES.index(o.color) + 1
+        inside_o = np.linalg.norm(p_out - o.center_mm, axis=1) < o.radius_mm - 0.5
+        ok |= (lin == k) & inside_o & (lout == ko) & (ko != k)
+    # no other wink (that is not below us) may come near the outline sample
+    for o in winks:
+        if o is w or o.wink_id in w.above or o.potted != w.potted:
+            continue
+        near = np.linalg.norm(p_out - o.center_mm, axis=1) < o.radius_mm + 1.5
+        ok &= ~near
+    return ok
+
+
+def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
+           labels: np.ndarray, grid: OrthoGrid, params: WinkDetectorParams, bias_px: float | None,
+           mm_per_px: float) -> float | None:
+    """Fit the plan centre; returns the fitted edge bias (px) when it was fitted, else ``None``."""
+    solid = solid_of(w)
+    fitted_bias = None
+    for it in range(params.refine_iterations):
+        ol = outline(camera, solid, w.center_mm, params.n_outline)
+        valid = _valid_outline(w, ol.angles, winks, labels, grid, params)
+        frac = float(valid.mean()) if len(valid) else 0.0
+        w.fit_fraction = frac
+        w.center_px = ol.center_px
+        if frac < params.min_fit_fraction or valid.sum() < 6:
+            w.sigma_mm = max(w.sigma_mm, 0.5 * grid.mm_per_px + 0.3)
+            return None
+        prof = sample_profiles(image_bgr, ol.points_px[valid], ol.normals_px[valid], params.profile_half_px,
+                               params.profile_step_px)
+        es = edge_crossings(prof, params.profile_half_px, params.profile_step_px)
+        offs = es.offsets_px
+        weights = np.clip(es.contrast / 30.0, 0.0, 1.0)
+        fit_bias = bias_px is None and frac >= 0.75
+        delta, b, cov, rms = solve_shift(ol.jac[valid], offs, weights, fit_bias=fit_bias,
+                                         bias_px=0.0 if bias_px is None else bias_px)
+        if not np.all(np.isfinite(cov)):
+            w.sigma_mm = max(w.sigma_mm, 0.5 * grid.mm_per_px + 0.3)
+            return None
+        step = np.clip(delta, -3.0, 3.0)
+        w.center_mm = w.center_mm + step
+        if fit_bias:
+            fitted_bias = b
+        stat = math.sqrt(max(float(np.linalg.eigvalsh(cov).max()), 0.0))
+        # Systematic edge effects (bevel, blur, shading) do not average out along the outline; with only an
+        # arc visible they couple into the centre, the more the shorter the arc.
+        model = params.model_sigma_px * mm_per_px / max(frac, 0.1)
+        sigma = math.hypot(stat, model)
+        if w.tilt_deg > 0:
+            sigma = math.hypot(sigma, params.tilted_sigma_mm)
+        w.sigma_mm = sigma
+        if float(np.linalg.norm(step)) < 0.01:
+            break
+    w.center_px = outline(camera, solid, w.center_mm, 16).center_px
+    return fitted_bias
