@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -47,8 +47,10 @@ def create_app(settings: Settings | None = None, pipeline: Pipeline | None = Non
 
     app = FastAPI(title="tableref referee", version="1", lifespan=lifespan,
                   description="Computer-vision referee for table games: live rulings with rule citations, "
-                              "annotated feed, umpire page. Endpoints that change things need "
-                              "'Authorization: Bearer <token>'.")
+                              "annotated feed, umpire page (/umpire). Endpoints that change things need "
+                              "'Authorization: Bearer <token>'. Rulings as they happen: WebSocket "
+                              "/v1/games/{game_id}/ws?after=<seq> (messages of type ruling, analysis, status). "
+                              "Errors are JSON {\"error\": <code>, \"detail\": <message>}.")
     app.state.settings = settings
     app.state.pipeline = pipeline or VisionPipeline()
     app.state.token = settings.token or secrets.token_urlsafe(24)

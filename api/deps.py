@@ -60,8 +60,12 @@ def require_token(request: Request,
 
 def require_read_access(request: Request, settings: SettingsDep,
                         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> None:
-    """Read-only views are open unless ``TABLEREF_REQUIRE_TOKEN_FOR_READS`` is set."""
+    """Read-only views are open unless ``TABLEREF_REQUIRE_TOKEN_FOR_READS`` is set; then the token comes as the
+    bearer header or, for an ``<img>`` showing the MJPEG feed, as ``?token=``."""
     if settings.require_token_for_reads:
+        query_token = request.query_params.get("token")
+        if credentials is None and query_token:
+            credentials = HTTPAuthorizationCredentials(scheme="Bearer", credentials=query_token)
         _check_token(request, credentials)
 
 

@@ -12,9 +12,9 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import cv2
 import numpy as np
@@ -31,14 +31,18 @@ class MotionGate:
     """Fires once each time the picture comes to rest.
 
     At rest means: the mean absolute difference between consecutive downscaled grey frames stays below
-    ``threshold`` (grey levels, 0-255) for ``still_frames`` frames in a row. After firing, the gate waits for
+    ``threshold`` (grey levels, 0-255) for ``still_frames`` frames in a row. The mean is taken over each
+    ``tile_px`` square of the downscaled frame and the largest counts: a wink is a few pixels at that scale, and a
+    whole-frame mean would drown it (a sliding wink in the simulator's shot videos moves a tile's mean by 2-15
+    grey levels, the whole frame's by 0.2, no more than compression noise). After firing, the gate waits for
     motion before it can fire again, so a still table is analysed once, not on every frame.
     """
 
-    def __init__(self, threshold: float = 2.0, still_frames: int = 5, width_px: int = 160) -> None:
+    def __init__(self, threshold: float = 1.0, still_frames: int = 5, width_px: int = 160, tile_px: int = 8) -> None:
         self.threshold = threshold
         self.still_frames = still_frames
         self.width_px = width_px
+        self.tile_px = tile_px
         self._prev: np.ndarray | None = None
         self._still = 0
         self._fired = False
@@ -51,15 +55,22 @@ class MotionGate:
     def _small_grey(self, frame_bgr: np.ndarray) -> np.ndarray:
         h, w = frame_bgr.shape[:2]
         scale = self.width_px / float(w)
-        small = cv2.resize(frame_bgr, (self.width_px, max(1, int(round(h * scale)))), interpolation=cv2.INTER_AREA)
+        small = cv2.resize(frame_bgr, (self.width_px, max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
         grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
         return grey.astype(np.float32)
+
+    def _largest_tile_mean(self, diff: np.ndarray) -> float:
+        t = self.tile_px
+        rows, cols = diff.shape[0] // t, diff.shape[1] // t
+        if rows == 0 or cols == 0:
+            return float(diff.mean())
+        return float(diff[: rows * t, : cols * t].reshape(rows, t, cols, t).mean(axis=(1, 3)).max())
 
     def update(self, frame_bgr: np.ndarray) -> bool:
         """Feed one frame; True exactly when the picture has just come to rest."""
         grey = self._small_grey(frame_bgr)
         if self._prev is not None and self._prev.shape == grey.shape:
-            self.last_diff = float(np.mean(np.abs(grey - self._prev)))
+            self.last_diff = self._largest_tile_mean(np.abs(grey - self._prev))
             moving = self.last_diff >= self.threshold
         else:
             self.last_diff = None
@@ -104,12 +115,21 @@ class CaptureSource:
             raise SourceError(f"cannot open {source_label(spec)}")
         fps = float(self.cap.get(cv2.CAP_PROP_FPS) or 0.0)
         self.fps = fps if 1.0 <= fps <= 240.0 else 25.0
+        # A looping file may hold its last frame a while (the table at rest after the shot) before restarting.
+        self.hold_end_frames = round(float(spec.get("hold_end_s", 0.0)) * self.fps)
+        self._last: np.ndarray | None = None
+        self._held = 0
 
     def read(self) -> np.ndarray | None:
         ok, frame = self.cap.read()
         if ok and frame is not None:
+            self._last = frame
             return frame
         if self.is_file and self.loop:
+            if self._last is not None and self._held < self.hold_end_frames:
+                self._held += 1
+                return self._last
+            self._held = 0
             self.cap.set(cv2.CAP_PROP_POS_FRAMES, 0)
             ok, frame = self.cap.read()
             if ok and frame is not None:
@@ -128,7 +148,7 @@ class StillsSource:
         self.is_file = True
         self.loop = bool(spec.get("loop", True))
         self.fps = float(spec.get("fps", 10.0))
-        self.hold_frames = max(1, int(round(float(spec.get("hold_s", 5.0)) * self.fps)))
+        self.hold_frames = max(1, round(float(spec.get("hold_s", 5.0)) * self.fps))
         self.frames = []
         for p in spec.get("paths", []):
             img = cv2.imread(str(p), cv2.IMREAD_COLOR)
@@ -293,6 +313,7 @@ class SourceStatus:
     frames_read: int = 0
     last_frame_at: float | None = None
     at_rest: bool = False
+    overlay: bool = False  # the feed shows the analysis of the current rest
     motion: float | None = None
     analyses: int = 0
     errors: int = 0
@@ -312,7 +333,7 @@ class GameLive:
     status: SourceStatus = field(default_factory=SourceStatus)
     lock: threading.Lock = field(default_factory=threading.Lock)
     last_keys: set[str] | None = None
-    runner: "SourceRunner | None" = None
+    runner: SourceRunner | None = None
 
 
 class GameManager:
@@ -357,7 +378,7 @@ class GameManager:
             fresh, seen = [], set()
             for r, k in zip(rulings, keys):
                 if k not in g.last_keys and k not in seen:
-                    fresh.append({**r, "frame_idx": r.get("frame_idx", frame_idx)})
+                    fresh.append({**r, "frame_idx": frame_idx if r.get("frame_idx") is None else r["frame_idx"]})
                     seen.add(k)
             g.last_keys = set(keys)
             state = {**document, "frame_idx": frame_idx, "origin": origin, "analysed_at": time.time()}
@@ -373,8 +394,8 @@ class GameManager:
         """Annotate a frame with a document's overlay and make it the game's current feed picture."""
         try:
             shown = self.pipeline().annotate(frame_bgr, document) if document else frame_bgr
-        except (ValueError, KeyError, TypeError, cv2.error) as exc:
-            log.warning("overlay failed on game %s: %s", game_id, exc)
+        except Exception:  # an overlay bug must not stop the feed: show the plain frame, keep the traceback
+            log.exception("overlay failed on game %s", game_id)
             shown = frame_bgr
         h, w = shown.shape[:2]
         if w > self.settings.feed_width_px:
@@ -429,7 +450,13 @@ class GameManager:
 
 
 class SourceRunner:
-    """The thread reading one game's source: motion gate, analysis at rest, annotated feed, reconnects."""
+    """One game's source: a reader thread (frames, motion gate, annotated feed, reconnects) and an analysis
+    thread, so the feed keeps moving while a frame at rest is analysed.
+
+    The analysis thread holds one slot: when the table comes to rest again before the last analysis is done,
+    the newest rest replaces the waiting one. The feed shows the overlay only of the analysis of the current
+    rest; while that is pending, or while pieces move, it shows the plain frame.
+    """
 
     def __init__(self, manager: GameManager, game_id: str, spec: dict[str, Any]) -> None:
         self.manager = manager
@@ -437,18 +464,28 @@ class SourceRunner:
         self.spec = spec
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"source-{game_id}", daemon=True)
+        self._worker = threading.Thread(target=self._work, name=f"analysis-{game_id}", daemon=True)
+        self._slot_lock = threading.Lock()
+        self._slot: tuple[np.ndarray, int] | None = None
+        self._slot_ready = threading.Event()
+        self._reader_done = threading.Event()
+        self._doc: dict[str, Any] | None = None
+        self._doc_rest = -1
 
     def start(self) -> None:
+        self._worker.start()
         self._thread.start()
 
     def stop(self, join: bool = True) -> None:
         self._stop.set()
+        self._slot_ready.set()
         if join:
             self.join(5.0)
 
     def join(self, timeout: float) -> None:
-        if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout)
+        for thread in (self._thread, self._worker):
+            if thread.is_alive() and threading.current_thread() is not thread:
+                thread.join(timeout)
 
     def _event(self, kind: str, data: dict[str, Any]) -> None:
         try:
@@ -461,13 +498,47 @@ class SourceRunner:
     def status(self) -> SourceStatus:
         return self.manager.live(self.game_id).status
 
+    # analysis thread ------------------------------------------------------------------------------------
+    def _submit(self, frame: np.ndarray, rest_id: int) -> None:
+        with self._slot_lock:
+            self._slot = (frame.copy(), rest_id)
+        self._slot_ready.set()
+
+    def _work(self) -> None:
+        while True:
+            self._slot_ready.wait(0.5)
+            with self._slot_lock:
+                item, self._slot = self._slot, None
+                self._slot_ready.clear()
+            if self._stop.is_set():
+                return
+            if item is None:
+                if self._reader_done.is_set():
+                    return  # the reader has ended and nothing waits: done
+                continue
+            frame, rest_id = item
+            document = self._analyse(frame)
+            if document is not None:
+                with self._slot_lock:
+                    self._doc, self._doc_rest = document, rest_id
+                try:
+                    self.manager.publish_feed(self.game_id, frame, document)
+                except Exception:  # the feed is cosmetic here; the reader publishes again within a frame
+                    log.exception("feed update failed on game %s", self.game_id)
+
+    def _current_doc(self, rest_id: int) -> dict[str, Any] | None:
+        with self._slot_lock:
+            return self._doc if self._doc_rest == rest_id else None
+
+    # reader thread --------------------------------------------------------------------------------------
     def _run(self) -> None:
         s = self.manager.settings
-        gate = MotionGate(s.motion_threshold, s.still_frames, s.motion_width_px)
+        gate = MotionGate(s.motion_threshold, s.still_frames, s.motion_width_px, s.motion_tile_px)
         backoff = s.reconnect_initial_s
         source = None
-        document: dict[str, Any] | None = (self.manager.storage.get_game(self.game_id) or {}).get("state")
+        rest_id = 0
         last_feed = 0.0
+        ended = False
         try:
             while not self._stop.is_set():
                 if source is None:
@@ -490,8 +561,7 @@ class SourceRunner:
                     source.release()
                     source = None
                     if self.spec.get("kind") in ("file", "stills") and not self.spec.get("loop", False):
-                        self.status.state, self.status.detail = "ended", "end of file"
-                        self._event("source_ended", {})
+                        ended = True
                         return
                     self.status.state, self.status.detail = "reconnecting", "stream dropped"
                     self.status.retry_in_s = backoff
@@ -502,20 +572,35 @@ class SourceRunner:
                 backoff = s.reconnect_initial_s
                 self.status.frames_read += 1
                 self.status.last_frame_at = time.time()
-                fired = gate.update(frame)
-                self.status.at_rest, self.status.motion = gate.at_rest, gate.last_diff
-                if fired:
-                    document = self._analyse(frame) or document
-                now = time.monotonic()
-                if fired or now - last_feed >= 1.0 / s.feed_fps:
-                    self.manager.publish_feed(self.game_id, frame, document if gate.at_rest else None)
-                    last_feed = now
+                try:
+                    if gate.update(frame):
+                        rest_id += 1
+                        self._submit(frame, rest_id)
+                    self.status.at_rest, self.status.motion = gate.at_rest, gate.last_diff
+                    now = time.monotonic()
+                    if now - last_feed >= 1.0 / s.feed_fps:
+                        doc = self._current_doc(rest_id) if gate.at_rest else None
+                        self.manager.publish_feed(self.game_id, frame, doc)
+                        self.status.overlay = doc is not None
+                        last_feed = now
+                except Exception as exc:  # a bug on one frame (odd frame shape, store error) must not end the loop
+                    log.exception("live loop error on game %s", self.game_id)
+                    self.status.errors += 1
+                    self.status.last_error = f"{type(exc).__name__}: {exc}"
                 if getattr(source, "is_file", False):  # play files in real time, as a camera would
                     self._stop.wait(max(0.0, 1.0 / source.fps - (time.monotonic() - t0)))
         finally:
             if source is not None:
                 source.release()
-            if self._stop.is_set() and self.status.state not in ("ended",):
+            self._reader_done.set()
+            self._slot_ready.set()
+            if ended:
+                # The end of a file: let the last rest's analysis finish, then say so.
+                if threading.current_thread() is not self._worker:
+                    self._worker.join()
+                self.status.state, self.status.detail = "ended", "end of file"
+                self._event("source_ended", {})
+            elif self._stop.is_set():
                 self.status.state = "stopped"
 
     def _analyse(self, frame: np.ndarray) -> dict[str, Any] | None:

@@ -165,7 +165,8 @@ _BGR = {"blue": (255, 80, 0), "green": (0, 170, 0), "red": (0, 0, 230), "yellow"
 
 def basic_overlay(frame_bgr: np.ndarray, document: dict[str, Any]) -> np.ndarray:
     """Mat outline and piece circles placed through the mat-corner homography (fallback overlay)."""
-    from geometry.constants import MAT_HALF_LENGTH_MM as L, MAT_HALF_WIDTH_MM as W
+    from geometry.constants import MAT_HALF_LENGTH_MM as L
+    from geometry.constants import MAT_HALF_WIDTH_MM as W
 
     out = frame_bgr.copy()
     corners = (document.get("mat") or {}).get("corners_px")
@@ -181,9 +182,9 @@ def basic_overlay(frame_bgr: np.ndarray, document: dict[str, Any]) -> np.ndarray
         c = np.asarray([[piece["center_mm"]]], dtype=np.float32)
         edge = c + np.asarray([[[piece.get("radius_mm", 8.0), 0.0]]], dtype=np.float32)
         (cx, cy), (ex, ey) = cv2.perspectiveTransform(c, H)[0, 0], cv2.perspectiveTransform(edge, H)[0, 0]
-        r = max(2, int(round(float(np.hypot(ex - cx, ey - cy)))))
+        r = max(2, round(float(np.hypot(ex - cx, ey - cy))))
         color = (0, 0, 255) if piece.get("out_of_bounds") else _BGR.get(piece.get("color", ""), (200, 200, 200))
-        cv2.circle(out, (int(round(cx)), int(round(cy))), r, color, 2)
+        cv2.circle(out, (round(float(cx)), round(float(cy))), r, color, 2)
     return out
 
 

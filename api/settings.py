@@ -28,8 +28,9 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(default=MAX_UPLOAD_BYTES, gt=0)
     max_image_pixels: int = Field(default=MAX_IMAGE_PIXELS, gt=0)
     # Live loop: motion gate (mean absolute difference of downscaled grey frames, 0-255 grey levels).
-    motion_threshold: float = Field(default=2.0, gt=0, description="Mean abs grey difference below which a "
-                                    "frame counts as still.")
+    motion_threshold: float = Field(default=1.0, gt=0, description="Largest tile mean of the abs grey difference "
+                                    "below which a frame counts as still (grey levels).")
+    motion_tile_px: int = Field(default=8, ge=1, description="Tile side on the downscaled frame (px).")
     still_frames: int = Field(default=5, ge=1, description="Consecutive still frames before analysing.")
     motion_width_px: int = Field(default=160, ge=16, description="Width of the downscaled grey frame.")
     feed_fps: float = Field(default=10.0, gt=0, le=60, description="Maximum rate of the annotated feed.")

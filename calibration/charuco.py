@@ -19,11 +19,17 @@ import numpy as np
 from calibration._fit import reprojection_rms, rigid_fit_2d
 from calibration.camera import CameraModel
 from calibration.errors import CalibrationError
-from calibration.mat import PlanarPoints, find_mat_outline, plane_corners_from_edges, refine_on_mat
+from calibration.mat import (
+    PlanarPoints,
+    calibrate_from_mat,
+    find_mat_outline,
+    plane_corners_from_edges,
+    refine_on_mat,
+)
 from calibration.types import MAT_CORNERS_MM, TableCalibration
 
 #: Fewest ChArUco corners for a view to count towards the intrinsics (a board has 70 with 8 x 11 squares).
-MIN_CORNERS_PER_VIEW = 12
+MIN_CORNERS_PER_VIEW = 8
 #: Views needed by ``estimate_intrinsics``: Zhang's method needs three board tilts for f, c and distortion.
 MIN_INTRINSIC_VIEWS = 3
 #: The board normals must spread at least this much between views, or the focal length is unobservable.
@@ -142,10 +148,37 @@ def _gray(image: np.ndarray) -> np.ndarray:
     return img
 
 
+#: ArUco's default minimum marker perimeter (3 % of the image's larger side) drops the 22 mm markers of a
+#: board lying on a mat 2 m from a 1920 px camera (about 16 px a side); 1 % keeps them.
+MIN_MARKER_PERIMETER_RATE = 0.01
+#: When a view yields fewer corners than this share of the board's, it is searched again at twice the size
+#: (small, far or steeply tilted boards), and the better of the two is kept.
+UPSCALE_BELOW_RATIO = 0.8
+
+
+def _detect(board: "cv2.aruco.CharucoBoard", gray: np.ndarray, upscale: int):
+    params = cv2.aruco.DetectorParameters()
+    params.minMarkerPerimeterRate = MIN_MARKER_PERIMETER_RATE
+    detector = cv2.aruco.CharucoDetector(board, cv2.aruco.CharucoParameters(), params)
+    if upscale == 1:
+        return detector.detectBoard(gray)[:2]
+    big = cv2.resize(gray, None, fx=upscale, fy=upscale, interpolation=cv2.INTER_CUBIC)
+    corners, ids = detector.detectBoard(big)[:2]
+    if corners is not None:
+        corners = (corners + 0.5) / upscale - 0.5  # pixel centres of the enlarged image back to the original
+    return corners, ids
+
+
 def detect_charuco(image: np.ndarray, spec: CharucoSpec = CharucoSpec()) -> CharucoDetection:
     """Find the board's chessboard corners (sub-pixel) in a BGR or grey image; empty arrays if none."""
     board = spec.board()
-    corners, ids, _, _ = cv2.aruco.CharucoDetector(board).detectBoard(_gray(image))
+    gray = _gray(image)
+    n_total = (spec.squares_xy[0] - 1) * (spec.squares_xy[1] - 1)
+    corners, ids = _detect(board, gray, 1)
+    if ids is None or len(ids) < UPSCALE_BELOW_RATIO * n_total:
+        corners2, ids2 = _detect(board, gray, 2)
+        if ids2 is not None and (ids is None or len(ids2) > len(ids)):
+            corners, ids = corners2, ids2
     if ids is None or len(ids) == 0:
         return CharucoDetection(np.zeros((0, 2)), np.zeros(0, int), np.zeros((0, 3)))
     obj, img = board.matchImagePoints(corners, ids)
@@ -165,10 +198,10 @@ def estimate_intrinsics(
 ) -> Intrinsics:
     """Camera matrix and distortion (k1, k2, p1, p2, k3) from >= 3 views of the board at different tilts.
 
-    ``flags`` go to ``cv2.calibrateCamera`` (default: k3 fixed at 0). Returns ``(K, dist, rms_px, views)``.
+    ``flags`` go to ``cv2.calibrateCamera`` (default: square pixels, k3 fixed at 0). Returns ``(K, dist, rms_px, views)``.
     """
     if flags is None:
-        flags = cv2.CALIB_FIX_K3
+        flags = cv2.CALIB_FIX_K3 | cv2.CALIB_FIX_ASPECT_RATIO
     sizes = {(int(im.shape[1]), int(im.shape[0])) for im in images}
     if len(sizes) > 1:
         raise CalibrationError(f"all calibration images must have the same size, got {sorted(sizes)}")
@@ -184,11 +217,19 @@ def estimate_intrinsics(
     size = sizes.pop()
     obj = [detections[i].object_mm.astype(np.float32) for i in usable]
     img = [detections[i].corners_px.astype(np.float32).reshape(-1, 1, 2) for i in usable]
-    rms, K, dist, rvecs, tvecs, std_intr, _, _ = cv2.calibrateCameraExtended(obj, img, size, None, None,
-                                                                              flags=flags)
+    rms, K, dist, rvecs, tvecs, std_intr, _, _ = cv2.calibrateCameraExtended(
+        obj, img, size, np.eye(3), None, flags=flags  # eye: the fixed aspect ratio fx / fy is 1
+    )
     sd = np.asarray(std_intr, float).ravel()
-    std = {"f": float(np.hypot(sd[0], sd[1]) / math.sqrt(2)), "cx": float(sd[2]), "cy": float(sd[3]),
-           "k1": float(sd[4]), "k2": float(sd[5]), "p1": float(sd[6]), "p2": float(sd[7])}
+    std = {
+        "f": float(np.hypot(sd[0], sd[1]) / math.sqrt(2)),
+        "cx": float(sd[2]),
+        "cy": float(sd[3]),
+        "k1": float(sd[4]),
+        "k2": float(sd[5]),
+        "p1": float(sd[6]),
+        "p2": float(sd[7]),
+    }
     dist = np.asarray(dist, float).ravel()[:5]
     normals = np.array([cv2.Rodrigues(np.asarray(r, float))[0][:, 2] for r in rvecs])
     spread = max(math.degrees(math.acos(float(np.clip(a @ b, -1.0, 1.0)))) for a in normals for b in normals)
@@ -250,16 +291,7 @@ def estimate_table_pose(
     camera = CameraModel(K=K, dist=dist, rvec=cv2.Rodrigues(R)[0], tvec=t, image_size_wh_px=(w, h))
     obj_table = obj @ M.T + T
     if refine_with_mat:
-        camera, felt_bgr, A, a = _align_to_mat(image, camera)
-        obj_table = (obj_table - a) @ A  # X_mat = A.T (X_provisional - a)
-        # One fit of pose and intrinsics (started from the board's) to the mat's edges and baselines and the
-        # board's corners, the board free to slide on the mat: the mat reaches the frame's edges, the board not.
-        sigmas = None
-        if intrinsics_std is not None:
-            sigmas = {n: INTRINSICS_STD_INFLATION * max(float(v), _STD_FLOOR.get(n, 0.0))
-                      for n, v in intrinsics_std.items()}
-        return refine_on_mat(image, camera, felt_bgr, points=PlanarPoints(obj_table, img), source="charuco",
-                             prior_sigmas=sigmas)
+        return _refine_with_mat(image, camera, obj_table, img, intrinsics_std)
     rms_mm, rms_px = reprojection_rms(camera, obj_table, img)
     return TableCalibration(
         camera=camera,
@@ -268,6 +300,61 @@ def estimate_table_pose(
         reprojection_error_px=rms_px,
         mat_corners_px=None,
     )
+
+
+def _refine_with_mat(
+    image: np.ndarray,
+    camera: CameraModel,
+    board_mm: np.ndarray,
+    board_px: np.ndarray,
+    intrinsics_std: Mapping[str, float] | None,
+) -> TableCalibration:
+    """One fit of pose and intrinsics to the mat's edges and baselines plus the board's corners, the board
+    free to slide on the mat (the mat reaches the frame's edges, the board does not).
+
+    Two starts: the board's camera (intrinsics held near the board's within ``intrinsics_std``), and the mat's
+    own self-calibration (which survives intrinsics extrapolated badly beyond the board's views). The fit with
+    the smaller residual wins. ``board_mm`` are the corners in the placement's frame, whose +x picks the end.
+    """
+    cam_b, felt_bgr, A, a = _align_to_mat(image, camera)
+    sigmas = None
+    if intrinsics_std is not None:
+        sigmas = {
+            n: INTRINSICS_STD_INFLATION * max(float(v), _STD_FLOOR.get(n, 0.0))
+            for n, v in intrinsics_std.items()
+        }
+    fits = [
+        refine_on_mat(
+            image,
+            cam_b,
+            felt_bgr,
+            points=PlanarPoints((board_mm - a) @ A, board_px),
+            source="charuco",
+            prior_sigmas=sigmas,
+        )
+    ]
+    try:
+        cam_m = calibrate_from_mat(image).camera
+    except CalibrationError:
+        cam_m = None
+    if cam_m is not None:
+        seen = cam_m.image_to_table_mm(board_px, board_mm[:, 2])
+        R2, t2, _ = rigid_fit_2d(board_mm[:, :2], seen)
+        if R2[0, 0] < 0:  # the mat's "+x right" end is the board's -x end: turn the frame half a turn
+            half = np.diag([-1.0, -1.0, 1.0])
+            cam_m = CameraModel(
+                K=cam_m.K,
+                dist=cam_m.dist,
+                rvec=cv2.Rodrigues(cam_m.R @ half)[0],
+                tvec=cam_m.tvec,
+                image_size_wh_px=cam_m.image_size_wh_px,
+            )
+            R2, t2 = -R2, -t2
+        board_m = np.column_stack([board_mm[:, :2] @ R2.T + t2, board_mm[:, 2]])
+        fits.append(
+            refine_on_mat(image, cam_m, felt_bgr, points=PlanarPoints(board_m, board_px), source="charuco")
+        )
+    return min(fits, key=lambda cal: cal.reprojection_error_px)
 
 
 def _align_to_mat(

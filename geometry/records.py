@@ -9,7 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from geometry import tiddlywinks as tw
-from geometry.types import DEFAULT_CORNER_SIGNS, Color, GameType, GeometryError, TiddlywinksScene, Wink
+from geometry.types import (
+    DEFAULT_CORNER_SIGNS,
+    Color,
+    GameType,
+    GeometryError,
+    TiddlywinksScene,
+    Wink,
+    WinkSize,
+)
 
 
 def wink_record(wink: Wink, scene: TiddlywinksScene, relations: tuple[tw.SquopRelation, ...]) -> dict[str, Any]:
@@ -84,8 +92,9 @@ def _wink_from_record(rec: dict[str, Any], explicit_above: bool) -> Wink:
             unplayed=bool(rec.get("unplayed", False)),
             position_sigma_mm=float(rec.get("uncertainty_mm", 0.0)),
             confidence=float(rec.get("confidence", 1.0)),
-            radius_override_mm=(float(rec["radius_mm"]) if rec.get("radius_mm") not in (None, 8.0, 11.0)
-                                else None),
+            # Only a radius that differs from the nominal one for the size overrides it.
+            radius_override_mm=(float(rec["radius_mm"])
+                                if rec.get("radius_mm") not in (None, WinkSize(size).radius_mm) else None),
         )
     except KeyError as exc:
         raise GeometryError(f"piece {rec.get('id', '?')!r} lacks field {exc.args[0]!r}") from None

@@ -42,7 +42,8 @@ def is_loopback(url: str) -> bool:
 
 def default_image() -> tuple[bytes, str]:
     """A sample still if the simulator has written some, else a synthetic picture."""
-    stills = sorted((REPO / "sample_images" / "tiddlywinks").glob("*.png"))
+    stills = sorted(p for p in (REPO / "sample_images" / "tiddlywinks").glob("*")
+                    if p.suffix.lower() in (".png", ".jpg", ".jpeg"))
     if stills:
         return stills[0].read_bytes(), stills[0].name
     import cv2
@@ -145,7 +146,7 @@ def run_load(url: str, image: bytes, name: str, requests: int, concurrency: int,
     ms = sorted(x * 1000 for x in latencies)
 
     def pct(p: float) -> float:
-        return ms[min(len(ms) - 1, max(0, int(round(p / 100 * len(ms))) - 1))] if ms else float("nan")
+        return ms[min(len(ms) - 1, max(0, round(p / 100 * len(ms)) - 1))] if ms else float("nan")
 
     print(f"target      {url}/v1/analyze  image {name} ({len(image)} bytes)")
     print(f"requests    {done} sent, concurrency {concurrency}, wall {wall:.2f} s")

@@ -27,20 +27,21 @@ UHD = (3840, 2160)
 VIDEO_SIZE = (1280, 720)
 JPEG_QUALITY_HD = (82, 90)
 JPEG_QUALITY_UHD = (80, 84)
-# rig name, size, scene kinds photographed with it.
-PLAN: tuple[tuple[str, tuple[int, int], tuple[str, ...]], ...] = (
-    ("rigA", HD, ("squidge_off", "squops", "potted", "edges", "play")),
-    ("rigB", HD, ("squidge_off", "squops", "potted", "unplayed", "play")),
-    ("rigC", HD, ("squidge_off", "squops", "edges", "unplayed", "play")),
-    ("rigD", HD, ("squidge_off", "squops", "play", "potted", "edges")),
-    ("rigE", UHD, ("squops", "potted", "squidge_off")),
+# rig name, size, mat felt, scene kinds photographed with it.
+PLAN: tuple[tuple[str, tuple[int, int], str, tuple[str, ...]], ...] = (
+    ("rigA", HD, "green", ("squidge_off", "squops", "potted", "edges", "play")),
+    ("rigB", HD, "grey", ("squidge_off", "squops", "potted", "unplayed", "play")),
+    ("rigC", HD, "beige", ("squidge_off", "squops", "edges", "unplayed", "play")),
+    ("rigD", HD, "green", ("squidge_off", "squops", "play", "potted", "edges")),
+    ("rigE", UHD, "green", ("squops", "potted", "squidge_off")),
 )
+VIDEO_MATS = ("green", "beige", "grey")
 CALIBRATION_FRAMES = {HD: 4, UHD: 3, VIDEO_SIZE: 3}
 VIDEO_OUTCOMES = ("pot", "knock", "off")
 
 
-def _rig(name: str, index: int, size: tuple[int, int]) -> Rig:
-    return make_rig(name, SAMPLE_SEED * 100 + index, size)
+def _rig(name: str, index: int, size: tuple[int, int], mat_color: str) -> Rig:
+    return make_rig(name, SAMPLE_SEED * 100 + index, size, mat_color=mat_color)
 
 
 def contact_sheet(image_paths: list[Path], out_path: Path, *, thumb_wh: tuple[int, int] = (320, 180),
@@ -68,8 +69,8 @@ def build_samples(root: Path = Path("sample_images"), *, verbose: bool = True) -
     written: list[Path] = []
     tw_paths: list[Path] = []
     t0 = time.time()
-    for ri, (rig_name, size, kinds) in enumerate(PLAN):
-        rig = _rig(rig_name, ri, size)
+    for ri, (rig_name, size, mat, kinds) in enumerate(PLAN):
+        rig = _rig(rig_name, ri, size, mat)
         q = JPEG_QUALITY_UHD if size == UHD else JPEG_QUALITY_HD
         for k, kind in enumerate(kinds):
             rng = np.random.default_rng([SAMPLE_SEED, ri, k])
@@ -84,7 +85,7 @@ def build_samples(root: Path = Path("sample_images"), *, verbose: bool = True) -
         if verbose:
             print(f"[{time.time() - t0:6.1f}s] calibration/{rig_name}", flush=True)
     for vi, outcome in enumerate(VIDEO_OUTCOMES):
-        rig = _rig(f"video{vi}", 10 + vi, VIDEO_SIZE)
+        rig = _rig(f"video{vi}", 10 + vi, VIDEO_SIZE, VIDEO_MATS[vi])
         p = render_shot_video(root / "videos", f"shot_{vi:02d}_{outcome}", rig,
                               np.random.default_rng([SAMPLE_SEED, 100 + vi]), outcome=outcome)
         written.append(p)

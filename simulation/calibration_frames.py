@@ -27,7 +27,7 @@ WHITE_ALBEDO = 0.78
 BLACK_ALBEDO = 0.025
 
 
-def charuco_board() -> "cv2.aruco.CharucoBoard":
+def charuco_board() -> cv2.aruco.CharucoBoard:
     return cv2.aruco.CharucoBoard(SQUARES_XY, SQUARE_MM, MARKER_MM,
                                   cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, DICTIONARY)))
 

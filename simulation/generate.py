@@ -35,17 +35,19 @@ class Rig:
     name: str
     camera: CameraModel
     style_seed: tuple[int, ...]
+    mat_color: str | None = None  # None: drawn with the rest of the style
     _style: TableStyle | None = None
 
     def style(self) -> TableStyle:
         if self._style is None:
-            self._style = random_style(np.random.default_rng(list(self.style_seed)))
+            self._style = random_style(np.random.default_rng(list(self.style_seed)), mat_color=self.mat_color)
         return self._style
 
 
-def make_rig(name: str, seed: int, size_wh_px: tuple[int, int]) -> Rig:
+def make_rig(name: str, seed: int, size_wh_px: tuple[int, int], mat_color: str | None = None) -> Rig:
     rng = np.random.default_rng([seed, 7777])
-    return Rig(name=name, camera=random_camera(rng, image_size_wh_px=size_wh_px), style_seed=(seed, 8888))
+    return Rig(name=name, camera=random_camera(rng, image_size_wh_px=size_wh_px), style_seed=(seed, 8888),
+               mat_color=mat_color)
 
 
 def render_tiddlywinks_item(out_dir: Path, name: str, scene: TiddlywinksScene, rig: Rig, rng: np.random.Generator, *,
@@ -83,11 +85,10 @@ def generate_tiddlywinks(out_dir: Path, *, count: int, seed: int,
 def render_calibration_frame(out_dir: Path, name: str, rig: Rig, rng: np.random.Generator, tilt_deg: float, *,
                              jpeg_quality_range: tuple[int, int] = (80, 95)) -> Path:
     """The ChArUco board flat on the empty mat (tilt 0) or held tilted above it."""
-    from geometry.types import TiddlywinksScene as _Scene
     R, t = flat_pose(rng) if tilt_deg == 0 else tilted_pose(rng, rig.camera, tilt_deg)
     board = board_primitive(R, t)
     photo = PhotoSettings.random(rng, jpeg_quality_range=jpeg_quality_range, motion_blur_probability=0.0)
-    empty = _Scene(winks=())
+    empty = TiddlywinksScene(winks=())
     r = render_tiddlywinks(empty, rig.camera, rng, style=rig.style(), photo=photo, extra_primitives=[board],
                            pot_look="black")
     doc = {"kind": "calibration_frame", "image": {"path": f"{name}.jpg", "size_wh_px": list(rig.camera.image_size_wh_px)},

@@ -18,9 +18,22 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from simulation.camera_rig import random_camera
+from simulation.photo import PhotoSettings, finish_photo
 from simulation.pyramids_marbles_common import (
-    Fbm, Lighting, Noise2D, camera_rays, downsample, fresnel_schlick, padded_bbox, patch_groups, pixel_block,
-    reflect, smoothstep, sphere_intersect,
+    BAND_ROWS,
+    Fbm,
+    Lighting,
+    Noise2D,
+    camera_rays,
+    downsample,
+    fresnel_schlick,
+    padded_bbox,
+    patch_groups,
+    pixel_block,
+    reflect,
+    smoothstep,
+    sphere_intersect,
+    write_image_and_truth,
 )
 
 GAME = "marbles"
@@ -33,22 +46,40 @@ TOLLEY_DIAMETER_RANGE_MM = (16.0, 19.05)  # MB 4: up to 3/4 in
 LATTICE_SPACING_MM = 12.7  # close-packed group: touching marbles (RULES.md 4.1)
 GLASS_IOR = 1.52
 VANES = 3  # cat's-eye: three coloured blades through the axis
-VANE_HALF_WIDTH_RATIO = 0.4  # blade half-width at the equator, of the ball radius
+VANE_HALF_WIDTH_RATIO = 0.5  # blade half-width at the equator, of the ball radius
 GLASS_F0 = 0.043  # ((n - 1) / (n + 1))^2 for n = 1.52
 
 _MARBLE_TINTS = [(0.93, 0.97, 0.93), (0.90, 0.96, 0.98), (0.97, 0.97, 0.97), (0.85, 0.95, 0.88)]
-_VANE_RGB = [(0.75, 0.06, 0.04), (0.05, 0.18, 0.70), (0.85, 0.55, 0.03), (0.05, 0.50, 0.12), (0.8, 0.8, 0.78),
-             (0.55, 0.05, 0.45), (0.9, 0.3, 0.02)]
-_SWIRL_BASE = [(0.75, 0.74, 0.70), (0.55, 0.75, 0.85), (0.2, 0.12, 0.08)]
+_VANE_RGB = [
+    (0.75, 0.06, 0.04),
+    (0.05, 0.18, 0.70),
+    (0.85, 0.55, 0.03),
+    (0.05, 0.50, 0.12),
+    (0.8, 0.8, 0.78),
+    (0.55, 0.05, 0.45),
+    (0.9, 0.3, 0.02),
+]
+# opaque swirl glass: base colours well away from sand and soil (milky white, milky blue, jade, oxblood, ink)
+_SWIRL_BASE = [
+    (0.82, 0.82, 0.80),
+    (0.22, 0.42, 0.78),
+    (0.10, 0.45, 0.25),
+    (0.42, 0.05, 0.04),
+    (0.04, 0.04, 0.06),
+]
 
 
 def _random_rotation(rng: np.random.Generator) -> np.ndarray:
     q = rng.standard_normal(4)
     q /= np.linalg.norm(q)
     a, b, c, d = q
-    return np.array([[a * a + b * b - c * c - d * d, 2 * (b * c - a * d), 2 * (b * d + a * c)],
-                     [2 * (b * c + a * d), a * a - b * b + c * c - d * d, 2 * (c * d - a * b)],
-                     [2 * (b * d - a * c), 2 * (c * d + a * b), a * a - b * b - c * c + d * d]])
+    return np.array(
+        [
+            [a * a + b * b - c * c - d * d, 2 * (b * c - a * d), 2 * (b * d + a * c)],
+            [2 * (b * c + a * d), a * a - b * b + c * c - d * d, 2 * (c * d - a * b)],
+            [2 * (b * d - a * c), 2 * (c * d + a * b), a * a - b * b - c * c + d * d],
+        ]
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -61,7 +92,7 @@ class Ball:
     diameter_mm: float
     on_ring: bool
     style: str  # "cats_eye" (clear glass, coloured vanes) | "swirl" (opaque banded glass)
-    tint_rgb: tuple[float, float, float]
+    tint_rgb: tuple[float, float, float]  # clear glass: transmittance per 12.7 mm; swirl: body colour
     vane_rgb: tuple[float, float, float]
     orientation: np.ndarray  # local -> ring frame
 
@@ -77,11 +108,14 @@ class Ball:
         return self.diameter_mm / 2
 
 
-def make_ball(rng: np.random.Generator, piece_id: str, kind: str, xy_mm, *, diameter_mm: float | None = None
-              ) -> Ball:
+def make_ball(
+    rng: np.random.Generator, piece_id: str, kind: str, xy_mm, *, diameter_mm: float | None = None
+) -> Ball:
     """A ball resting on the ring top (plan radius <= R) or on the ground outside the rim."""
     if diameter_mm is None:
-        diameter_mm = MARBLE_DIAMETER_MM if kind == "marble" else float(rng.uniform(*TOLLEY_DIAMETER_RANGE_MM))
+        diameter_mm = (
+            MARBLE_DIAMETER_MM if kind == "marble" else float(rng.uniform(*TOLLEY_DIAMETER_RANGE_MM))
+        )
     r = diameter_mm / 2
     plan_r = float(np.hypot(*xy_mm))
     on = plan_r <= RING_RADIUS_MM
@@ -93,14 +127,26 @@ def make_ball(rng: np.random.Generator, piece_id: str, kind: str, xy_mm, *, diam
     else:
         style = str(rng.choice(["swirl", "cats_eye", "swirl"]))
     tint = _MARBLE_TINTS[int(rng.integers(len(_MARBLE_TINTS)))]
+    if style == "swirl":  # for opaque glass the "tint" is the body colour
+        tint = _SWIRL_BASE[int(rng.integers(len(_SWIRL_BASE)))]
     if kind == "tolley" and style == "cats_eye":
         tint = tuple(float(v) for v in np.asarray(_VANE_RGB[int(rng.integers(len(_VANE_RGB)))]) * 0.4 + 0.55)
     vane = _VANE_RGB[int(rng.integers(len(_VANE_RGB)))]
-    return Ball(piece_id=piece_id, kind=kind, center_mm=np.array([xy_mm[0], xy_mm[1], z]), diameter_mm=diameter_mm,
-                on_ring=on, style=style, tint_rgb=tint, vane_rgb=vane, orientation=_random_rotation(rng))
+    return Ball(
+        piece_id=piece_id,
+        kind=kind,
+        center_mm=np.array([xy_mm[0], xy_mm[1], z]),
+        diameter_mm=diameter_mm,
+        on_ring=on,
+        style=style,
+        tint_rgb=tint,
+        vane_rgb=vane,
+        orientation=_random_rotation(rng),
+    )
 
 
 # --- scenes ---------------------------------------------------------------------------------------------
+
 
 def close_packed_group(n: int, *, rotation_rad: float = 0.0, offset_mm=(0.0, 0.0)) -> np.ndarray:
     """Plan centres (n, 2) of the ``n`` triangular-lattice points nearest the ring centre (RULES.md 4.1).
@@ -142,7 +188,9 @@ def _free(xy: np.ndarray, r: float, placed: list[tuple[np.ndarray, float]], gap:
     return all(np.hypot(*(xy - p)) >= r + q + gap for p, q in placed)
 
 
-def random_marbles_scene(rng: np.random.Generator, spec: MarblesSceneSpec, camera: CameraModel) -> MarblesScene:
+def random_marbles_scene(
+    rng: np.random.Generator, spec: MarblesSceneSpec, camera: CameraModel
+) -> MarblesScene:
     """Balls laid out without overlaps; off-ring balls only where the camera sees them."""
     ground = spec.ground or str(rng.choice(["grass", "earth", "pavement"]))
     balls: list[Ball] = []
@@ -156,8 +204,9 @@ def random_marbles_scene(rng: np.random.Generator, spec: MarblesSceneSpec, camer
         return 0.03 * w < px[0] < 0.97 * w and 0.03 * h < px[1] < 0.97 * h
 
     if spec.group:
-        for xy in close_packed_group(spec.group, rotation_rad=rng.uniform(0, math.pi / 3),
-                                     offset_mm=rng.uniform(-2.5, 2.5, 2)):
+        for xy in close_packed_group(
+            spec.group, rotation_rad=rng.uniform(0, math.pi / 3), offset_mm=rng.uniform(-2.5, 2.5, 2)
+        ):
             balls.append(make_ball(rng, f"m{next(m_id)}", "marble", xy, diameter_mm=MARBLE_DIAMETER_MM))
             placed.append((xy, MARBLE_DIAMETER_MM / 2))
 
@@ -167,7 +216,9 @@ def random_marbles_scene(rng: np.random.Generator, spec: MarblesSceneSpec, camer
                 d = MARBLE_DIAMETER_MM if kind == "marble" else float(rng.uniform(*TOLLEY_DIAMETER_RANGE_MM))
                 if on:
                     rmax = RING_RADIUS_MM - 15.0
-                    rad = rmax * math.sqrt(rng.random()) * (0.45 if near_centre and rng.random() < 0.6 else 1.0)
+                    rad = (
+                        rmax * math.sqrt(rng.random()) * (0.45 if near_centre and rng.random() < 0.6 else 1.0)
+                    )
                 else:
                     rad = RING_RADIUS_MM + RIM_WIDTH_MM + d / 2 + 3.0 + rng.exponential(120.0)
                 ang = rng.uniform(0, 2 * math.pi)
@@ -216,14 +267,19 @@ def marbles_camera(rng: np.random.Generator, image_size_wh_px: tuple[int, int], 
     xc = (cam.R @ rim.T).T + cam.tvec
     xn, yn = xc[:, 0] / xc[:, 2], xc[:, 1] / xc[:, 2]
     cx, cy = cam.K[0, 2], cam.K[1, 2]
-    limit = min(cx / max(-xn.min(), 1e-9), (w - 1 - cx) / max(xn.max(), 1e-9),
-                cy / max(-yn.min(), 1e-9), (h - 1 - cy) / max(yn.max(), 1e-9))
+    limit = min(
+        cx / max(-xn.min(), 1e-9),
+        (w - 1 - cx) / max(xn.max(), 1e-9),
+        cy / max(-yn.min(), 1e-9),
+        (h - 1 - cy) / max(yn.max(), 1e-9),
+    )
     K = cam.K.copy()
-    K[0, 0] = K[1, 1] = float(rng.uniform(0.93, 1.0)) * limit
+    K[0, 0] = K[1, 1] = float(rng.uniform(1.0, 1.08)) * limit
     return CameraModel(K=K, dist=cam.dist, rvec=cam.rvec, tvec=cam.tvec, image_size_wh_px=(w, h))
 
 
 # --- surfaces -------------------------------------------------------------------------------------------
+
 
 def ring_height_mm(r: np.ndarray) -> np.ndarray:
     """Surface height of the ring (0 on top, falling over the soft rim to the ground at -76.2)."""
@@ -242,8 +298,9 @@ class _Surfaces:
     def __init__(self, rng: np.random.Generator, ground: str, line):
         self.ground = ground
         self.line = line
-        self.sand_rgb = np.asarray([(0.50, 0.40, 0.26), (0.56, 0.47, 0.33), (0.46, 0.33, 0.20)]
-                                   [int(rng.integers(3))]) * rng.uniform(0.9, 1.05)
+        self.sand_rgb = np.asarray(
+            [(0.50, 0.40, 0.26), (0.56, 0.47, 0.33), (0.46, 0.33, 0.20)][int(rng.integers(3))]
+        ) * rng.uniform(0.9, 1.05)
         self.grain = Noise2D(rng, 0.45)
         self.grain2 = Noise2D(rng, 1.3)
         self.speck = Noise2D(rng, 0.7)
@@ -253,7 +310,8 @@ class _Surfaces:
         self.line_wobble = Fbm(rng, 150.0, 2)
         self.g1 = Noise2D(rng, (0.7, 5.0))
         self.g2 = Noise2D(rng, (5.0, 0.7))
-        self.g3 = Noise2D(rng, 1.0)
+        self.g3 = Noise2D(rng, 5.0)  # pebbles and grass tufts
+        self.g4 = Noise2D(rng, 22.0)  # clods and bare patches
         self.clump = Fbm(rng, 120.0, 3)
         self.slab_mm = float(rng.uniform(450.0, 650.0))
         self.slab_tone = rng.uniform(0.85, 1.15, 256)
@@ -268,16 +326,19 @@ class _Surfaces:
     def ground_albedo(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         if self.ground == "grass":
             blades = 0.5 * self.g1(x, y) + 0.5 * self.g2(x, y)
-            cl = self.clump(x, y)
-            green = np.array([0.06, 0.16, 0.03])
-            straw = np.array([0.22, 0.20, 0.07])
-            mix = np.clip(cl * 1.4 - 0.35, 0, 1)[:, None]
-            col = green * (1 - mix) + straw * mix
-            return col * (0.55 + 0.9 * blades ** 1.5)[:, None]
+            tuft = self.g3(x, y)
+            green = np.array([0.045, 0.13, 0.025])
+            straw = np.array([0.20, 0.18, 0.07])
+            mix = np.clip((self.clump(x, y) - 0.5) * 1.2 + 0.12, 0, 0.5) + 0.25 * (self.g4(x, y) > 0.78)
+            col = green * (1 - mix[:, None]) + straw * mix[:, None]
+            return col * (0.45 + 0.8 * blades**1.5 + 0.35 * tuft)[:, None]
         if self.ground == "earth":
             pebble = self.g3(x, y)
-            col = np.array([0.16, 0.11, 0.07]) * (0.75 + 0.35 * self.clump(x, y))[:, None]
-            return col * np.where(pebble > 0.8, 1.6, 0.85 + 0.3 * self.grain2(x, y))[:, None]
+            clod = self.g4(x, y)
+            col = np.array([0.15, 0.10, 0.065]) * (0.7 + 0.4 * self.clump(x, y) + 0.3 * (clod - 0.5))[:, None]
+            shade = 0.75 + 0.5 * self.grain2(x, y)
+            shade = np.where(pebble > 0.82, 1.7, np.where(pebble < 0.12, 0.55, shade))
+            return col * shade[:, None]
         # pavement: square slabs with dark joints and aggregate speckle
         i = np.floor(x / self.slab_mm).astype(int)
         j = np.floor(y / self.slab_mm).astype(int)
@@ -299,11 +360,15 @@ class _Surfaces:
             u = (p1 - p0) / np.linalg.norm(p1 - p0)
             nrm = np.array([-u[1], u[0]])
             along = (x - p0[0]) * u[0] + (y - p0[1]) * u[1]
-            dist = (x - p0[0]) * nrm[0] + (y - p0[1]) * nrm[1] + (self.line_wobble(along, 0.0 * along) - 0.5) * 6.0
+            dist = (
+                (x - p0[0]) * nrm[0]
+                + (y - p0[1]) * nrm[1]
+                + (self.line_wobble(along, 0.0 * along) - 0.5) * 6.0
+            )
             inside = (along > 0) & (along < np.linalg.norm(p1 - p0))
             width = 1.6
             # groove height -0.9 exp(-(dist/width)^2): its slope tilts the normal across the line
-            slope = 0.9 * 2 * dist / width ** 2 * np.exp(-(dist / width) ** 2) * inside
+            slope = 0.9 * 2 * dist / width**2 * np.exp(-((dist / width) ** 2)) * inside
             gx = gx + slope * nrm[0]
             gy = gy + slope * nrm[1]
         n = base_n + np.column_stack([-gx, -gy, np.zeros_like(gx)])
@@ -373,8 +438,18 @@ def _ring_shadow(P: np.ndarray, light_dirs: np.ndarray) -> np.ndarray:
 
 # --- rendering -------------------------------------------------------------------------------------------
 
-def _shade_background(surf: _Surfaces, lighting: Lighting, P: np.ndarray, n_geo: np.ndarray, sand: np.ndarray,
-                      d: np.ndarray, shadow: np.ndarray, occ: np.ndarray, light_dirs: np.ndarray) -> np.ndarray:
+
+def _shade_background(
+    surf: _Surfaces,
+    lighting: Lighting,
+    P: np.ndarray,
+    n_geo: np.ndarray,
+    sand: np.ndarray,
+    d: np.ndarray,
+    shadow: np.ndarray,
+    occ: np.ndarray,
+    light_dirs: np.ndarray,
+) -> np.ndarray:
     alb = np.empty((len(P), 3))
     n = n_geo.copy()
     if sand.any():
@@ -382,8 +457,10 @@ def _shade_background(surf: _Surfaces, lighting: Lighting, P: np.ndarray, n_geo:
         n[sand] = surf.sand_normal(P[sand, 0], P[sand, 1], n_geo[sand])
     if (~sand).any():
         alb[~sand] = surf.ground_albedo(P[~sand, 0], P[~sand, 1])
-    near_ring = (~sand) & (np.hypot(P[:, 0], P[:, 1]) < RING_RADIUS_MM + RIM_WIDTH_MM
-                           + RING_HEIGHT_MM / max(lighting.to_light[2], 0.2) * 1.2 + 30)
+    near_ring = (~sand) & (
+        np.hypot(P[:, 0], P[:, 1])
+        < RING_RADIUS_MM + RIM_WIDTH_MM + RING_HEIGHT_MM / max(lighting.to_light[2], 0.2) * 1.2 + 30
+    )
     ring_lit = np.ones(len(P))
     if near_ring.any():
         ring_lit[near_ring] = _ring_shadow(P[near_ring], light_dirs[:4])
@@ -395,8 +472,9 @@ def _shade_background(surf: _Surfaces, lighting: Lighting, P: np.ndarray, n_geo:
     return alb * (key + amb) + spec
 
 
-def _ball_effects(balls: list[Ball], lighting: Lighting, P: np.ndarray, sand: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _ball_effects(
+    balls: list[Ball], lighting: Lighting, P: np.ndarray, sand: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Tinted soft shadows with the ball-lens caustic (RGB factor on the key light) and contact occlusion."""
     L = lighting.to_light
     pen = math.tan(math.radians(lighting.radius_deg))
@@ -414,16 +492,19 @@ def _ball_effects(balls: list[Ball], lighting: Lighting, P: np.ndarray, sand: np
         f = GLASS_IOR * r / (2 * (GLASS_IOR - 1))
         spot_r = np.maximum(r * np.abs(s - f) / f, 0.35 * r)
         gain = np.minimum((r / spot_r) ** 2 * 0.5, 6.0) if b.style == "cats_eye" else 0.0
-        caustic = gain * np.exp(-(perp / spot_r) ** 2) * (s > 0)
+        caustic = gain * np.exp(-((perp / spot_r) ** 2)) * (s > 0)
         shadow *= 1 - cover[:, None] * (1 - trans[None]) + (caustic[:, None] * np.asarray(b.tint_rgb)[None])
         plan = np.hypot(rel[:, 0], rel[:, 1])
         same = sand == b.on_ring
-        occ *= 1 - same * (0.55 * np.exp(-(plan / (0.38 * r)) ** 2) + 0.25 * np.exp(-(plan / (1.1 * r)) ** 2))
+        occ *= 1 - same * (
+            0.55 * np.exp(-((plan / (0.38 * r)) ** 2)) + 0.25 * np.exp(-((plan / (1.1 * r)) ** 2))
+        )
     return shadow, occ
 
 
-def _shade_balls(balls: list[Ball], surf: _Surfaces, lighting: Lighting, o: np.ndarray, d: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def _shade_balls(
+    balls: list[Ball], surf: _Surfaces, lighting: Lighting, o: np.ndarray, d: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Colour of rays (N) that hit a ball, and the hit mask."""
     centers = np.array([b.center_mm for b in balls])
     radii = np.array([b.radius_mm for b in balls])
@@ -446,15 +527,16 @@ def _shade_balls(balls: list[Ball], surf: _Surfaces, lighting: Lighting, o: np.n
     refl = lighting.environment(reflect(dd, n))
     # refraction in, across the ball, and out (total internal reflection cannot occur leaving a sphere)
     eta = 1.0 / GLASS_IOR
-    k_in = 1 - eta ** 2 * (1 - cos_i ** 2)
+    k_in = 1 - eta**2 * (1 - cos_i**2)
     d_in = eta * dd + (eta * cos_i - np.sqrt(np.maximum(k_in, 0)))[:, None] * n
     chord = -2 * np.sum((E - C) * d_in, 1)
     X = E + chord[:, None] * d_in
     nx = (X - C) / R[:, None]
     cos_x = np.sum(d_in * nx, 1)
-    k_out = 1 - GLASS_IOR ** 2 * (1 - cos_x ** 2)
+    k_out = 1 - GLASS_IOR**2 * (1 - cos_x**2)
     d_out = GLASS_IOR * d_in + (-GLASS_IOR * cos_x + np.sqrt(np.maximum(k_out, 0)))[:, None] * nx
     d_out /= np.linalg.norm(d_out, axis=1, keepdims=True)
+    tint = np.array([b.tint_rgb for b in balls])[kk]
     # what the refracted ray sees: the surface the ball rests on (lit, in the ball's own light), or sky
     base_z = np.where(np.array([b.on_ring for b in balls])[kk], 0.0, -RING_HEIGHT_MM)
     down = d_out[:, 2] < -0.05
@@ -463,9 +545,20 @@ def _shade_balls(balls: list[Ball], surf: _Surfaces, lighting: Lighting, o: np.n
         tq = (base_z[down] - X[down, 2]) / d_out[down, 2]
         Q = X[down] + tq[:, None] * d_out[down]
         on_sand = base_z[down] == 0.0
-        alb = np.where(on_sand[:, None], surf.sand_albedo(Q[:, 0], Q[:, 1]), surf.ground_albedo(Q[:, 0], Q[:, 1]))
-        seen[down] = alb * (lighting.key_rgb * lighting.to_light[2] * 0.9 + lighting.ambient_rgb * 0.8)
-    tint = np.array([b.tint_rgb for b in balls])[kk]
+        alb = np.where(
+            on_sand[:, None], surf.sand_albedo(Q[:, 0], Q[:, 1]), surf.ground_albedo(Q[:, 0], Q[:, 1])
+        )
+        # the ball's own shadow lies right behind it: light reaching Q passes through the ball (tinted, ~45 %)
+        L = lighting.to_light
+        rel = C[down] - Q
+        along = rel @ L
+        perp = np.linalg.norm(rel - along[:, None] * L[None], axis=1)
+        own = smoothstep(R[down] * 1.05, R[down] * 0.9, perp)[:, None] * (along > 0)[:, None]
+        key_in = 1.0 - own * (1.0 - 0.45 * tint[down])
+        contact = 1.0 - 0.5 * np.exp(-((np.hypot(rel[:, 0], rel[:, 1]) / (0.5 * R[down])) ** 2))
+        seen[down] = alb * (
+            lighting.key_rgb * lighting.to_light[2] * key_in + lighting.ambient_rgb * (0.8 * contact)[:, None]
+        )
     vane = np.array([b.vane_rgb for b in balls])[kk]
     inner = tint ** (chord / 12.7)[:, None] * seen
     # cat's-eye vanes: nv planes through the ball's local z axis, met along the chord
@@ -484,41 +577,57 @@ def _shade_balls(balls: list[Ball], surf: _Surfaces, lighting: Lighting, o: np.n
         Q = El + tv[:, None] * Dl
         along = Q[:, 0] * math.cos(th) + Q[:, 1] * math.sin(th)
         zl = Q[:, 2] / R
-        halfw = VANE_HALF_WIDTH_RATIO * R * np.sqrt(np.clip(1 - (zl / 0.92) ** 2, 0, 1)) * (0.85 + 0.15 * np.cos(7 * zl + j))
+        halfw = (
+            VANE_HALF_WIDTH_RATIO
+            * R
+            * np.sqrt(np.clip(1 - (zl / 0.92) ** 2, 0, 1))
+            * (0.85 + 0.15 * np.cos(7 * zl + j))
+        )
         ok = (tv > 0) & (tv < chord) & (np.abs(along) < halfw) & (style == "cats_eye")
         closer = ok & (tv < best)
         best = np.where(closer, tv, best)
         facing = np.where(closer, np.abs(denom), facing)
     has_vane = np.isfinite(best)
     key = lighting.key_rgb * 0.55 + lighting.ambient_rgb * 0.9
-    vane_col = vane * key[None] * (0.45 + 0.55 * facing)[:, None] * tint ** 0.5
+    vane_col = vane * key[None] * (0.45 + 0.55 * facing)[:, None] * tint**0.5
     inner = np.where(has_vane[:, None], vane_col, inner)
     # swirl (opaque banded glass): a diffuse surface with bands around the local axis
     sw = style == "swirl"
     if sw.any():
         El_s = El[sw] / R[sw, None]
-        band = 0.5 + 0.5 * np.sin(3 * np.arctan2(El_s[:, 1], El_s[:, 0]) + 4.0 * El_s[:, 2]
-                                  + 1.5 * np.sin(5 * El_s[:, 2]))
-        base = np.array([_SWIRL_BASE[int(i) % len(_SWIRL_BASE)] for i in np.round(tint[sw, 0] * 10)])
-        albedo = base * (1 - band[:, None] ** 3) + vane[sw] * band[:, None] ** 3
+        band = 0.5 + 0.5 * np.sin(
+            3 * np.arctan2(El_s[:, 1], El_s[:, 0]) + 4.0 * El_s[:, 2] + 1.5 * np.sin(5 * El_s[:, 2])
+        )
+        albedo = tint[sw] * (1 - band[:, None] ** 3) + vane[sw] * band[:, None] ** 3
         ndl = np.clip(n[sw] @ lighting.to_light, 0, 1)
-        diff = albedo * (lighting.key_rgb * ndl[:, None] + lighting.ambient_rgb * (0.55 + 0.45 * n[sw, 2])[:, None])
+        diff = albedo * (
+            lighting.key_rgb * ndl[:, None] + lighting.ambient_rgb * (0.55 + 0.45 * n[sw, 2])[:, None]
+        )
         inner[sw] = 0.85 * diff + 0.15 * inner[sw]
     out[idx] = F * refl + (1 - F) * inner
     return out, hit
 
 
-def render_marbles_scene(scene: MarblesScene, camera: CameraModel, lighting: Lighting, rng: np.random.Generator,
-                         *, supersample: int = 3) -> np.ndarray:
+def render_marbles_scene(
+    scene: MarblesScene,
+    camera: CameraModel,
+    lighting: Lighting,
+    rng: np.random.Generator,
+    *,
+    supersample: int = 3,
+) -> np.ndarray:
     """Linear RGB radiance (H, W, 3) of the ring seen by ``camera``."""
     w, h = camera.image_size_wh_px
     surf = _Surfaces(rng, scene.ground, scene.scribed_line)
     light_dirs = lighting.sample_dirs(8)
-    px = pixel_block(0, 0, w, h, 1).reshape(-1, 2)
-    o, d = camera.rays_mm(px)
-    P, n, sand = _trace_ground(o, d)
-    img = _shade_background(surf, lighting, P, n, sand, d, np.ones((len(P), 3)), np.ones(len(P)),
-                            light_dirs).reshape(h, w, 3)
+    img = np.empty((h, w, 3))
+    for y0 in range(0, h, BAND_ROWS):  # in bands of rows: bounded memory at 4000 x 3000
+        y1 = min(y0 + BAND_ROWS, h)
+        o, d = camera.rays_mm(pixel_block(0, y0, w, y1, 1).reshape(-1, 2))
+        P, n, sand = _trace_ground(o, d)
+        img[y0:y1] = _shade_background(
+            surf, lighting, P, n, sand, d, np.ones((len(P), 3)), np.ones(len(P)), light_dirs
+        ).reshape(-1, w, 3)
     L = lighting.to_light
     boxes = []
     for b in scene.balls:
@@ -551,22 +660,33 @@ def render_marbles_scene(scene: MarblesScene, camera: CameraModel, lighting: Lig
 
 # --- truth and generator ---------------------------------------------------------------------------------
 
+
 def ring_ellipse_px(camera: CameraModel) -> dict:
     """``cv2.fitEllipse`` of the projected rim circle (R at z = 0): centre, full axes, angle."""
     a = np.linspace(0, 2 * math.pi, 360, endpoint=False)
     rim = np.column_stack([RING_RADIUS_MM * np.cos(a), RING_RADIUS_MM * np.sin(a), np.zeros_like(a)])
     (cx, cy), (ax1, ax2), ang = cv2.fitEllipse(camera.project_mm(rim).astype(np.float32))
-    return {"center": [round(cx, 2), round(cy, 2)], "axes": [round(ax1, 2), round(ax2, 2)],
-            "angle_deg": round(ang, 3)}
+    return {
+        "center": [round(cx, 2), round(cy, 2)],
+        "axes": [round(ax1, 2), round(ax2, 2)],
+        "angle_deg": round(ang, 3),
+    }
 
 
 def marbles_truth(scene: MarblesScene, camera: CameraModel) -> dict:
-    pieces = [{
-        "id": b.piece_id, "kind": b.kind, "center_mm": np.round(b.center_mm[:2], 3).tolist(),
-        "center_z_mm": round(float(b.center_mm[2]), 3), "diameter_mm": round(b.diameter_mm, 3),
-        "on_ring": b.on_ring, "center_px": np.round(camera.project_mm(b.center_mm[None])[0], 2).tolist(),
-        "style": b.style,
-    } for b in scene.balls]
+    pieces = [
+        {
+            "id": b.piece_id,
+            "kind": b.kind,
+            "center_mm": np.round(b.center_mm[:2], 3).tolist(),
+            "center_z_mm": round(float(b.center_mm[2]), 3),
+            "diameter_mm": round(b.diameter_mm, 3),
+            "on_ring": b.on_ring,
+            "center_px": np.round(camera.project_mm(b.center_mm[None])[0], 2).tolist(),
+            "style": b.style,
+        }
+        for b in scene.balls
+    ]
     counts = {
         "marbles_on_ring": sum(b.kind == "marble" and b.on_ring for b in scene.balls),
         "marbles_off_ring": sum(b.kind == "marble" and not b.on_ring for b in scene.balls),
@@ -575,9 +695,13 @@ def marbles_truth(scene: MarblesScene, camera: CameraModel) -> dict:
     }
     truth = {
         "game": GAME,
-        "ring": {"center_mm": [0.0, 0.0], "radius_mm": RING_RADIUS_MM, "height_mm": RING_HEIGHT_MM,
-                 "center_px": np.round(camera.project_mm(np.zeros((1, 3)))[0], 2).tolist(),
-                 "ellipse_px": ring_ellipse_px(camera)},
+        "ring": {
+            "center_mm": [0.0, 0.0],
+            "radius_mm": RING_RADIUS_MM,
+            "height_mm": RING_HEIGHT_MM,
+            "center_px": np.round(camera.project_mm(np.zeros((1, 3)))[0], 2).tolist(),
+            "ellipse_px": ring_ellipse_px(camera),
+        },
         "ground": scene.ground,
         "pieces": pieces,
         "counts": counts,
@@ -588,21 +712,33 @@ def marbles_truth(scene: MarblesScene, camera: CameraModel) -> dict:
     return truth
 
 
-def generate_marbles(rng: np.random.Generator, out_dir, name: str, size_wh: tuple[int, int] = (1920, 1080), *,
-                     spec: MarblesSceneSpec | None = None, jpeg_quality: int = 85, supersample: int = 3):
+def generate_marbles(
+    rng: np.random.Generator,
+    out_dir,
+    name: str,
+    size_wh: tuple[int, int] = (1920, 1080),
+    *,
+    spec: MarblesSceneSpec | None = None,
+    jpeg_quality: int = 85,
+    supersample: int | None = None,
+):
     """Render one ring-marbles photo with truth: writes ``<name>.jpg`` and ``<name>.json``."""
-    from simulation.photo import PhotoSettings, finish_photo
-    from simulation.pyramids_marbles_common import write_image_and_truth
-
     if spec is None:
         framing = str(rng.choice(["ring", "ring", "centre", "edge"]))
-        spec = MarblesSceneSpec(group=int(rng.choice([0, 13, 25, 37, 49])) if framing != "edge" else 0,
-                                scatter_on=int(rng.integers(3, 25)), scatter_off=int(rng.integers(0, 8)),
-                                tolleys_on=int(rng.integers(0, 3)), tolleys_off=int(rng.integers(0, 2)),
-                                scribed_line=bool(rng.random() < 0.3), framing=framing)
+        spec = MarblesSceneSpec(
+            group=int(rng.choice([0, 13, 25, 37, 49])) if framing != "edge" else 0,
+            scatter_on=int(rng.integers(3, 25)),
+            scatter_off=int(rng.integers(0, 8)),
+            tolleys_on=int(rng.integers(0, 3)),
+            tolleys_off=int(rng.integers(0, 2)),
+            scribed_line=bool(rng.random() < 0.3),
+            framing=framing,
+        )
     camera = marbles_camera(rng, size_wh, spec.framing)
     scene = random_marbles_scene(rng, spec, camera)
     lighting = Lighting.random(rng, elevation_deg=(35.0, 70.0))
+    if supersample is None:  # 3 x 3 rays per pixel at HD; pieces span more pixels on bigger frames
+        supersample = 3 if size_wh[0] * size_wh[1] <= 2_500_000 else 2
     linear = render_marbles_scene(scene, camera, lighting, rng, supersample=supersample)
     settings = PhotoSettings.random(rng, motion_blur_probability=0.0)
     bgr = finish_photo(linear, rng, settings=settings)
@@ -610,7 +746,10 @@ def generate_marbles(rng: np.random.Generator, out_dir, name: str, size_wh: tupl
 
 
 def simulate_marbles(out_dir, *, count: int, seed: int, size_wh_px: tuple[int, int]) -> list:
-    """``tableref simulate`` generator: ``count`` random photos; item ``i`` draws from ``default_rng([seed, i])``."""
+    """``tableref simulate`` generator: ``count`` photos; item ``i`` from ``default_rng([seed, i])``.
+
+    Files are named by game and index, so the same seed writes the same files.
+    """
     paths = []
     for i in range(count):
         jpg, _ = generate_marbles(np.random.default_rng([seed, i]), out_dir, f"marbles_{i:03d}", size_wh_px)

@@ -41,7 +41,7 @@ class PhotoSettings:
 
     @classmethod
     def random(cls, rng: np.random.Generator, *, jpeg_quality_range: tuple[int, int] = (80, 95),
-               motion_blur_probability: float = 0.15) -> "PhotoSettings":
+               motion_blur_probability: float = 0.15) -> PhotoSettings:
         mb = float(rng.uniform(1.0, 3.0)) if rng.random() < motion_blur_probability else 0.0
         return cls(exposure=float(rng.uniform(0.85, 1.15)),
                    vignetting_ratio=float(rng.uniform(0.1, 0.4)),
@@ -54,13 +54,13 @@ class PhotoSettings:
 
 
 def _motion_kernel(length_px: float, angle_deg: float) -> np.ndarray:
-    n = int(math.ceil(length_px)) | 1
+    n = math.ceil(length_px) | 1
     k = np.zeros((n + 2, n + 2), np.float32)
     c = (n + 1) / 2
     dx, dy = math.cos(math.radians(angle_deg)), math.sin(math.radians(angle_deg))
     for t in np.linspace(-length_px / 2, length_px / 2, 4 * n + 1):
         x, y = c + t * dx, c + t * dy
-        x0, y0 = int(math.floor(x)), int(math.floor(y))
+        x0, y0 = math.floor(x), math.floor(y)
         fx, fy = x - x0, y - y0
         k[y0, x0] += (1 - fx) * (1 - fy)
         k[y0, x0 + 1] += fx * (1 - fy)

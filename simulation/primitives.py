@@ -9,7 +9,7 @@ the ray), ``part`` a small integer naming the surface hit (used for texture and 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 

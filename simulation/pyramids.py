@@ -13,12 +13,28 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
+from simulation.photo import PhotoSettings, finish_photo
 from simulation.pyramids_marbles_common import (
-    Fbm, Lighting, Noise2D, TriangleSet, rays_near_spheres, camera_rays, downsample, fresnel_schlick, padded_bbox, patch_groups,
-    pixel_block, reflect, smoothstep,
+    BAND_ROWS,
+    Fbm,
+    Lighting,
+    Noise2D,
+    TriangleSet,
+    camera_rays,
+    downsample,
+    fresnel_schlick,
+    oblique_camera,
+    padded_bbox,
+    patch_groups,
+    pixel_block,
+    rays_near_spheres,
+    reflect,
+    smoothstep,
+    write_image_and_truth,
 )
 
 GAME = "ice-tiddlywinks"
@@ -30,16 +46,26 @@ PYRAMID_SIZES: dict[str, tuple[float, float, int]] = {
     "large": (25.4, 44.5, 3),
 }
 WALL_MM = 1.2  # shell thickness of the moulded pieces (measured by eye on photos; only sets stacking height)
-STACK_CLEARANCE_MM = 0.3  # a stacked piece's rim rests this far above where its inner wall meets the lower piece
+STACK_CLEARANCE_MM = (
+    0.3  # a stacked piece's rim rests this far above where its inner wall meets the lower piece
+)
 POSES = ("upright", "lying", "standing_on_lying", "nested")
 
 # Translucent colours: linear transmittance through one wall at normal incidence.
 TRANSLUCENT_RGB: dict[str, tuple[float, float, float]] = {
-    "red": (0.82, 0.05, 0.06), "yellow": (0.88, 0.66, 0.04), "green": (0.06, 0.50, 0.12),
-    "blue": (0.05, 0.16, 0.78), "purple": (0.36, 0.05, 0.56), "orange": (0.92, 0.28, 0.03),
-    "cyan": (0.04, 0.58, 0.72), "clear": (0.92, 0.92, 0.90),
+    "red": (0.82, 0.05, 0.06),
+    "yellow": (0.88, 0.66, 0.04),
+    "green": (0.06, 0.50, 0.12),
+    "blue": (0.05, 0.16, 0.78),
+    "purple": (0.36, 0.05, 0.56),
+    "orange": (0.92, 0.28, 0.03),
+    "cyan": (0.04, 0.58, 0.72),
+    "clear": (0.92, 0.92, 0.90),
 }
-OPAQUE_RGB: dict[str, tuple[float, float, float]] = {"black": (0.022, 0.022, 0.025), "white": (0.72, 0.72, 0.69)}
+OPAQUE_RGB: dict[str, tuple[float, float, float]] = {
+    "black": (0.022, 0.022, 0.025),
+    "white": (0.72, 0.72, 0.69),
+}
 COLORS: tuple[str, ...] = tuple(TRANSLUCENT_RGB) + tuple(OPAQUE_RGB)
 PLASTIC_F0 = 0.04  # Fresnel reflectance at normal incidence of acrylic/polystyrene (n ~ 1.5)
 TAPE_WIDTH_RANGE_MM = (18.0, 25.0)
@@ -106,8 +132,8 @@ class PyramidPiece:
     def points(self) -> int:
         """IT Score: upright pips, double when the base rests on a lying piece, nothing when lying.
 
-        A piece stacked on or hidden under an upright piece scores its pips (IT I-2); a hidden one is undecided
-        on the photo (IT I-3) but this is its true score once lifted.
+        A piece stacked on or hidden under an upright piece scores its pips (IT I-2); a hidden one is
+        undecided on the photo (IT I-3) but this is its true score once lifted.
         """
         if self.pose == "lying":
             return 0
@@ -136,7 +162,7 @@ class PyramidPiece:
         return np.stack([np.stack([c[i], c[(i + 1) % 4], a]) for i in range(4)])
 
     def hull_mm(self) -> np.ndarray:
-        """Closed hull (6, 3, 3): the faces plus the base square as two triangles (for support computations)."""
+        """Closed hull (6, 3, 3): the faces plus the base square as two triangles (for support tests)."""
         c = self.corners_mm()
         return np.concatenate([self.faces_mm(), np.stack([[c[0], c[2], c[1]], [c[0], c[3], c[2]]])])
 
@@ -147,9 +173,16 @@ class PyramidPiece:
 
 # --- poses ----------------------------------------------------------------------------------------------
 
+
 def upright_piece(piece_id: str, color: str, size: str, xy_mm, yaw_rad: float) -> PyramidPiece:
-    return PyramidPiece(piece_id=piece_id, color=color, size=size, pose="upright", rotation=_rot_z(yaw_rad),
-                        base_center_mm=(xy_mm[0], xy_mm[1], 0.0))
+    return PyramidPiece(
+        piece_id=piece_id,
+        color=color,
+        size=size,
+        pose="upright",
+        rotation=_rot_z(yaw_rad),
+        base_center_mm=(xy_mm[0], xy_mm[1], 0.0),
+    )
 
 
 def lying_piece(piece_id: str, color: str, size: str, xy_mm, yaw_rad: float) -> PyramidPiece:
@@ -158,12 +191,14 @@ def lying_piece(piece_id: str, color: str, size: str, xy_mm, yaw_rad: float) -> 
     # outward normal of the -y face is (0, -2h, b)/norm; turn it to straight down about the x axis
     beta = math.pi - math.atan2(2 * h, b)
     R = _rot_z(yaw_rad) @ _rot_x(beta)
-    tmp = PyramidPiece(piece_id=piece_id, color=color, size=size, pose="lying", rotation=R,
-                       base_center_mm=(0.0, 0.0, 0.0))
+    tmp = PyramidPiece(
+        piece_id=piece_id, color=color, size=size, pose="lying", rotation=R, base_center_mm=(0.0, 0.0, 0.0)
+    )
     face = tmp.faces_mm()[0]
     shift = np.array([xy_mm[0], xy_mm[1], 0.0]) - np.array([*face[:, :2].mean(axis=0), face[:, 2].min()])
-    return PyramidPiece(piece_id=piece_id, color=color, size=size, pose="lying", rotation=R,
-                        base_center_mm=shift)
+    return PyramidPiece(
+        piece_id=piece_id, color=color, size=size, pose="lying", rotation=R, base_center_mm=shift
+    )
 
 
 def stacked_piece(piece_id: str, color: str, size: str, lower: PyramidPiece) -> PyramidPiece:
@@ -176,8 +211,15 @@ def stacked_piece(piece_id: str, color: str, size: str, lower: PyramidPiece) -> 
     if b_u > lower.base_mm:
         raise ValueError(f"a {size} piece cannot sit on a {lower.size} piece: it would cover it")
     z = lower.height_mm * (1.0 - (b_u - 2 * WALL_MM) / lower.base_mm) + STACK_CLEARANCE_MM
-    return PyramidPiece(piece_id=piece_id, color=color, size=size, pose="nested", rotation=lower.rotation,
-                        base_center_mm=lower.to_table(np.array([0.0, 0.0, z])), supported_by=(lower.piece_id,))
+    return PyramidPiece(
+        piece_id=piece_id,
+        color=color,
+        size=size,
+        pose="nested",
+        rotation=lower.rotation,
+        base_center_mm=lower.to_table(np.array([0.0, 0.0, z])),
+        supported_by=(lower.piece_id,),
+    )
 
 
 def _surface_samples(tris: np.ndarray, n: int = 14) -> np.ndarray:
@@ -189,8 +231,9 @@ def _surface_samples(tris: np.ndarray, n: int = 14) -> np.ndarray:
     return np.einsum("sk,tkd->tsd", w, tris).reshape(-1, 3)
 
 
-def standing_on_lying_piece(piece_id: str, color: str, size: str, lying: PyramidPiece, toward_rad: float,
-                            overlap_ratio: float) -> PyramidPiece | None:
+def standing_on_lying_piece(
+    piece_id: str, color: str, size: str, lying: PyramidPiece, toward_rad: float, overlap_ratio: float
+) -> PyramidPiece | None:
     """A piece with one base edge on the table and the base resting on ``lying`` (IT I-1: scores double).
 
     The piece stands beside the lying one, facing it along ``toward_rad``, its base overlapping the lying
@@ -219,27 +262,57 @@ def standing_on_lying_piece(piece_id: str, color: str, size: str, lying: Pyramid
     R = _rot_z(yaw) @ _rot_x(alpha)
     hinge = np.array([*(hinge_s * d + centre_lat * lat), 0.0])
     base_center = hinge + R @ np.array([0.0, b / 2, 0.0])
-    return PyramidPiece(piece_id=piece_id, color=color, size=size, pose="standing_on_lying", rotation=R,
-                        base_center_mm=base_center, supported_by=("table", lying.piece_id))
+    return PyramidPiece(
+        piece_id=piece_id,
+        color=color,
+        size=size,
+        pose="standing_on_lying",
+        rotation=R,
+        base_center_mm=base_center,
+        supported_by=("table", lying.piece_id),
+    )
 
 
-def covering_pair(outer_id: str, outer_color: str, outer_size: str, inner_id: str, inner_color: str,
-                  inner_size: str, xy_mm, yaw_rad: float, rng: np.random.Generator) -> tuple[PyramidPiece, ...]:
+def covering_pair(
+    outer_id: str,
+    outer_color: str,
+    outer_size: str,
+    inner_id: str,
+    inner_color: str,
+    inner_size: str,
+    xy_mm,
+    yaw_rad: float,
+    rng: np.random.Generator,
+) -> tuple[PyramidPiece, ...]:
     """A larger upright piece over a smaller upright one, both on the table: the inner is hidden (IT I-3)."""
     b_o, b_i = PYRAMID_SIZES[outer_size][0], PYRAMID_SIZES[inner_size][0]
     if b_i >= b_o:
         raise ValueError(f"a {outer_size} piece cannot cover a {inner_size} piece")
     room = max((b_o - 2 * WALL_MM - b_i) / 2 - 0.5, 0.0) * 0.5
     off = rng.uniform(-room, room, 2)
-    outer = PyramidPiece(piece_id=outer_id, color=outer_color, size=outer_size, pose="upright",
-                         rotation=_rot_z(yaw_rad), base_center_mm=(xy_mm[0], xy_mm[1], 0.0), covers=(inner_id,))
-    inner = PyramidPiece(piece_id=inner_id, color=inner_color, size=inner_size, pose="nested",
-                         rotation=_rot_z(yaw_rad + rng.uniform(-0.08, 0.08)),
-                         base_center_mm=(xy_mm[0] + off[0], xy_mm[1] + off[1], 0.0), hidden=True)
+    outer = PyramidPiece(
+        piece_id=outer_id,
+        color=outer_color,
+        size=outer_size,
+        pose="upright",
+        rotation=_rot_z(yaw_rad),
+        base_center_mm=(xy_mm[0], xy_mm[1], 0.0),
+        covers=(inner_id,),
+    )
+    inner = PyramidPiece(
+        piece_id=inner_id,
+        color=inner_color,
+        size=inner_size,
+        pose="nested",
+        rotation=_rot_z(yaw_rad + rng.uniform(-0.08, 0.08)),
+        base_center_mm=(xy_mm[0] + off[0], xy_mm[1] + off[1], 0.0),
+        hidden=True,
+    )
     return outer, inner
 
 
 # --- scene ----------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StartLine:
@@ -252,8 +325,13 @@ class StartLine:
     albedo_rgb: tuple[float, float, float]
 
 
-_TAPES = {"masking": (0.62, 0.50, 0.28), "white": (0.78, 0.78, 0.74), "blue": (0.03, 0.12, 0.45),
-          "green": (0.05, 0.30, 0.08), "black": (0.03, 0.03, 0.03)}
+_TAPES = {
+    "masking": (0.62, 0.50, 0.28),
+    "white": (0.78, 0.78, 0.74),
+    "blue": (0.03, 0.12, 0.45),
+    "green": (0.05, 0.30, 0.08),
+    "black": (0.03, 0.03, 0.03),
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -279,16 +357,18 @@ def _view_polygon_mm(camera: CameraModel, margin_ratio: float) -> np.ndarray:
     w, h = camera.image_size_wh_px
     mx, my = margin_ratio * w, margin_ratio * h
     t = np.linspace(0, 1, 9)
-    edge = np.concatenate([np.column_stack([mx + t * (w - 1 - 2 * mx), np.full(9, my)]),
-                           np.column_stack([np.full(9, w - 1 - mx), my + t * (h - 1 - 2 * my)]),
-                           np.column_stack([w - 1 - mx - t * (w - 1 - 2 * mx), np.full(9, h - 1 - my)]),
-                           np.column_stack([np.full(9, mx), h - 1 - my - t * (h - 1 - 2 * my)])])
+    edge = np.concatenate(
+        [
+            np.column_stack([mx + t * (w - 1 - 2 * mx), np.full(9, my)]),
+            np.column_stack([np.full(9, w - 1 - mx), my + t * (h - 1 - 2 * my)]),
+            np.column_stack([w - 1 - mx - t * (w - 1 - 2 * mx), np.full(9, h - 1 - my)]),
+            np.column_stack([np.full(9, mx), h - 1 - my - t * (h - 1 - 2 * my)]),
+        ]
+    )
     return camera.image_to_table_mm(edge, 0.0)
 
 
 def _inside_polygon(poly: np.ndarray, pts: np.ndarray) -> np.ndarray:
-    import cv2  # local: only scene layout needs it here
-
     c = poly.astype(np.float32).reshape(-1, 1, 2)
     return np.array([cv2.pointPolygonTest(c, (float(x), float(y)), False) > 0 for x, y in pts])
 
@@ -309,9 +389,15 @@ def random_ice_scene(rng: np.random.Generator, camera: CameraModel, spec: IceSce
     def relabel(group: list[PyramidPiece]) -> list[PyramidPiece]:
         """Number accepted pieces p1, p2 ... in placement order (failed attempts leave no gaps)."""
         names = {p.piece_id: f"p{len(pieces) + k + 1}" for k, p in enumerate(group)}
-        return [replace(p, piece_id=names[p.piece_id],
-                        supported_by=tuple(names.get(s, s) for s in p.supported_by),
-                        covers=tuple(names[c] for c in p.covers)) for p in group]
+        return [
+            replace(
+                p,
+                piece_id=names[p.piece_id],
+                supported_by=tuple(names.get(s, s) for s in p.supported_by),
+                covers=tuple(names[c] for c in p.covers),
+            )
+            for p in group
+        ]
 
     def size_draw() -> str:
         return str(rng.choice(list(PYRAMID_SIZES)))
@@ -330,8 +416,12 @@ def random_ice_scene(rng: np.random.Generator, camera: CameraModel, spec: IceSce
             if any(np.linalg.norm(c - c2) < r + r2 for c2, r2 in placed):
                 continue
             px = camera.project_mm(verts)
-            if px[:, 0].min() < 0.04 * w or px[:, 0].max() > 0.96 * w or px[:, 1].min() < 0.04 * h \
-                    or px[:, 1].max() > 0.96 * h:
+            if (
+                px[:, 0].min() < 0.04 * w
+                or px[:, 0].max() > 0.96 * w
+                or px[:, 1].min() < 0.04 * h
+                or px[:, 1].max() > 0.96 * h
+            ):
                 continue
             placed.append((c, r))
             pieces.extend(relabel(group))
@@ -342,15 +432,24 @@ def random_ice_scene(rng: np.random.Generator, camera: CameraModel, spec: IceSce
         return str(rng.choice(colors))
 
     for _ in range(spec.upright):
-        try_place(lambda xy: [upright_piece(next_id(), color(), size_draw(), xy, rng.uniform(0, 2 * math.pi))])
+        try_place(
+            lambda xy: [upright_piece(next_id(), color(), size_draw(), xy, rng.uniform(0, 2 * math.pi))]
+        )
     for _ in range(spec.lying):
         try_place(lambda xy: [lying_piece(next_id(), color(), size_draw(), xy, rng.uniform(0, 2 * math.pi))])
 
     def make_sol(xy):
-        lying = lying_piece(next_id(), color(), str(rng.choice(["small", "medium", "large"])), xy,
-                            rng.uniform(0, 2 * math.pi))
-        top = standing_on_lying_piece(next_id(), color(), str(rng.choice(["medium", "large", "small"])), lying,
-                                      rng.uniform(0, 2 * math.pi), rng.uniform(0.25, 0.6))
+        lying = lying_piece(
+            next_id(), color(), str(rng.choice(["small", "medium", "large"])), xy, rng.uniform(0, 2 * math.pi)
+        )
+        top = standing_on_lying_piece(
+            next_id(),
+            color(),
+            str(rng.choice(["medium", "large", "small"])),
+            lying,
+            rng.uniform(0, 2 * math.pi),
+            rng.uniform(0.25, 0.6),
+        )
         return None if top is None else [lying, top]
 
     for _ in range(spec.standing_on_lying):
@@ -367,9 +466,21 @@ def random_ice_scene(rng: np.random.Generator, camera: CameraModel, spec: IceSce
 
     def make_cover(xy):
         outer_size, inner_size = [("large", "small"), ("large", "medium"), ("medium", "small")][
-            int(rng.integers(3))]
-        return list(covering_pair(next_id(), color(), outer_size, next_id(), color(), inner_size, xy,
-                                  rng.uniform(0, 2 * math.pi), rng))
+            int(rng.integers(3))
+        ]
+        return list(
+            covering_pair(
+                next_id(),
+                color(),
+                outer_size,
+                next_id(),
+                color(),
+                inner_size,
+                xy,
+                rng.uniform(0, 2 * math.pi),
+                rng,
+            )
+        )
 
     for _ in range(spec.covered):
         try_place(make_cover)
@@ -380,21 +491,30 @@ def random_ice_scene(rng: np.random.Generator, camera: CameraModel, spec: IceSce
         ang = rng.uniform(0, math.pi)
         dvec = np.array([math.cos(ang), math.sin(ang)]) * 3000.0
         kind = str(rng.choice(list(_TAPES)))
-        lines.append(StartLine(p0_mm=tuple(p - dvec), p1_mm=tuple(p + dvec),
-                               width_mm=float(rng.uniform(*TAPE_WIDTH_RANGE_MM)), color=kind,
-                               albedo_rgb=_TAPES[kind]))
+        lines.append(
+            StartLine(
+                p0_mm=tuple(p - dvec),
+                p1_mm=tuple(p + dvec),
+                width_mm=float(rng.uniform(*TAPE_WIDTH_RANGE_MM)),
+                color=kind,
+                albedo_rgb=_TAPES[kind],
+            )
+        )
     return IceScene(pieces=tuple(pieces), start_lines=tuple(lines))
 
 
 # --- rendering -------------------------------------------------------------------------------------------
 
+
 class WoodTop:
     """Albedo of a planked, varnished wooden top in mm: growth-ring figure, fibre streaks, plank joints."""
 
-    _TONES = (((0.16, 0.065, 0.025), (0.34, 0.15, 0.06)),  # cherry / mahogany
-              ((0.30, 0.17, 0.08), (0.52, 0.33, 0.16)),  # oak
-              ((0.07, 0.035, 0.016), (0.18, 0.085, 0.04)),  # walnut
-              ((0.45, 0.28, 0.12), (0.66, 0.47, 0.25)))  # pine / beech
+    _TONES = (
+        ((0.16, 0.065, 0.025), (0.34, 0.15, 0.06)),  # cherry / mahogany
+        ((0.30, 0.17, 0.08), (0.52, 0.33, 0.16)),  # oak
+        ((0.07, 0.035, 0.016), (0.18, 0.085, 0.04)),  # walnut
+        ((0.45, 0.28, 0.12), (0.66, 0.47, 0.25)),
+    )  # pine / beech
 
     def __init__(self, rng: np.random.Generator):
         self.angle = float(rng.uniform(0.0, math.pi))
@@ -459,7 +579,9 @@ class _ClusterGeometry:
     pip_count: np.ndarray  # (T,)
     pip_layout: np.ndarray  # (T, 3): slant offset, radius, spacing
     contacts: list = field(default_factory=list)  # (polygon (K, 2), strength) for table occlusion
-    sphere_centers: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))  # bounding spheres, per piece
+    sphere_centers: np.ndarray = field(
+        default_factory=lambda: np.zeros((0, 3))
+    )  # bounding spheres, per piece
     sphere_radii: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def near(self, o: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -491,11 +613,21 @@ def _cluster_geometry(pieces: list[PyramidPiece]) -> _ClusterGeometry:
             low = c[np.argsort(c[:, 2])[:2]]
             contacts.append((np.vstack([low[:, :2], low[::-1, :2] + 1e-3]), 0.7))
     centers = np.array([p.vertices_mm().mean(axis=0) for p in pieces])
-    radii = np.array([np.linalg.norm(p.vertices_mm() - c, axis=1).max() + 0.1 for p, c in zip(pieces, centers)])
-    return _ClusterGeometry(tris=TriangleSet(np.concatenate(tris)), piece_of_tri=np.array(owner),
-                            trans_rgb=np.array(trans), albedo_rgb=np.array(alb), opaque=np.array(opq),
-                            pip_count=np.array(pips), pip_layout=np.array(layout), contacts=contacts,
-                            sphere_centers=centers, sphere_radii=radii)
+    radii = np.array(
+        [np.linalg.norm(p.vertices_mm() - c, axis=1).max() + 0.1 for p, c in zip(pieces, centers)]
+    )
+    return _ClusterGeometry(
+        tris=TriangleSet(np.concatenate(tris)),
+        piece_of_tri=np.array(owner),
+        trans_rgb=np.array(trans),
+        albedo_rgb=np.array(alb),
+        opaque=np.array(opq),
+        pip_count=np.array(pips),
+        pip_layout=np.array(layout),
+        contacts=contacts,
+        sphere_centers=centers,
+        sphere_radii=radii,
+    )
 
 
 def _log_transmission(geo: _ClusterGeometry, o: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -550,21 +682,32 @@ def _contact_occlusion(geo: _ClusterGeometry, xy: np.ndarray) -> np.ndarray:
     return occ
 
 
-def _shade_table(table: _Table, lighting: Lighting, P: np.ndarray, d: np.ndarray, shadow: np.ndarray,
-                 occ: np.ndarray) -> np.ndarray:
+def _shade_table(
+    table: _Table, lighting: Lighting, P: np.ndarray, d: np.ndarray, shadow: np.ndarray, occ: np.ndarray
+) -> np.ndarray:
     alb = table.albedo(P[:, 0], P[:, 1])
     Lz = lighting.to_light[2]
     diffuse = alb * (lighting.key_rgb[None] * Lz * shadow + lighting.ambient_rgb[None] * occ[:, None])
     n = np.array([0.0, 0.0, 1.0])
     r = reflect(d, n[None])
     F = fresnel_schlick(d[:, 2], 0.04)[:, None]
-    spec = F * lighting.environment(r) * table.gloss * np.minimum(shadow.mean(axis=1, keepdims=True) * 0.6 + 0.4,
-                                                                  occ[:, None])
+    spec = (
+        F
+        * lighting.environment(r)
+        * table.gloss
+        * np.minimum(shadow.mean(axis=1, keepdims=True) * 0.6 + 0.4, occ[:, None])
+    )
     return diffuse + spec
 
 
-def _shade_pieces(geo: _ClusterGeometry, lighting: Lighting, o: np.ndarray, d: np.ndarray, t_table: np.ndarray,
-                  background: callable) -> np.ndarray:
+def _shade_pieces(
+    geo: _ClusterGeometry,
+    lighting: Lighting,
+    o: np.ndarray,
+    d: np.ndarray,
+    t_table: np.ndarray,
+    background: callable,
+) -> np.ndarray:
     """Front-to-back composite of every wall a ray crosses before the table, then the table seen through."""
     t, u, v = geo.tris.intersect(o, d)
     t = np.where(t < t_table[:, None], t, np.inf)
@@ -621,13 +764,20 @@ def _shade_pieces(geo: _ClusterGeometry, lighting: Lighting, o: np.ndarray, d: n
         # opaque plastic: diffuse + coat; moulded pips read as slightly different matte dots
         alb_o = np.where(pip[:, None], alb * 0.6 + 0.035, alb)
         col_o = alb_o * irr + spec * np.where(pip, 0.3, 1.0)[:, None]
-        # translucent wall: reflection, a little scatter, tinted transmission longer at grazing angles
+        # translucent wall: reflection, a little scatter, tinted transmission longer at grazing angles; the
+        # rounded edges bend light away (total internal reflection), so they read darker and more saturated
         path = 1.0 / np.maximum(np.abs(cos_i), 0.12)
         trans = geo.trans_rgb[jj] ** path[:, None] * (1.0 - F)
         edge = smoothstep(0.9, 0.2, edge_mm)[:, None]
         trans = trans * (1.0 - edge * (1.0 - geo.trans_rgb[jj] ** 2))
-        scatter = alb * (0.13 + 0.15 * edge) * (lighting.key_rgb * light * (0.3 + 0.7 * np.abs(
-            n_out @ lighting.to_light))[:, None] + lighting.ambient_rgb)
+        scatter = (
+            alb
+            * (0.13 * (1.0 - 0.6 * edge))
+            * (
+                lighting.key_rgb * light * (0.3 + 0.7 * np.abs(n_out @ lighting.to_light))[:, None]
+                + lighting.ambient_rgb
+            )
+        )
         frost = pip[:, None] * 0.22 * (lighting.key_rgb * light * 0.5 + lighting.ambient_rgb)
         trans = np.where(pip[:, None], trans * 0.45, trans)
         col_t = spec + scatter + frost
@@ -640,17 +790,31 @@ def _shade_pieces(geo: _ClusterGeometry, lighting: Lighting, o: np.ndarray, d: n
     return colour
 
 
-def render_ice_scene(scene: IceScene, camera: CameraModel, lighting: Lighting, rng: np.random.Generator, *,
-                     supersample: int = 3) -> np.ndarray:
+def render_ice_scene(
+    scene: IceScene,
+    camera: CameraModel,
+    lighting: Lighting,
+    rng: np.random.Generator,
+    *,
+    supersample: int = 3,
+) -> np.ndarray:
     """Linear RGB radiance (H, W, 3) of the scene seen by ``camera``."""
     w, h = camera.image_size_wh_px
-    table = _Table(wood=WoodTop(rng), lines=scene.start_lines, crepe=Noise2D(rng, 0.35), gloss=float(rng.uniform(0.5, 1.0)))
+    table = _Table(
+        wood=WoodTop(rng),
+        lines=scene.start_lines,
+        crepe=Noise2D(rng, 0.35),
+        gloss=float(rng.uniform(0.5, 1.0)),
+    )
 
-    px = pixel_block(0, 0, w, h, 1).reshape(-1, 2)
-    o, d = camera.rays_mm(px)
-    t_tab = -o[2] / d[:, 2]
-    P = o + t_tab[:, None] * d
-    img = _shade_table(table, lighting, P, d, np.ones((len(P), 3)), np.ones(len(P))).reshape(h, w, 3)
+    img = np.empty((h, w, 3))
+    for y0 in range(0, h, BAND_ROWS):  # in bands of rows: bounded memory at 4000 x 3000
+        y1 = min(y0 + BAND_ROWS, h)
+        o, d = camera.rays_mm(pixel_block(0, y0, w, y1, 1).reshape(-1, 2))
+        P = o + (-o[2] / d[:, 2])[:, None] * d
+        img[y0:y1] = _shade_table(table, lighting, P, d, np.ones((len(P), 3)), np.ones(len(P))).reshape(
+            -1, w, 3
+        )
 
     # patches around each cluster of pieces (their shadows and contact shading included)
     L = lighting.to_light
@@ -689,22 +853,32 @@ def render_ice_scene(scene: IceScene, camera: CameraModel, lighting: Lighting, r
 
 # --- truth and generator ---------------------------------------------------------------------------------
 
+
 def ice_truth(scene: IceScene, camera: CameraModel) -> dict:
     """Truth document: pieces with pose, points, 3-D corners and apex, scores, start lines, the camera."""
     pieces = []
     for p in scene.pieces:
-        pieces.append({
-            "id": p.piece_id, "color": p.color, "size": p.size, "pose": p.pose, "points": p.points,
-            "pips": p.pips, "translucent": p.translucent,
-            "center_mm": np.round(p.base_center_mm[:2], 3).tolist(),
-            "base_center_z_mm": round(float(p.base_center_mm[2]), 3),
-            "center_px": np.round(camera.project_mm(p.base_center_mm[None])[0], 2).tolist(),
-            "base_corners_mm": np.round(p.corners_mm(), 3).tolist(),
-            "apex_mm": np.round(p.apex_mm(), 3).tolist(),
-            "apex_px": np.round(camera.project_mm(p.apex_mm()[None])[0], 2).tolist(),
-            "axis_tilt_deg": round(p.axis_tilt_deg(), 2),
-            "supported_by": list(p.supported_by), "hidden": p.hidden, "covers": list(p.covers),
-        })
+        pieces.append(
+            {
+                "id": p.piece_id,
+                "color": p.color,
+                "size": p.size,
+                "pose": p.pose,
+                "points": p.points,
+                "pips": p.pips,
+                "translucent": p.translucent,
+                "center_mm": np.round(p.base_center_mm[:2], 3).tolist(),
+                "base_center_z_mm": round(float(p.base_center_mm[2]), 3),
+                "center_px": np.round(camera.project_mm(p.base_center_mm[None])[0], 2).tolist(),
+                "base_corners_mm": np.round(p.corners_mm(), 3).tolist(),
+                "apex_mm": np.round(p.apex_mm(), 3).tolist(),
+                "apex_px": np.round(camera.project_mm(p.apex_mm()[None])[0], 2).tolist(),
+                "axis_tilt_deg": round(p.axis_tilt_deg(), 2),
+                "supported_by": list(p.supported_by),
+                "hidden": p.hidden,
+                "covers": list(p.covers),
+            }
+        )
     scores: dict[str, int] = {}
     visible: dict[str, int] = {}
     for p in scene.pieces:
@@ -716,18 +890,27 @@ def ice_truth(scene: IceScene, camera: CameraModel) -> dict:
         "scores": scores,
         "scores_visible": visible,
         "undecided_piece_ids": [p.piece_id for p in scene.pieces if p.hidden],
-        "start_lines": [{"p0_mm": np.round(s.p0_mm, 2).tolist(), "p1_mm": np.round(s.p1_mm, 2).tolist(),
-                         "width_mm": round(s.width_mm, 2), "color": s.color} for s in scene.start_lines],
+        "start_lines": [
+            {
+                "p0_mm": np.round(s.p0_mm, 2).tolist(),
+                "p1_mm": np.round(s.p1_mm, 2).tolist(),
+                "width_mm": round(s.width_mm, 2),
+                "color": s.color,
+            }
+            for s in scene.start_lines
+        ],
         "calibration": {"source": "simulation", "camera": camera.to_dict()},
     }
 
 
-def ice_camera(rng: np.random.Generator, image_size_wh_px: tuple[int, int], *,
-               tilt_range_deg: tuple[float, float] = (0.0, 35.0),
-               distance_range_mm: tuple[float, float] = (1000.0, 2000.0)) -> CameraModel:
+def ice_camera(
+    rng: np.random.Generator,
+    image_size_wh_px: tuple[int, int],
+    *,
+    tilt_range_deg: tuple[float, float] = (0.0, 35.0),
+    distance_range_mm: tuple[float, float] = (1000.0, 2000.0),
+) -> CameraModel:
     """1-2 m from the table, up to 35 deg off vertical, zoomed so a small base spans >= ~25 px everywhere."""
-    from simulation.pyramids_marbles_common import oblique_camera
-
     w, _ = image_size_wh_px
     dist = float(rng.uniform(*distance_range_mm))
     tilt = float(rng.uniform(*tilt_range_deg))
@@ -735,25 +918,42 @@ def ice_camera(rng: np.random.Generator, image_size_wh_px: tuple[int, int], *,
     # small base 14.3 mm >= 25 px at the far side of the view (up to ~1.35 x the axis distance when oblique)
     need = 28.0 / PYRAMID_SIZES["small"][0] * dist * (1.0 + 0.012 * tilt)
     focal = max((w / 2) / math.tan(hfov / 2), need * w / 1920.0)
-    return oblique_camera(rng, target_mm=(0.0, 0.0, 0.0), distance_mm=dist, tilt_deg=tilt, focal_px=focal,
-                          image_size_wh_px=image_size_wh_px)
+    return oblique_camera(
+        rng,
+        target_mm=(0.0, 0.0, 0.0),
+        distance_mm=dist,
+        tilt_deg=tilt,
+        focal_px=focal,
+        image_size_wh_px=image_size_wh_px,
+    )
 
 
-def generate_ice_tiddlywinks(rng: np.random.Generator, out_dir, name: str,
-                             size_wh: tuple[int, int] = (1920, 1080), *, spec: IceSceneSpec | None = None,
-                             tilt_range_deg: tuple[float, float] = (0.0, 35.0), jpeg_quality: int = 85,
-                             supersample: int = 3):
+def generate_ice_tiddlywinks(
+    rng: np.random.Generator,
+    out_dir,
+    name: str,
+    size_wh: tuple[int, int] = (1920, 1080),
+    *,
+    spec: IceSceneSpec | None = None,
+    tilt_range_deg: tuple[float, float] = (0.0, 35.0),
+    jpeg_quality: int = 85,
+    supersample: int | None = None,
+):
     """Render one Ice Tiddly Winks photo with truth: writes ``<name>.jpg`` and ``<name>.json``."""
-    from simulation.photo import PhotoSettings, finish_photo
-    from simulation.pyramids_marbles_common import write_image_and_truth
-
     if spec is None:
-        spec = IceSceneSpec(upright=int(rng.integers(4, 9)), lying=int(rng.integers(1, 4)),
-                            standing_on_lying=int(rng.integers(0, 3)), stacked=int(rng.integers(0, 2)),
-                            covered=int(rng.integers(0, 2)), start_lines=int(rng.integers(0, 2)))
+        spec = IceSceneSpec(
+            upright=int(rng.integers(4, 9)),
+            lying=int(rng.integers(1, 4)),
+            standing_on_lying=int(rng.integers(0, 3)),
+            stacked=int(rng.integers(0, 2)),
+            covered=int(rng.integers(0, 2)),
+            start_lines=int(rng.integers(0, 2)),
+        )
     camera = ice_camera(rng, size_wh, tilt_range_deg=tilt_range_deg)
     scene = random_ice_scene(rng, camera, spec)
     lighting = Lighting.random(rng)
+    if supersample is None:  # 3 x 3 rays per pixel at HD; pieces span more pixels on bigger frames
+        supersample = 3 if size_wh[0] * size_wh[1] <= 2_500_000 else 2
     linear = render_ice_scene(scene, camera, lighting, rng, supersample=supersample)
     settings = PhotoSettings.random(rng, motion_blur_probability=0.0)
     bgr = finish_photo(linear, rng, settings=settings)
@@ -762,10 +962,14 @@ def generate_ice_tiddlywinks(rng: np.random.Generator, out_dir, name: str,
 
 
 def simulate_ice_tiddlywinks(out_dir, *, count: int, seed: int, size_wh_px: tuple[int, int]) -> list:
-    """``tableref simulate`` generator: ``count`` random photos; item ``i`` draws from ``default_rng([seed, i])``."""
+    """``tableref simulate`` generator: ``count`` photos; item ``i`` from ``default_rng([seed, i])``.
+
+    Files are named by game and index, so the same seed writes the same files.
+    """
     paths = []
     for i in range(count):
-        jpg, _ = generate_ice_tiddlywinks(np.random.default_rng([seed, i]), out_dir, f"ice_tiddlywinks_{i:03d}",
-                                          size_wh_px)
+        jpg, _ = generate_ice_tiddlywinks(
+            np.random.default_rng([seed, i]), out_dir, f"ice_tiddlywinks_{i:03d}", size_wh_px
+        )
         paths.append(jpg)
     return paths

@@ -19,10 +19,11 @@ from calibration.camera import CameraModel
 from simulation.photo import encode_jpeg
 
 _REMAP_ROW_PX = 4096  # cv2.remap maps must stay below SHRT_MAX per side: sample long arrays in rows this wide
-_RAY_CHUNK = 65536  # rays per block in the (rays x primitives) tests, to bound temporary memory
+BAND_ROWS = 256  # image rows shaded at once on a full frame (bounds memory at 4000 x 3000)
 
 
 # --- small maths ---------------------------------------------------------------------------------------
+
 
 def smoothstep(edge0: float, edge1: float, x: np.ndarray) -> np.ndarray:
     t = np.clip((x - edge0) / (edge1 - edge0), 0.0, 1.0)
@@ -39,12 +40,8 @@ def reflect(d: np.ndarray, n: np.ndarray) -> np.ndarray:
     return d - 2.0 * np.sum(d * n, axis=-1, keepdims=True) * n
 
 
-def srgb_to_linear(rgb) -> np.ndarray:
-    c = np.asarray(rgb, dtype=np.float64)
-    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-
-
 # --- procedural textures --------------------------------------------------------------------------------
+
 
 def sample_grid(grid: np.ndarray, gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
     """Bicubic, periodic sample of a float32 ``grid`` at fractional cell coordinates (any array shape)."""
@@ -70,18 +67,22 @@ class Noise2D:
 
     def __call__(self, x_mm: np.ndarray, y_mm: np.ndarray) -> np.ndarray:
         # bicubic overshoots a little: clip back to [0, 1] so powers and logs stay finite
-        return np.clip(sample_grid(self.grid, np.asarray(x_mm) / self.cell_x_mm,
-                                   np.asarray(y_mm) / self.cell_y_mm), 0.0, 1.0)
+        return np.clip(
+            sample_grid(self.grid, np.asarray(x_mm) / self.cell_x_mm, np.asarray(y_mm) / self.cell_y_mm),
+            0.0,
+            1.0,
+        )
 
 
 class Fbm:
     """Sum of value-noise octaves, halving the cell each octave; result roughly in [0, 1]."""
 
-    def __init__(self, rng: np.random.Generator, cell_mm: float | tuple[float, float], octaves: int,
-                 gain: float = 0.5):
+    def __init__(
+        self, rng: np.random.Generator, cell_mm: float | tuple[float, float], octaves: int, gain: float = 0.5
+    ):
         cx, cy = (cell_mm, cell_mm) if np.isscalar(cell_mm) else cell_mm
-        self.layers = [Noise2D(rng, (cx / 2 ** k, cy / 2 ** k)) for k in range(octaves)]
-        self.weights = np.array([gain ** k for k in range(octaves)])
+        self.layers = [Noise2D(rng, (cx / 2**k, cy / 2**k)) for k in range(octaves)]
+        self.weights = np.array([gain**k for k in range(octaves)])
         self.weights /= self.weights.sum()
 
     def __call__(self, x_mm: np.ndarray, y_mm: np.ndarray) -> np.ndarray:
@@ -89,6 +90,7 @@ class Fbm:
 
 
 # --- light --------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Lighting:
@@ -100,8 +102,13 @@ class Lighting:
     ambient_rgb: np.ndarray  # irradiance from the upper hemisphere
 
     @classmethod
-    def random(cls, rng: np.random.Generator, *, elevation_deg: tuple[float, float] = (40.0, 72.0),
-               warmth: float | None = None) -> "Lighting":
+    def random(
+        cls,
+        rng: np.random.Generator,
+        *,
+        elevation_deg: tuple[float, float] = (40.0, 72.0),
+        warmth: float | None = None,
+    ) -> "Lighting":
         elev = math.radians(rng.uniform(*elevation_deg))
         az = rng.uniform(0.0, 2.0 * math.pi)
         to_light = np.array([math.cos(elev) * math.cos(az), math.cos(elev) * math.sin(az), math.sin(elev)])
@@ -135,6 +142,7 @@ class Lighting:
 
 # --- ray casting ----------------------------------------------------------------------------------------
 
+
 class TriangleSet:
     """Triangles ``(T, 3, 3)`` prepared for vectorised ray tests by matrix products (rays x triangles)."""
 
@@ -149,17 +157,23 @@ class TriangleSet:
         g11 = np.sum(self.e1 * self.e1, 1)
         g12 = np.sum(self.e1 * self.e2, 1)
         g22 = np.sum(self.e2 * self.e2, 1)
-        det = g11 * g22 - g12 ** 2
+        det = g11 * g22 - g12**2
         # dual basis: (X - v0) . a1 = u, (X - v0) . a2 = v for X in the triangle's plane
-        self.a1 = ((g22 / det)[:, None] * self.e1 - (g12 / det)[:, None] * self.e2)
-        self.a2 = ((g11 / det)[:, None] * self.e2 - (g12 / det)[:, None] * self.e1)
+        self.a1 = (g22 / det)[:, None] * self.e1 - (g12 / det)[:, None] * self.e2
+        self.a2 = (g11 / det)[:, None] * self.e2 - (g12 / det)[:, None] * self.e1
         self.c1 = np.sum(self.v0 * self.a1, 1)
         self.c2 = np.sum(self.v0 * self.a2, 1)
         self.dn = np.sum(self.v0 * self.n, 1)
         # altitudes onto the edges opposite v0, v1, v2: barycentric weight x altitude = distance to that edge
         e3 = self.e2 - self.e1
-        self.alt = np.stack([self.area2 / np.linalg.norm(e3, axis=1), self.area2 / np.linalg.norm(self.e2, axis=1),
-                             self.area2 / np.linalg.norm(self.e1, axis=1)], axis=1)
+        self.alt = np.stack(
+            [
+                self.area2 / np.linalg.norm(e3, axis=1),
+                self.area2 / np.linalg.norm(self.e2, axis=1),
+                self.area2 / np.linalg.norm(self.e1, axis=1),
+            ],
+            axis=1,
+        )
 
     def __len__(self) -> int:
         return len(self.v0)
@@ -188,7 +202,7 @@ def sphere_intersect(o: np.ndarray, d: np.ndarray, centers: np.ndarray, radii: n
     if o.ndim == 1:
         oc = o[None, :] - centers  # (S, 3)
         b = d @ oc.T
-        c = (np.sum(oc * oc, axis=1) - radii ** 2)[None, :]
+        c = (np.sum(oc * oc, axis=1) - radii**2)[None, :]
     else:
         oc = o[:, None, :] - centers[None, :, :]
         b = np.einsum("nk,nsk->ns", d, oc)
@@ -235,7 +249,9 @@ def camera_rays(camera: CameraModel, px: np.ndarray) -> tuple[np.ndarray, np.nda
     return o, d.reshape(*lead, 3)
 
 
-def padded_bbox(points_px: np.ndarray, pad_px: float, size_wh: tuple[int, int]) -> tuple[int, int, int, int] | None:
+def padded_bbox(
+    points_px: np.ndarray, pad_px: float, size_wh: tuple[int, int]
+) -> tuple[int, int, int, int] | None:
     """Integer pixel box ``(x0, y0, x1, y1)`` around points, clipped to the image; None when empty."""
     w, h = size_wh
     x0 = max(int(math.floor(points_px[:, 0].min() - pad_px)), 0)
@@ -251,7 +267,9 @@ def boxes_overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) ->
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def patch_groups(boxes: list[tuple[int, int, int, int] | None]) -> list[tuple[tuple[int, int, int, int], list[int]]]:
+def patch_groups(
+    boxes: list[tuple[int, int, int, int] | None],
+) -> list[tuple[tuple[int, int, int, int], list[int]]]:
     """Each piece's pixel box with the indices of every piece whose box overlaps it.
 
     A patch is rendered with all the pieces that can touch its pixels (occlusion, shadows), so overlapping
@@ -262,14 +280,24 @@ def patch_groups(boxes: list[tuple[int, int, int, int] | None]) -> list[tuple[tu
     for i, box in enumerate(boxes):
         if box is None:
             continue
-        out.append((box, [j for j, other in enumerate(boxes) if other is not None and boxes_overlap(box, other)]))
+        out.append(
+            (box, [j for j, other in enumerate(boxes) if other is not None and boxes_overlap(box, other)])
+        )
     return out
 
 
 # --- camera -------------------------------------------------------------------------------------------
 
-def oblique_camera(rng: np.random.Generator, *, target_mm: tuple[float, float, float], distance_mm: float,
-                   tilt_deg: float, focal_px: float, image_size_wh_px: tuple[int, int]) -> CameraModel:
+
+def oblique_camera(
+    rng: np.random.Generator,
+    *,
+    target_mm: tuple[float, float, float],
+    distance_mm: float,
+    tilt_deg: float,
+    focal_px: float,
+    image_size_wh_px: tuple[int, int],
+) -> CameraModel:
     """A camera ``distance_mm`` from ``target_mm`` whose axis is ``tilt_deg`` off straight down.
 
     Random azimuth, a little roll and mild barrel distortion, as a phone or webcam on a stand.
@@ -277,24 +305,36 @@ def oblique_camera(rng: np.random.Generator, *, target_mm: tuple[float, float, f
     az = rng.uniform(0.0, 2.0 * math.pi)
     tilt = math.radians(tilt_deg)
     eye = np.asarray(target_mm, float) + distance_mm * np.array(
-        [math.sin(tilt) * math.cos(az), math.sin(tilt) * math.sin(az), math.cos(tilt)])
+        [math.sin(tilt) * math.cos(az), math.sin(tilt) * math.sin(az), math.cos(tilt)]
+    )
     # image-up points away from the camera's ground position for oblique views; roll a few degrees
     roll = math.radians(rng.uniform(-6.0, 6.0))
-    base = np.array([-math.cos(az), -math.sin(az), 0.0]) if tilt_deg > 3 else np.array(
-        [math.cos(az), math.sin(az), 0.0])
+    base = (
+        np.array([-math.cos(az), -math.sin(az), 0.0])
+        if tilt_deg > 3
+        else np.array([math.cos(az), math.sin(az), 0.0])
+    )
     up = base * math.cos(roll) + np.cross([0.0, 0.0, 1.0], base) * math.sin(roll)
     k1 = rng.uniform(-0.08, 0.0)
     dist = (k1, rng.uniform(0.0, 0.04), 0.0, 0.0, 0.0)
     w, h = image_size_wh_px
-    return CameraModel.look_at(eye_mm=tuple(eye), target_mm=tuple(target_mm), up_hint=tuple(up), focal_px=focal_px,
-                               image_size_wh_px=(w, h), dist=dist,
-                               principal_offset_px=(rng.uniform(-0.01, 0.01) * w, rng.uniform(-0.01, 0.01) * h))
+    return CameraModel.look_at(
+        eye_mm=tuple(eye),
+        target_mm=tuple(target_mm),
+        up_hint=tuple(up),
+        focal_px=focal_px,
+        image_size_wh_px=(w, h),
+        dist=dist,
+        principal_offset_px=(rng.uniform(-0.01, 0.01) * w, rng.uniform(-0.01, 0.01) * h),
+    )
 
 
 # --- finishing and output -------------------------------------------------------------------------------
 
-def write_image_and_truth(out_dir: str | Path, name: str, bgr: np.ndarray, truth: dict, *,
-                          jpeg_quality: int = 85) -> tuple[Path, Path]:
+
+def write_image_and_truth(
+    out_dir: str | Path, name: str, bgr: np.ndarray, truth: dict, *, jpeg_quality: int = 85
+) -> tuple[Path, Path]:
     """Write ``<name>.jpg`` and ``<name>.json`` (truth, with the image path and size filled in)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -304,8 +344,3 @@ def write_image_and_truth(out_dir: str | Path, name: str, bgr: np.ndarray, truth
     js = out / f"{name}.json"
     js.write_text(json.dumps(truth, indent=1))
     return jpg, js
-
-
-def rounded(x, nd: int = 3):
-    """Nested lists of floats rounded for JSON."""
-    return np.round(np.asarray(x, dtype=np.float64), nd).tolist()

@@ -17,7 +17,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from geometry.constants import BASELINE_DISTANCE_MM, MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM
 from geometry.tiddlywinks import corner_normal
-from simulation.primitives import Disc, Ellipsoid, Pot, Primitive
+from simulation.primitives import Disc, Pot, Primitive
 from simulation.textures import Texture
 
 BAND_PIXELS = 600_000  # rays per band of the ground pass (memory bound)
@@ -312,7 +312,6 @@ class RayCaster:
         sd = np.minimum(Lh - np.abs(P[:, 0]), Wh - np.abs(P[:, 1]))
         fp = t_top * fp_angle / np.maximum(np.abs(dz), 0.05)
         cov = np.clip(0.5 + sd / fp, 0.0, 1.0)
-        albedo = np.zeros((n, 3))
         V = -d
         rgb = np.zeros((n, 3))
         top = cov > 0

@@ -19,13 +19,12 @@ import numpy as np
 
 from geometry import tiddlywinks as tw
 from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, POT_HEIGHT_MM, WINK_THICKNESS_MM
-from geometry.records import scene_to_document
 from geometry.types import TiddlywinksScene, Wink
 from simulation.photo import PhotoSettings, finish_photo
 from simulation.primitives import POT_FLOOR_MM, Disc, Ellipsoid, Material, Primitive
 from simulation.raycaster import RayCaster
 from simulation.render_style import auto_exposure
-from simulation.tiddlywinks_render import POT_LOOKS, scene_primitives, truth_document, wink_normal
+from simulation.tiddlywinks_render import POT_LOOKS, scene_primitives, truth_document
 from simulation.tiddlywinks_scenes import MIN_GAP_MM, random_scene
 
 OUTCOMES = ("pot", "knock", "off")

@@ -83,7 +83,7 @@ def felt_texture(rng: np.random.Generator, *, size_mm: tuple[float, float], texe
     fib = cv2.GaussianBlur(fib, (0, 0), 0.5)
     fib *= 0.05 / (fib.std() + 1e-8)
     pills = _noise(rng, (rows, cols), 2.5) * 0.035
-    blotch = _coarse_noise(rng, (rows, cols), 14) * 0.035 + _coarse_noise(rng, (rows, cols), 4) * 0.03
+    blotch = _coarse_noise(rng, (rows, cols), 14) * 0.02 + _coarse_noise(rng, (rows, cols), 4) * 0.015
     img = (1.0 + grain + fib + pills + blotch).astype(np.float32)
     return Texture(image=img, origin_mm=(-w_mm / 2, -h_mm / 2), texel_mm=texel_mm)
 

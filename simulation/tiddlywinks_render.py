@@ -48,8 +48,9 @@ def wink_normal(wink: Wink) -> np.ndarray:
 def wink_primitive(wink: Wink, rng: np.random.Generator) -> Disc:
     """A wink as a rounded-edge disc; each wink's plastic differs a little in hue and gloss."""
     base = np.asarray(WINK_ALBEDOS[wink.color]) * np.exp(rng.normal(0, 0.07, 3))
-    mat = Material(albedo=tuple(np.clip(base, 0, 0.95)), ks=float(rng.uniform(0.035, 0.05)),
-                   roughness_deg=float(rng.uniform(1.5, 6.0)))
+    # Most winks are satin (worn, handled plastic); some are glossy and can mirror the lamp.
+    rough = float(rng.uniform(4.0, 8.0)) if rng.random() < 0.15 else float(rng.uniform(10.0, 22.0))
+    mat = Material(albedo=tuple(np.clip(base, 0, 0.95)), ks=float(rng.uniform(0.035, 0.05)), roughness_deg=rough)
     return Disc(center=np.array([wink.center_mm[0], wink.center_mm[1], wink.z_mm]), normal=wink_normal(wink),
                 radius=wink.radius_mm, half_thickness=WINK_THICKNESS_MM / 2, material=mat,
                 bevel_mm=float(rng.uniform(0.35, 0.6)), name=wink.wink_id)

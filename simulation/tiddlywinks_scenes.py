@@ -16,7 +16,6 @@ import numpy as np
 
 from geometry import tiddlywinks as tw
 from geometry.constants import (
-    BASELINE_DISTANCE_MM,
     LARGE_WINKS_PER_COLOR,
     MAT_HALF_LENGTH_MM,
     MAT_HALF_WIDTH_MM,
@@ -26,7 +25,15 @@ from geometry.constants import (
     SMALL_WINKS_PER_COLOR,
     WINK_THICKNESS_MM,
 )
-from geometry.types import COLOR_ORDER, DEFAULT_CORNER_SIGNS, Color, GeometryError, TiddlywinksScene, Wink, WinkSize
+from geometry.types import (
+    COLOR_ORDER,
+    DEFAULT_CORNER_SIGNS,
+    Color,
+    GeometryError,
+    TiddlywinksScene,
+    Wink,
+    WinkSize,
+)
 from simulation.primitives import POT_FLOOR_MM, POT_WALL_MM, pot_outer_radius_mm
 
 SCENE_KINDS = ("play", "squops", "potted", "edges", "unplayed", "squidge_off")
@@ -121,8 +128,8 @@ class _Layout:
         for w in self.winks:
             if w.wink_id in ignore or w.potted or (w.off_mat and w.unplayed):
                 continue
-            reach = w.radius_mm if w.tilt_deg == 0 else w.radius_mm  # plan footprint fits inside the disc
-            if math.dist(c, w.center_mm) < r + reach + gap:
+            # A tilted wink's plan footprint (an ellipse) lies inside its disc radius.
+            if math.dist(c, w.center_mm) < r + w.radius_mm + gap:
                 return False
         return True
 

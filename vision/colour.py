@@ -51,6 +51,7 @@ class ColourParams:
     mat_hue_min_ratio: float = 0.8  # ... and at least this bright relative to the felt
     core_ratio: float = 0.5  # blend fraction above which a pixel is wink core (gets a colour class)
     core_window_px: int = 7  # neighbourhood of the strongest departure (about two blur widths)
+    search_table: bool = False  # look for foreground on the table top beyond the mat's side band
     opening_px: int = 3  # per-class opening that removes one-pixel rings of blended outline colours
 
 
@@ -66,6 +67,7 @@ class ColourScene:
     background_bgr: np.ndarray  # (H, W, 3) uint8 local background
     mat_mask: np.ndarray
     edge_band: np.ndarray
+    mat_class: int = 0  # the wink class the felt's own hue falls in (0: none, e.g. grey felt)
 
 
 def _polygon_mask(grid: OrthoGrid, poly_xy: np.ndarray) -> np.ndarray:
@@ -92,17 +94,31 @@ def hue_distance_deg(a: np.ndarray, b: float) -> np.ndarray:
 
 
 def _median_background(small: np.ndarray, valid: np.ndarray, ksize: int) -> np.ndarray:
-    """Median-filtered coarse image where invalid cells take the valid cells' median first."""
+    """Median-filtered coarse image; invalid cells, and cells that stand out (winks), do not vote.
+
+    Two passes: the first median image is the reference; cells departing from it by more than four robust
+    sigmas of the cell-to-reference scatter (a cluster of winks waiting in a corner, the pot) are replaced by
+    the reference before the second median, so a crowd of winks cannot pull the felt's colour.
+    """
     img = small.copy()
-    if valid.any():
-        fill = np.median(small[valid], axis=0)
-    else:
-        fill = np.median(small.reshape(-1, 3), axis=0)
+    fill = np.median(small[valid], axis=0) if valid.any() else np.median(small.reshape(-1, 3), axis=0)
     img[~valid] = fill
-    u8 = np.clip(img * 255.0, 0, 255).astype(np.uint8)
     k = ksize if ksize % 2 == 1 else ksize + 1
-    med = cv2.medianBlur(u8, min(k, 5)) if k <= 5 else cv2.medianBlur(u8, k)
-    return med.astype(np.float32) / 255.0
+
+    def med(a: np.ndarray) -> np.ndarray:
+        u8 = np.clip(a * 255.0 + 0.5, 0, 255).astype(np.uint8)
+        return cv2.medianBlur(u8, k).astype(np.float32) / 255.0
+
+    ref = med(img)
+    dev = np.linalg.norm(img - ref, axis=2)
+    if valid.any():
+        sig = 1.4826 * float(np.median(dev[valid])) + 1e-3
+        out = valid & (dev > max(4.0 * sig, 0.03))
+        out = cv2.dilate(out.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool) & valid
+        if out.any():
+            img[out] = ref[out]
+            ref = med(img)
+    return ref
 
 
 @lru_cache(maxsize=4)
@@ -177,6 +193,8 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     noise_px = dmax[fy, fx].astype(np.float32)
     noise_u8 = max(1.0, float(np.median(noise_px)) / 1.6)  # median of the max of 3 |N(0, s)| ~ 1.6 s
     cand = (dmax > 3.5 * noise_u8) & valid_mask & ~edge_band
+    if not params.search_table:
+        cand &= outer  # the table top around the mat is not searched (see WinkDetectorParams.detect_off_mat)
     # noise statistics of the features themselves, on a sample of mat pixels
 
     def features(rr, cc):
@@ -237,6 +255,7 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     if paint_bgr is None:
         gains = np.ones(3, np.float32)  # a coloured felt is no white reference: leave the camera's balance
     labels = np.zeros((h, w), np.uint8)
+    mat_class = 0
     idx = np.flatnonzero(fg)
     centres = dict(HUE_PROTOTYPES_DEG)
     if len(idx):
@@ -266,11 +285,39 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
         if mat_chroma >= params.min_wink_chroma * 0.5:
             mat_hue = math.degrees(math.atan2(float(mat_lab[2]), float(mat_lab[1]))) % 360.0
             mat_cls = int(_assign(np.array([mat_hue]), centres)[0])
+            mat_class = mat_cls + 1
             # ... and it is lighter or more saturated, never darker: darker felt is shadow
+            # (a shadow keeps the felt's chromaticity; a wink of a nearby hue on a pale felt changes it)
             lit = np.zeros((h, w), bool)
             lit[cr_, cc_] = ratio >= params.mat_hue_min_ratio
-            strong_core &= (cls != mat_cls) | ((dist.reshape(-1)[idx] >= params.mat_hue_min_departure)
-                                               & lit.reshape(-1)[idx])
+            hue_shift = np.zeros((h, w), bool)
+            hue_shift[cr_, cc_] = (dch >= params.mat_hue_min_departure * thr_c) & (ratio >= 0.35)
+            strong_core &= ((cls != mat_cls) | hue_shift.reshape(-1)[idx]
+                            | ((dist.reshape(-1)[idx] >= params.mat_hue_min_departure) & lit.reshape(-1)[idx]))
+        # Unmixing: an outline pixel is a blend a*W + (1 - a)*M of a wink colour W and the local felt M;
+        # hue alone misreads blends (red on green felt looks yellow). Each class's W is measured on its deep
+        # core pixels; every labelled pixel takes the class whose blend line explains it best.
+        x_bgr = ortho_bgr.reshape(-1, 3)[idx].astype(np.float32)
+        m_bgr = bg_u8.reshape(-1, 3)[idx].astype(np.float32)
+        lin_i = lin.reshape(-1)[idx]
+        lmax_i = local_max.reshape(-1)[idx]
+        deep = strong_core & (lin_i >= 0.85 * lmax_i)
+        d = x_bgr - m_bgr
+        resid = np.full((len(idx), len(COLOR_NAMES)), np.inf, np.float32)
+        for k in range(len(COLOR_NAMES)):
+            sel = deep & (cls == k)
+            if sel.sum() < 12:
+                continue
+            wk = np.median(x_bgr[sel], axis=0)
+            v = wk[None, :] - m_bgr
+            vv = np.maximum((v * v).sum(axis=1), 1.0)
+            a_k = np.clip((d * v).sum(axis=1) / vv, 0.0, 1.3)
+            resid[:, k] = np.linalg.norm(d - a_k[:, None] * v, axis=1)
+        known = np.isfinite(resid[np.arange(len(idx)), cls]) & np.isfinite(resid).any(axis=1)
+        best = np.argmin(resid, axis=1)
+        # only move a pixel to another class when that class explains it clearly better
+        better = known & (resid[np.arange(len(idx)), best] < 0.6 * resid[np.arange(len(idx)), cls])
+        cls = np.where(better, best, cls)
         lab_cls = np.where(strong_core, cls + 1, CLASS_NEUTRAL).astype(np.uint8)
         labels.reshape(-1)[idx] = lab_cls
         # Mixed pixels along an outline (wink colour blended with the felt) take intermediate hues and form
@@ -289,7 +336,7 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
             sub[thin] = CLASS_NEUTRAL
     return ColourScene(labels=labels, foreground=fg, hue_centres_deg=centres, gains_bgr=gains,
                        mat_bgr=mat_bgr, paint_bgr=paint_bgr, mat_noise=(sig_c, sig_l), background_bgr=bg_u8,
-                       mat_mask=mat_mask, edge_band=edge_band)
+                       mat_mask=mat_mask, edge_band=edge_band, mat_class=mat_class)
 
 
 def _assign(hue: np.ndarray, centres: dict[str, float]) -> np.ndarray:

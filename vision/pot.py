@@ -8,7 +8,6 @@ projected top opening is inside the cup or on its rim: potted (TW 5(c)).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import cv2
@@ -18,7 +17,7 @@ from calibration.camera import CameraModel
 from geometry.constants import POT_BASE_RADIUS_MM, POT_HEIGHT_MM, POT_TOP_RADIUS_MM
 from vision.colour import CLASS_BG, ColourScene
 from vision.ortho import OrthoGrid
-from vision.silhouette import RoundSolid, edge_crossings, outline, rim_points_mm, sample_profiles, solve_shift
+from vision.silhouette import RoundSolid, rim_points_mm
 
 POT_SOLID = RoundSolid(r_top_mm=POT_TOP_RADIUS_MM, z_top_mm=POT_HEIGHT_MM, r_bottom_mm=POT_BASE_RADIUS_MM,
                        z_bottom_mm=0.0)
@@ -32,6 +31,8 @@ class PotParams:
     n_outline: int = 120
     refine_iterations: int = 3
     probe_mm: float = 3.0
+    displaced_mm: float = 8.0  # beyond this from the mat centre the detection is believed: the pot moved
+    placement_sigma_mm: float = 0.5  # how well a pot stands on the centre mark
     rim_search_mm: float = 12.0  # top-rim search around the silhouette match
 
 
@@ -44,6 +45,7 @@ class PotDetection:
     confidence: float
     silhouette_px: np.ndarray  # (N, 2) polygon
     opening_px: np.ndarray  # (N, 2) polygon of the top rim
+    displaced: bool = False  # found clearly away from the mat centre (moved, not yet recentred)
 
 
 def pot_polygons(camera: CameraModel, center_mm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -84,8 +86,10 @@ def detect_pot(frame_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid
     x1 = int(min(grid.width_px, c0[0] + rad - origin[0] + tw_))
     y1 = int(min(grid.height_px, c0[1] + rad - origin[1] + th))
     fg = (cs.labels[y0:y1, x0:x1] != CLASS_BG).astype(np.float32)
-    default = PotDetection(False, np.zeros(2), camera.project_mm(np.array([[0.0, 0.0, POT_HEIGHT_MM]]))[0],
-                           5.0, 0.0, *pot_polygons(camera, np.zeros(2)))
+    # Not matched (a clear pot, a pot the colour of the felt): the rules put it on the centre mark (TW 4), so
+    # it is assumed there, with low confidence, rather than ignored.
+    default = PotDetection(True, np.zeros(2), camera.project_mm(np.array([[0.0, 0.0, POT_HEIGHT_MM]]))[0],
+                           params.placement_sigma_mm, 0.3, *pot_polygons(camera, np.zeros(2)))
     if fg.shape[0] < th or fg.shape[1] < tw_:
         return default
     score = cv2.matchTemplate(fg, tmpl, cv2.TM_CCORR)
@@ -104,10 +108,24 @@ def detect_pot(frame_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid
     col = x0 + lx + dx + origin[0]
     row = y0 + ly + dy + origin[1]
     center = grid.table_from_ortho(np.array([[col, row]]))[0]
-    center, sigma, rim_score = fit_top_rim(frame_bgr, camera, center, params)
+    center, sigma, rim_score, rim_raw = fit_top_rim(frame_bgr, camera, center, params)
     sil, opening = pot_polygons(camera, center)
     cpx = camera.project_mm(np.array([[center[0], center[1], POT_HEIGHT_MM]]))[0]
-    return PotDetection(True, center, cpx, float(sigma), float(min(1.0, best, rim_score)), sil, opening)
+    displaced = float(np.linalg.norm(center)) > params.displaced_mm
+    if displaced:
+        # believe a moved pot only if its rim is clearly stronger there than on the centre mark
+        from dataclasses import replace
+        _, _, _, raw0 = fit_top_rim(frame_bgr, camera, np.zeros(2), replace(params, rim_search_mm=2.0))
+        displaced = rim_score > 0.3 and rim_raw > 1.5 * raw0
+    if not displaced:
+        # TW 4: the pot stands at the mat centre and is recentred at once when moved (TW 7(b)); a detection
+        # within the displacement threshold agrees with that and the rule position is the better estimate.
+        center = np.zeros(2)
+        sigma = params.placement_sigma_mm
+        sil, opening = pot_polygons(camera, center)
+        cpx = camera.project_mm(np.array([[0.0, 0.0, POT_HEIGHT_MM]]))[0]
+    return PotDetection(True, center, cpx, float(sigma), float(min(1.0, best, rim_score)), sil, opening,
+                        displaced=displaced)
 
 
 def _rim_score_map(gx: np.ndarray, gy: np.ndarray, px0: np.ndarray, nrm: np.ndarray, jac: np.ndarray,
@@ -124,11 +142,11 @@ def _rim_score_map(gx: np.ndarray, gy: np.ndarray, px0: np.ndarray, nrm: np.ndar
 
 
 def fit_top_rim(frame_bgr: np.ndarray, camera: CameraModel, center0: np.ndarray,
-                params: PotParams) -> tuple[np.ndarray, float, float]:
+                params: PotParams) -> tuple[np.ndarray, float, float, float]:
     """Plan centre of the pot from its top rim (r 24 at z 38), the sharpest circle it shows.
 
     The projected rim is slid over the gradient image (coarse then fine grid of plan shifts) to the place
-    where the image steps most strongly across it. Returns (centre, sigma_mm, score in [0, 1]).
+    where the image steps most strongly across it. Returns (centre, sigma_mm, score in [0, 1], raw score).
     """
     n = params.n_outline
     ang = np.linspace(0, 2 * np.pi, n, endpoint=False)
@@ -149,7 +167,7 @@ def fit_top_rim(frame_bgr: np.ndarray, camera: CameraModel, center0: np.ndarray,
     x1 = min(frame_bgr.shape[1], int(px0[:, 0].max()) + pad)
     y1 = min(frame_bgr.shape[0], int(px0[:, 1].max()) + pad)
     if x1 - x0 < 8 or y1 - y0 < 8:
-        return c0, 5.0, 0.0
+        return c0, 5.0, 0.0, 0.0
     roi = cv2.cvtColor(frame_bgr[y0:y1, x0:x1], cv2.COLOR_BGR2Lab).astype(np.float32)
     roi = cv2.GaussianBlur(roi, (0, 0), max(0.8, 0.6 / mmpp))
     gxs = [cv2.Sobel(roi[..., i], cv2.CV_32F, 1, 0, ksize=3) / 8 for i in range(3)]
@@ -179,7 +197,7 @@ def fit_top_rim(frame_bgr: np.ndarray, camera: CameraModel, center0: np.ndarray,
     sigma = float(np.clip(0.25 * sc2[k] / max(drop, 1e-6) * mmpp, 0.15, 5.0))
     contrast = float(np.median(np.hypot(gx, gy)))
     score = float(np.clip((sc2[k] - contrast) / (sc2[k] + 1e-6), 0.0, 1.0))
-    return c0 + delta, sigma, score
+    return c0 + delta, sigma, score, float(sc2[k])
 
 
 def _labels_at(labels: np.ndarray, grid: OrthoGrid, xy_mm: np.ndarray) -> np.ndarray:

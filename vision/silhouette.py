@@ -60,6 +60,7 @@ class Outline:
     points_px: np.ndarray  # (N, 2)
     normals_px: np.ndarray  # (N, 2) unit, outward
     jac: np.ndarray  # (N, 2): d(normal offset, px) / d(centre x, y, mm)
+    jac_full: np.ndarray  # (N, 2, 2): d(point px) / d(centre mm), columns x, y
     is_top: np.ndarray  # (N,) bool: the point lies on the top rim
     center_px: np.ndarray
 
@@ -83,19 +84,16 @@ def outline(camera: CameraModel, solid: RoundSolid, center_mm: np.ndarray, n: in
     on_hull = np.zeros(m, bool)
     on_hull[hull] = True
     # Keep, per angle, the rim point that lies on the hull (both may; take the farther from the centre).
-    sel_pts = []
-    sel_idx = []
-    for k in range(n):
-        cands = [i for i in (k, k + n) if on_hull[i]]
-        if not cands:
-            continue
-        i = max(cands, key=lambda j: float(np.linalg.norm(p0[j] - cen)))
-        sel_idx.append(i)
-        sel_pts.append(k)
-    idx = np.asarray(sel_idx, int)
+    top_on, bot_on = on_hull[:n], on_hull[n:]
+    dt = np.linalg.norm(p0[:n] - cen, axis=1)
+    db = np.linalg.norm(p0[n:] - cen, axis=1)
+    use_bot = bot_on & (~top_on | (db > dt))
+    keep = top_on | bot_on
+    sel_pts = np.flatnonzero(keep)
+    idx = np.where(use_bot, np.arange(n) + n, np.arange(n))[keep]
     if len(idx) < 3:
         idx = np.arange(n)
-        sel_pts = list(range(n))
+        sel_pts = np.arange(n)
     pts = p0[idx]
     # outward normal from the neighbours along the hull order (by angle around the projected centre)
     order = np.argsort(np.arctan2(pts[:, 1] - cen[1], pts[:, 0] - cen[0]))
@@ -112,7 +110,8 @@ def outline(camera: CameraModel, solid: RoundSolid, center_mm: np.ndarray, n: in
     jx = (px_[idx] - p0[idx]) / d
     jy = (py_[idx] - p0[idx]) / d
     jac = np.column_stack([(jx * nrm).sum(axis=1), (jy * nrm).sum(axis=1)])
-    return Outline(angles=ang[np.asarray(sel_pts, int)], points_px=pts, normals_px=nrm, jac=jac,
+    return Outline(angles=ang[sel_pts], points_px=pts, normals_px=nrm, jac=jac,
+                   jac_full=np.stack([jx, jy], axis=2),
                    is_top=idx < n, center_px=cen)
 
 
@@ -145,8 +144,8 @@ def edge_crossings(profiles: np.ndarray, half_px: float, step_px: float, ref_px:
     n, tn, _ = profiles.shape
     t = np.arange(-half_px, half_px + 1e-9, step_px)
     k = max(1, int(round(ref_px / step_px)))
-    inside = np.median(profiles[:, :k], axis=1)
-    outside = np.median(profiles[:, -k:], axis=1)
+    inside = profiles[:, :k].mean(axis=1)
+    outside = profiles[:, -k:].mean(axis=1)
     contrast = np.linalg.norm(inside - outside, axis=1)
     dist = np.linalg.norm(profiles - outside[:, None, :], axis=2)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -154,15 +153,17 @@ def edge_crossings(profiles: np.ndarray, half_px: float, step_px: float, ref_px:
     above = s >= level
     cross = above[:, :-1] & ~above[:, 1:]
     offs = np.full(n, np.nan)
-    for i in range(n):
-        js = np.flatnonzero(cross[i])
-        if len(js) == 0 or not np.isfinite(s[i]).all():
-            continue
-        # the outermost crossing: the wink's silhouette against the outside
-        j = js[-1]
-        s0, s1 = s[i, j], s[i, j + 1]
-        frac = (s0 - level) / (s0 - s1) if s0 != s1 else 0.5
-        offs[i] = t[j] + frac * step_px
+    has = cross.any(axis=1) & np.isfinite(s).all(axis=1)
+    # the outermost crossing: the wink's silhouette against the outside
+    j = (cross.shape[1] - 1) - np.argmax(cross[:, ::-1], axis=1)
+    rows = np.flatnonzero(has)
+    if len(rows):
+        jj = j[rows]
+        s0 = s[rows, jj]
+        s1 = s[rows, jj + 1]
+        den_s = s0 - s1
+        frac = np.where(den_s != 0, (s0 - level) / np.where(den_s != 0, den_s, 1.0), 0.5)
+        offs[rows] = t[jj] + frac * step_px
     return EdgeSamples(offsets_px=offs, contrast=contrast, inside_bgr=inside, outside_bgr=outside)
 
 
@@ -182,7 +183,7 @@ def solve_shift(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, fi
     w0 = weights[ok]
     w = w0.copy()
     x = np.zeros(A.shape[1])
-    for _ in range(5):
+    for _ in range(3):
         Aw = A * w[:, None]
         try:
             x = np.linalg.solve(A.T @ Aw + 1e-9 * np.eye(A.shape[1]), Aw.T @ y)

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -22,10 +23,11 @@ from geometry.records import scene_to_document
 from geometry.types import DEFAULT_CORNER_SIGNS, Color, TiddlywinksScene, Wink
 from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene
 from vision.ortho import OrthoGrid, ortho_maps
-from vision.pot import PotDetection, PotParams, detect_pot, inside_polygon
+from vision.pot import PotDetection, PotParams, detect_pot
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
 from vision.winks import (
     WinkCandidate,
+    RADII_MM,
     WinkDetectorParams,
     assign_poses,
     decide_order,
@@ -38,16 +40,19 @@ ORTHO_Z_MM = WINK_THICKNESS_MM
 #: Height of the floor of the cup where potted winks rest (a wink on the rim sits at the top).
 POT_FLOOR_Z_MM = 3.25
 #: Position uncertainty floor of a wink partly hidden behind the pot.
-POT_OCCLUSION_SIGMA_MM = 1.5
+POT_OCCLUSION_SIGMA_MM = 0.6
+#: Position uncertainty floor of a wink whose size the edge fit could not confirm (half the 3 mm radius gap).
+SIZE_UNVERIFIED_SIGMA_MM = 1.5
 
 
 @dataclass(frozen=True, slots=True)
 class TiddlywinksParams:
     """Parameters of the whole photograph-to-scene pipeline."""
 
-    ortho_mm_per_px: float = 1.0
-    margin_mm: float = 60.0  # table shown around the mat (winks that left it)
-    order_confidence_min: float = 0.75  # below this a vertical order is reported as undecided (TW I-13)
+    ortho_mm_per_px: float = 1.25  # coarse stage only; the fit runs on full-resolution edges
+    margin_mm: float = 25.0  # table shown around the mat (overhanging winks, the mat's side band)
+    order_confidence_min: float = 0.75
+    size_switch_margin_mm: float = 0.8  # a fitted radius this much nearer the other size changes the size  # below this a vertical order is reported as undecided (TW I-13)
     colour: ColourParams = field(default_factory=ColourParams)
     winks: WinkDetectorParams = field(default_factory=WinkDetectorParams)
     pot: PotParams = field(default_factory=PotParams)
@@ -172,17 +177,23 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     opening = _polygon_to_ortho_mask(camera, grid, pot.opening_px)
     exclude = sil & ~opening if pot.found else None
     pot_class = 0
+    block = sil if pot.found else None
     if pot.found:
-        body = cs.labels[exclude]
-        hist = np.bincount(body, minlength=256)[1:len(COLOR_NAMES) + 1]
-        if body.size and hist.max() > 0.4 * body.size:
-            pot_class = int(np.argmax(hist)) + 1
+        # the pot's own colour: a wink class covering much of its silhouette, or of its opening (a potted
+        # wink covers at most a quarter of the opening; more of one class is the cup's inside)
+        for region, share in ((sil, 0.4), (opening, 0.25)):
+            px = cs.labels[region]
+            hist = np.bincount(px, minlength=256)[1:len(COLOR_NAMES) + 1]
+            if px.size and hist.max() > share * px.size:
+                pot_class = int(np.argmax(hist)) + 1
+                break
     timing["pot"] = (time.perf_counter() - t3) * 1e3
 
     t4 = time.perf_counter()
     wp = params.winks
     cands = find_candidates(cs, grid, wp, exclude_mask=exclude, opening_mask=opening if pot.found else None,
-                            pot_class=pot_class, pot_center_mm=pot.center_mm if pot.found else None)
+                            pot_class=pot_class, pot_center_mm=pot.center_mm if pot.found else None,
+                            mm_per_px_at=lambda c: camera.mm_per_px_at((float(c[0]), float(c[1]))))
     timing["candidates"] = (time.perf_counter() - t4) * 1e3
 
     t5 = time.perf_counter()
@@ -196,24 +207,55 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     decide_order(live, labels, grid, frame_bgr, camera, wp, noise)
     assign_poses(live)
     # sub-pixel fit: clean winks first (they also measure the edge offset of this image), then the rest
+    if live:
+        cc_ = np.array([c.center_mm for c in live])
+        rr_ = np.array([c.radius_mm for c in live])
+        dmat = np.sqrt(((cc_[:, None, :] - cc_[None, :, :]) ** 2).sum(axis=2)) - rr_[:, None] - rr_[None, :]
+        np.fill_diagonal(dmat, np.inf)
+        crowded = {live[i].wink_id for i in np.flatnonzero(dmat.min(axis=1) <= 3.0)}
+    else:
+        crowded = set()
+
     def clean(c: WinkCandidate) -> bool:
-        return not c.above and not c.order_confidence and all(
-            np.linalg.norm(o.center_mm - c.center_mm) > o.radius_mm + c.radius_mm + 3.0 for o in live if o is not c)
+        return not c.above and not c.order_confidence and c.wink_id not in crowded
     biases = []
     for c in live:
         if clean(c):
-            b = refine(c, live, frame_bgr, camera, labels, grid, wp, None, mm_per_px)
+            b = refine(c, live, frame_bgr, camera, labels, grid, wp, None, mm_per_px, block)
             if b is not None:
                 biases.append(b)
     bias = float(np.median(biases)) if len(biases) >= 2 else 0.0
     for c in live:
         if not clean(c):
-            refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px)
+            refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+    # Size from the fit (known radii 8 and 11 mm): an outline seen over most of its length measures its own
+    # radius through its edge offset; the image's common offset (blur, bevel) is the median over clean winks.
+    if len(biases) >= 3:
+        for c in live:
+            if c.edge_offset_px is None or c.tilt_deg > 0 or c.fit_fraction < wp.size_fit_fraction:
+                continue
+            mmpp = camera.mm_per_px_at(tuple(c.center_mm))
+            r_app = c.radius_mm + (c.edge_offset_px - bias) * mmpp
+            other = "small" if c.size == "large" else "large"
+            r_other = RADII_MM[other]
+            if abs(r_app - r_other) + params.size_switch_margin_mm < abs(r_app - c.radius_mm):
+                c.size = other
+                c.edge_offset_px = None
+                refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
+    before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}
     assign_poses(live)
     for c in live:
-        if c.tilt_deg > 0:
-            refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px)
+        z0, t0_ = before[c.wink_id]
+        if c.tilt_deg > 0 and (abs(c.z_mm - z0) > 0.1 or abs(c.tilt_deg - t0_) > 0.5):
+            refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+    for c in live:
+        # a wink whose own radius the fit could not see (mostly hidden) may be the other size: its edge may
+        # then be 3 mm elsewhere, and its uncertainty says so
+        if c.fit_fraction < wp.size_fit_fraction:
+            c.sigma_mm = max(c.sigma_mm, SIZE_UNVERIFIED_SIGMA_MM)
+        # the calibration's own error adds to every measured position
+        c.sigma_mm = math.hypot(c.sigma_mm, cal.reprojection_error_mm)
     for c in cands:
         if c.potted:
             _place_potted(c, camera, pot)
@@ -235,10 +277,47 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                 # pot's own edge; say so in the uncertainty (TW I-13 spirit: never a confident guess)
                 c.sigma_mm = max(c.sigma_mm, POT_OCCLUSION_SIGMA_MM)
 
+    _name(cands)  # sizes may have changed in the fit
+    if cal.source == "mat":
+        camera = _orient_by_corners(cands, pot, camera)
+        cal.camera = camera
     measurements, undecided, dets = _finish(cands, params, cs, camera)
     timing["total"] = (time.perf_counter() - t0) * 1e3
     return Measurement(winks=measurements, pot=pot, calibration=cal, detections=dets, undecided_pairs=undecided,
                        timing_ms=timing, colour=cs, grid=grid)
+
+
+def _orient_by_corners(cands: list[WinkCandidate], pot: PotDetection, camera: CameraModel) -> CameraModel:
+    """Choose which mat end is +x from where the colours wait (TW 1(b) corners), not from the image.
+
+    The mat is symmetric under a half turn, so a self-calibration picks +x by image convention. Unplayed winks
+    wait behind their own colour's baseline; if clearly more of them sit in the corners of the half-turned
+    frame, the frame is turned: centres and azimuths follow, and the camera pose is rotated about z.
+    """
+    def count(flip: int) -> int:
+        n = 0
+        for c in cands:
+            if c.potted:
+                continue
+            sx, sy = DEFAULT_CORNER_SIGNS[Color(c.color)]
+            x, y = flip * c.center_mm
+            if sx * x > 0 and sy * y > 0 and tw.baseline_margin_mm(
+                    Wink(wink_id="p", color=c.color, size=c.size, center_mm=(float(x), float(y))), (sx, sy)) > -2.0:
+                n += 1
+        return n
+
+    keep, turn = count(1), count(-1)
+    if turn < keep + 2:
+        return camera
+    for c in cands:
+        c.center_mm = -c.center_mm
+        c.tilt_azimuth_deg = (c.tilt_azimuth_deg + 180.0) % 360.0
+    pot.center_mm = -pot.center_mm
+    Rz = np.diag([-1.0, -1.0, 1.0])
+    R = camera.R @ Rz
+    rvec, _ = cv2.Rodrigues(R)
+    return CameraModel(K=camera.K, dist=camera.dist, rvec=rvec.ravel(), tvec=camera.tvec,
+                       image_size_wh_px=camera.image_size_wh_px)
 
 
 def _grow_polygon(poly: np.ndarray, px: float) -> np.ndarray:
@@ -264,12 +343,20 @@ def _place_potted(c: WinkCandidate, camera: CameraModel, pot: PotDetection) -> N
 
 
 def _name(cands: list[WinkCandidate]) -> None:
-    """Ids like the truth's: ``<colour>-L<n>`` / ``<colour>-S<n>``, numbered along +x."""
+    """Ids like the truth's: ``<colour>-L<n>`` / ``<colour>-S<n>``, numbered along +x (relations follow)."""
     counts: dict[tuple[str, str], int] = {}
+    rename: dict[str, str] = {}
     for c in sorted(cands, key=lambda c: (c.center_mm[0], c.center_mm[1])):
         key = (c.color, c.size)
         counts[key] = counts.get(key, 0) + 1
-        c.wink_id = f"{c.color}-{'L' if c.size == 'large' else 'S'}{counts[key]}"
+        new = f"{c.color}-{'L' if c.size == 'large' else 'S'}{counts[key]}"
+        if c.wink_id:
+            rename[c.wink_id] = new
+        c.wink_id = new
+    if rename:
+        for c in cands:
+            c.above = [rename.get(i, i) for i in c.above]
+            c.order_confidence = {rename.get(k, k): v for k, v in c.order_confidence.items()}
 
 
 def _finish(cands: list[WinkCandidate], params: TiddlywinksParams, cs: ColourScene, camera: CameraModel):
@@ -321,8 +408,8 @@ def waiting_behind_baseline(wm: WinkMeasurement, sign: tuple[int, int]) -> bool:
     if tw.baseline_margin_mm(w, sign) < -BEHIND_BASELINE_SLACK_MM:
         return False
     x, y = wm.center_mm
-    return (sign[0] * x + wm.radius_mm <= MAT_HALF_LENGTH_MM + BEHIND_BASELINE_SLACK_MM
-            and sign[1] * y + wm.radius_mm <= MAT_HALF_WIDTH_MM + BEHIND_BASELINE_SLACK_MM
+    # on the mat (centre), in that corner; an overhang at the mat edge does not make it a played wink
+    return (sign[0] * x <= MAT_HALF_LENGTH_MM and sign[1] * y <= MAT_HALF_WIDTH_MM
             and sign[0] * x > 0 and sign[1] * y > 0)
 
 
@@ -363,16 +450,35 @@ def _squidge_off_scene(scene: TiddlywinksScene) -> TiddlywinksScene | None:
     return TiddlywinksScene(winks=tuple(chosen.values()), pot_center_mm=scene.pot_center_mm)
 
 
-def squidge_off_verdict(scene: TiddlywinksScene) -> dict[str, Any] | None:
+#: The rule engine is a run-time plug-in of vision: the layer table lets vision import only geometry and
+#: calibration, so the adjudicator module is looked up by name (or passed in as ``judge``), never imported.
+RULE_ENGINE_MODULE = "adjudicator.tiddlywinks"
+
+
+@dataclass(frozen=True, slots=True)
+class RuleEngine:
+    """``adjudicate(scene) -> rulings with to_dict()`` and ``judge_squidge_off(scene) -> verdict with to_dict()``."""
+
+    adjudicate: Any
+    judge_squidge_off: Any
+
+
+def default_rule_engine() -> RuleEngine:
+    mod = importlib.import_module(RULE_ENGINE_MODULE)
+    return RuleEngine(adjudicate=mod.adjudicate, judge_squidge_off=mod.judge_squidge_off)
+
+
+def squidge_off_verdict(scene: TiddlywinksScene, judge: RuleEngine | None = None) -> dict[str, Any] | None:
+    """The squidge-off verdict (TW 5(a)) when the scene is one, else None."""
     sub = _squidge_off_scene(scene)
     if sub is None:
         return None
-    from adjudicator.tiddlywinks import judge_squidge_off
-    return judge_squidge_off(sub).to_dict()
+    judge = judge or default_rule_engine()
+    return judge.judge_squidge_off(sub).to_dict()
 
 
 def document_from_measurement(m: Measurement, image_path: str | None = None,
-                              with_rulings: bool = True) -> dict[str, Any]:
+                              with_rulings: bool = True, judge: RuleEngine | None = None) -> dict[str, Any]:
     scene = scene_from_measurement(m)
     doc = scene_to_document(scene)
     by_id = {wm.wink_id: wm for wm in m.winks}
@@ -393,24 +499,28 @@ def document_from_measurement(m: Measurement, image_path: str | None = None,
     pc = m.pot.center_mm
     doc["pot"] = {"center_mm": [round(float(pc[0]), 4), round(float(pc[1]), 4)],
                   "center_px": np.round(cam.project_mm(np.array([[pc[0], pc[1], 0.0]]))[0], 3).tolist(),
-                  "found": bool(m.pot.found), "uncertainty_mm": round(float(m.pot.sigma_mm), 4)}
+                  "found": bool(m.pot.found), "displaced": bool(m.pot.displaced),
+                  "uncertainty_mm": round(float(m.pot.sigma_mm), 4)}
     doc["calibration"] = {"source": m.calibration.source,
                           "reprojection_error_mm": round(float(m.calibration.reprojection_error_mm), 4),
                           "camera": cam.to_dict()}
     doc["undecided_orders"] = [[a, b, round(c, 3)] for a, b, c in m.undecided_pairs]
     doc["timing_ms"] = {k: round(v, 2) for k, v in m.timing_ms.items()}
     if with_rulings:
-        from adjudicator.tiddlywinks import adjudicate
-        doc["rulings"] = [r.to_dict() for r in adjudicate(scene)]
-        doc["squidge_off"] = squidge_off_verdict(scene)
+        judge = judge or default_rule_engine()
+        doc["rulings"] = [r.to_dict() for r in judge.adjudicate(scene)]
+        doc["squidge_off"] = squidge_off_verdict(scene, judge)
     return doc
 
 
 def analyze_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None, params: TiddlywinksParams | None = None,
-                        *, image_path: str | None = None) -> dict[str, Any]:
-    """The analysis document of one photograph: scene, pot, mat, calibration, ``rulings`` and ``squidge_off``."""
+                        *, image_path: str | None = None, judge: RuleEngine | None = None) -> dict[str, Any]:
+    """The analysis document of one photograph: scene, pot, mat, calibration, ``rulings`` and ``squidge_off``.
+
+    ``calibration``: a ``TableCalibration``, a ``CameraModel``, or None to self-calibrate from the mat.
+    """
     m = measure_tiddlywinks(frame_bgr, calibration, params or TiddlywinksParams())
-    return document_from_measurement(m, image_path=image_path)
+    return document_from_measurement(m, image_path=image_path, judge=judge)
 
 
 def detect_winks(frame_bgr: np.ndarray, calibration: Any,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -38,6 +39,7 @@ from vision.silhouette import RoundSolid, edge_crossings, outline, sample_profil
 
 RADII_MM = {"large": LARGE_WINK_RADIUS_MM, "small": SMALL_WINK_RADIUS_MM}
 SIZE_RING_MM = (LARGE_WINK_RADIUS_MM + SMALL_WINK_RADIUS_MM) / 2
+CLASS_HIDDEN = 254  # label of ortho pixels where the pot hides the mat
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,19 +57,25 @@ class WinkDetectorParams:
     n_outline: int = 96
     profile_half_px: float = 6.0
     profile_step_px: float = 0.5
-    refine_iterations: int = 3
+    refine_iterations: int = 3  # stops earlier once a step is below 0.03 mm
     model_sigma_px: float = 0.3  # unmodelled edge effects (bevel, blur asymmetry), in image pixels
     tilted_sigma_mm: float = 0.25  # extra uncertainty of a wink whose height comes from the squop model
+    paint_clearance_mm: float = 5.0  # baseline paint half-width (about 2.5-3) plus blur
     min_fit_fraction: float = 0.15  # outline fraction with valid edges needed for a sub-pixel fit
+    size_fit_fraction: float = 0.6  # outline fraction that measures a wink's own radius (size check)
     large_ring_min: float = 0.5  # own-colour share of the 9.5 mm ring a large wink must show
     small_ring_max: float = 0.85  # a small wink is not surrounded by its own colour at 9.5 mm
+    large_ring_prefer: float = 0.6  # where both radii fit, a large wink needs this much own colour at 9.5 mm
     min_unexplained_fraction: float = 0.10  # own-colour disc share outside same-colour winks already found
+    felt_edge_zone_mm: float = 10.0  # near the mat edge a felt-coloured wink must show a clean disc
+    felt_edge_min_support: float = 0.5
+    felt_edge_min_own: float = 0.55
     detect_off_mat: bool = False  # look for winks whose centre is beyond the mat edge (on the table)
     off_mat_min_own: float = 0.6  # beyond the mat (textured table top) a wink must show a whole clean disc
     off_mat_min_support: float = 0.5
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class WinkCandidate:
     color: str
     size: str
@@ -93,6 +101,7 @@ class WinkCandidate:
     occluded_by_pot: bool = False
     confidence: float = 1.0
     color_margin: float = 1.0
+    edge_offset_px: float | None = None
 
     @property
     def radius_mm(self) -> float:
@@ -135,6 +144,7 @@ _UNIT72 = np.stack([np.cos(np.linspace(0, 2 * np.pi, 72, endpoint=False)),
                     np.sin(np.linspace(0, 2 * np.pi, 72, endpoint=False))], axis=1)
 
 
+@lru_cache(maxsize=16)
 def _interior_offsets(r_mm: float, step_mm: float = 1.2) -> np.ndarray:
     g = np.arange(-r_mm, r_mm + 1e-9, step_mm)
     xx, yy = np.meshgrid(g, g)
@@ -142,23 +152,41 @@ def _interior_offsets(r_mm: float, step_mm: float = 1.2) -> np.ndarray:
     return np.column_stack([xx[keep], yy[keep]])
 
 
+def _on_mat(points_mm: np.ndarray, margin_mm: float = 1.0) -> np.ndarray:
+    """Plan points on the mat (the only searched surface), ``margin_mm`` inside its edge."""
+    return ((np.abs(points_mm[:, 0]) <= MAT_HALF_LENGTH_MM - margin_mm)
+            & (np.abs(points_mm[:, 1]) <= MAT_HALF_WIDTH_MM - margin_mm))
+
+
 def verify(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid, params: WinkDetectorParams) -> None:
-    """Fill the label evidence of a candidate (edge support, mat inside, own colour fraction)."""
+    """Fill the label evidence of a candidate (edge support, mat inside, own colour fraction).
+
+    Probes beyond the mat edge (an overhanging wink) are not evidence either way: that surface is not searched.
+    """
     k = COLOR_NAMES.index(c.color) + 1
     r = c.radius_mm
-    cin = _sample_labels(labels, grid.ortho_from_table(c.center_mm + (r - params.probe_mm) * _UNIT72))
-    cout = _sample_labels(labels, grid.ortho_from_table(c.center_mm + (r + params.probe_mm) * _UNIT72))
-    good = (cin == k) & (cout != k)
-    bad = cin == CLASS_BG
-    inner = _sample_labels(labels, grid.ortho_from_table(c.center_mm + _interior_offsets(r)))
-    c.edge_support = float(good.mean())
-    c.bad_fraction = float(bad.mean())
+    p_in = c.center_mm + (r - params.probe_mm) * _UNIT72
+    p_out = c.center_mm + (r + params.probe_mm) * _UNIT72
+    cin = _sample_labels(labels, grid.ortho_from_table(p_in))
+    cout = _sample_labels(labels, grid.ortho_from_table(p_out))
+    seen = _on_mat(p_out) & (cout != CLASS_HIDDEN) & (cin != CLASS_HIDDEN)
+    good = (cin == k) & (cout != k) & seen
+    bad = (cin == CLASS_BG) & _on_mat(p_in)
+    n_seen = max(1, int(seen.sum()))
+    pts = c.center_mm + _interior_offsets(r)
+    inner = _sample_labels(labels, grid.ortho_from_table(pts))
+    inner = inner[_on_mat(pts) & (inner != CLASS_HIDDEN)]
+    if len(inner) == 0:
+        inner = np.zeros(1, np.uint8)
+    c.edge_support = float(good.sum()) / max(n_seen, 36)
+    c.bad_fraction = float(bad.sum()) / max(n_seen, 36)
     c.interior_background = float((inner == CLASS_BG).mean())
     c.own_fraction = float((inner == k).mean())
     # size evidence: between the two radii (9.5 mm) a large wink shows its own colour, a small one does not
-    ring = _sample_labels(labels, grid.ortho_from_table(c.center_mm + SIZE_RING_MM * _UNIT72))
+    p_ring = c.center_mm + SIZE_RING_MM * _UNIT72
+    ring = _sample_labels(labels, grid.ortho_from_table(p_ring))
     other = (ring >= 1) & (ring <= len(COLOR_NAMES)) & (ring != k)
-    vis = ~other
+    vis = ~other & _on_mat(p_ring) & (ring != CLASS_HIDDEN)
     c.size_evidence = float((ring[vis] == k).mean()) if vis.sum() >= 8 else 0.5
     c.score = c.edge_support + 0.25 * c.own_fraction - c.bad_fraction - c.interior_background
 
@@ -181,11 +209,13 @@ def _opening_fraction(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid,
 
 def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams,
                     exclude_mask: np.ndarray | None = None, opening_mask: np.ndarray | None = None,
-                    pot_class: int = 0, pot_center_mm: np.ndarray | None = None) -> list[WinkCandidate]:
+                    pot_class: int = 0, pot_center_mm: np.ndarray | None = None,
+                    mm_per_px_at=None) -> list[WinkCandidate]:
     labels = cs.labels
     if exclude_mask is not None:
+        # the pot's body: nothing of a wink on the mat shows there (hidden, not evidence either way)
         labels = labels.copy()
-        labels[exclude_mask & (labels > 0)] = CLASS_NEUTRAL
+        labels[exclude_mask] = CLASS_HIDDEN
     s = grid.mm_per_px
     wink_px = ((labels >= 1) & (labels <= 4)).astype(np.uint8)
     n, comp, stats, _ = cv2.connectedComponentsWithStats(wink_px, connectivity=8)
@@ -252,15 +282,31 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
         k = COLOR_NAMES.index(c.color) + 1
         same = [o for o in kept if o.color == c.color
                 and np.linalg.norm(o.center_mm - c.center_mm) < o.radius_mm + c.radius_mm]
-        if any(np.linalg.norm(o.center_mm - c.center_mm) < params.nms_mm for o in same):
-            continue
+        clash = [o for o in same if np.linalg.norm(o.center_mm - c.center_mm) < params.nms_mm]
+        if clash:
+            o = clash[0]
+            # one wink, two radii proposed: the ring between the radii decides (own colour there: large)
+            if (o.size != c.size and c.size == "large" and c.size_evidence >= params.large_ring_prefer
+                    and c.score >= 0.85 * o.score and len(clash) == 1):
+                kept = [x for x in kept if x is not o]
+                same = [x for x in same if x is not o]
+            else:
+                continue
         if same:
             pts = c.center_mm + _interior_offsets(c.radius_mm, 1.0)
             own = _sample_labels(labels, grid.ortho_from_table(pts)) == k
+            # blur spreads a wink's colour by about one and a half image pixels: that is explained too
+            spread = 0.7 if mm_per_px_at is None else max(0.7, 1.5 * mm_per_px_at(c.center_mm))
             free = np.ones(len(pts), bool)
             for o in same:
-                free &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 0.7
+                free &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + spread
             if (own & free).mean() < params.min_unexplained_fraction:
+                continue
+        if k == cs.mat_class:
+            # a wink of the felt's own hue near the mat edge, where the felt itself shows lighter bands
+            edge_gap = min(MAT_HALF_LENGTH_MM - abs(c.center_mm[0]), MAT_HALF_WIDTH_MM - abs(c.center_mm[1]))
+            if edge_gap < c.radius_mm + params.felt_edge_zone_mm and (
+                    c.edge_support < params.felt_edge_min_support or c.own_fraction < params.felt_edge_min_own):
                 continue
         off_mat = abs(c.center_mm[0]) > MAT_HALF_LENGTH_MM or abs(c.center_mm[1]) > MAT_HALF_WIDTH_MM
         if off_mat and not params.detect_off_mat:
@@ -309,17 +355,52 @@ def _arc_inside(a: WinkCandidate, b: WinkCandidate, n: int = 48) -> np.ndarray:
 
 def rim_edge_strength(image_bgr: np.ndarray, camera: CameraModel, a: WinkCandidate, angles: np.ndarray,
                       z_mm: float) -> float:
-    """Mean colour step across a's top rim at the given plan angles (image units)."""
+    """Colour step across a's top rim at the given plan angles (image units).
+
+    The step over 1.5 mm is taken at the best of five radial offsets (within 1 mm of the model rim, so that
+    position and height errors do not hide it) for each angle; the median over angles is returned.
+    """
     if len(angles) == 0:
         return 0.0
     u = np.column_stack([np.cos(angles), np.sin(angles)])
-    pin = np.column_stack([a.center_mm + (a.radius_mm - 1.0) * u, np.full(len(u), z_mm)])
-    pout = np.column_stack([a.center_mm + (a.radius_mm + 1.0) * u, np.full(len(u), z_mm)])
-    q = camera.project_mm(np.vstack([pin, pout])).astype(np.float32)
-    vals = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    vals = vals.reshape(-1, 3).astype(np.float32)
     n = len(u)
-    return float(np.median(np.linalg.norm(vals[:n] - vals[n:], axis=1)))
+    pts = []
+    for off in (-1.0, -0.5, 0.0, 0.5, 1.0):
+        for side in (-0.75, 0.75):
+            pts.append(np.column_stack([a.center_mm + (a.radius_mm + off + side) * u, np.full(n, z_mm)]))
+    q = camera.project_mm(np.vstack(pts)).astype(np.float32)
+    vals = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    vals = vals.reshape(10, n, 3).astype(np.float32)
+    steps = np.linalg.norm(vals[0::2] - vals[1::2], axis=2)  # (5 offsets, n)
+    return float(np.median(steps.max(axis=0)))
+
+
+def _image_colours(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray, z_mm: float) -> np.ndarray:
+    q = camera.project_mm(np.column_stack([pts_mm, np.full(len(pts_mm), z_mm)])).astype(np.float32)
+    v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return v.reshape(-1, 3).astype(np.float32)
+
+
+def _lens_colour_votes(a: WinkCandidate, b: WinkCandidate, lens_mm: np.ndarray, image_bgr: np.ndarray,
+                       camera: CameraModel) -> tuple[int, int]:
+    """Lens samples nearer (in colour) to a's unshared part than to b's, and vice versa."""
+    def own_part(w: WinkCandidate, o: WinkCandidate) -> np.ndarray:
+        p = w.center_mm + _interior_offsets(w.radius_mm, 1.0)
+        return p[np.linalg.norm(p - o.center_mm, axis=1) > o.radius_mm + 1.5]
+    pa, pb = own_part(a, b), own_part(b, a)
+    if len(pa) < 4 or len(pb) < 4 or len(lens_mm) == 0:
+        return 0, 0
+    z = WINK_THICKNESS_MM * 1.5
+    ca = np.median(_image_colours(image_bgr, camera, pa, z), axis=0)
+    cb = np.median(_image_colours(image_bgr, camera, pb, z), axis=0)
+    if float(np.linalg.norm(ca - cb)) < 20.0:
+        return 0, 0  # the two winks look alike here: no evidence
+    lens = _image_colours(image_bgr, camera, lens_mm, z)
+    da = np.linalg.norm(lens - ca, axis=1)
+    db = np.linalg.norm(lens - cb, axis=1)
+    sep = float(np.linalg.norm(ca - cb))
+    decisive = np.abs(da - db) > 0.25 * sep
+    return int(((da < db) & decisive).sum()), int(((db < da) & decisive).sum())
 
 
 def decide_order(winks: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid, image_bgr: np.ndarray,
@@ -344,6 +425,10 @@ def decide_order(winks: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid
                     kb = COLOR_NAMES.index(b.color) + 1
                     na = int((lab == ka).sum())
                     nb = int((lab == kb).sum())
+                    if na + nb < max(4, len(pts) // 3):
+                        # the labels are unsure in the lens (shading of a tilted wink, blends): compare the
+                        # lens's own colours with each wink's colour where only that wink can be seen
+                        na, nb = _lens_colour_votes(a, b, pts, image_bgr, camera)
                     # Beta(1, 1) posterior mean that a is the one seen in the lens
                     p_a_upper = (na + 1) / (na + nb + 2)
             else:
@@ -423,8 +508,31 @@ def solid_of(w: WinkCandidate) -> RoundSolid:
                       z_bottom_mm=w.z_mm - half, tilt_deg=w.tilt_deg, tilt_azimuth_deg=w.tilt_azimuth_deg)
 
 
+def _baseline_segments() -> np.ndarray:
+    from geometry import tiddlywinks as tw
+    return np.array([np.asarray(tw.baseline_segment((sx, sy)).coords) for sx in (1, -1) for sy in (1, -1)])
+
+
+_SEGMENTS = _baseline_segments()
+
+
+_BASELINE_MIN_ABS_X_MM = float(np.abs(_SEGMENTS[:, :, 0]).min())  # the painted baselines lie beyond this |x|
+
+
+def baseline_distance_mm(points_mm: np.ndarray) -> np.ndarray:
+    """Plan distance from each point to the nearest painted baseline centreline."""
+    p = np.asarray(points_mm, float).reshape(-1, 2)
+    best = np.full(len(p), np.inf)
+    for a, b in _SEGMENTS:
+        ab = b - a
+        t = np.clip(((p - a) @ ab) / float(ab @ ab), 0.0, 1.0)
+        d = np.linalg.norm(p - (a + t[:, None] * ab), axis=1)
+        best = np.minimum(best, d)
+    return best
+
+
 def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], labels: np.ndarray,
-                   grid: OrthoGrid, params: WinkDetectorParams) -> np.ndarray:
+                   grid: OrthoGrid, params: WinkDetectorParams, block_mask: np.ndarray | None = None) -> np.ndarray:
     """Outline samples where this wink is seen against the mat, or against a wink it lies on."""
     u = np.column_stack([np.cos(angles), np.sin(angles)])
     k = COLOR_NAMES.index(w.color) + 1
@@ -438,31 +546,51 @@ def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandida
         ko = COLOR_NAMES.index(o.color) + 1
         inside_o = np.linalg.norm(p_out - o.center_mm, axis=1) < o.radius_mm - 0.5
         ok |= (lin == k) & inside_o & (lout == ko) & (ko != k)
+    # beyond the mat's edge lies its side wall and the table: no wink edge can be measured against those
+    ok &= _on_mat(p_out, 0.0)
+    # the baselines' paint is a bright line of unknown width: an edge seen against it is no mat edge
+    if abs(w.center_mm[0]) > _BASELINE_MIN_ABS_X_MM - w.radius_mm - params.probe_mm - params.paint_clearance_mm:
+        ok &= baseline_distance_mm(p_out) > params.paint_clearance_mm
+    # where the pot hides the wink, the edge seen is the pot's, not the wink's
+    if block_mask is not None and not w.potted:
+        p_edge = w.center_mm + (w.radius_mm + 0.5) * u
+        ok &= ~(_sample_labels(block_mask.view(np.uint8), grid.ortho_from_table(p_edge)) == 1)
     # no other wink (that is not below us) may come near the outline sample
-    for o in winks:
-        if o is w or o.wink_id in w.above or o.potted != w.potted:
-            continue
-        near = np.linalg.norm(p_out - o.center_mm, axis=1) < o.radius_mm + 1.5
-        ok &= ~near
+    others = [o for o in winks if o is not w and o.wink_id not in w.above and o.potted == w.potted
+              and abs(o.center_mm[0] - w.center_mm[0]) < 30 and abs(o.center_mm[1] - w.center_mm[1]) < 30]
+    if others:
+        oc = np.array([o.center_mm for o in others])
+        orad = np.array([o.radius_mm for o in others])
+        d2 = ((p_out[:, None, :] - oc[None, :, :]) ** 2).sum(axis=2)
+        ok &= ~np.any(d2 < (orad[None, :] + 1.5) ** 2, axis=1)
     return ok
 
 
 def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
            labels: np.ndarray, grid: OrthoGrid, params: WinkDetectorParams, bias_px: float | None,
-           mm_per_px: float) -> float | None:
+           mm_per_px: float, block_mask: np.ndarray | None = None) -> float | None:
     """Fit the plan centre; returns the fitted edge bias (px) when it was fitted, else ``None``."""
     solid = solid_of(w)
     fitted_bias = None
+    ol = outline(camera, solid, w.center_mm, params.n_outline)
+    origin = w.center_mm.copy()
+    valid = _valid_outline(w, ol.angles, winks, labels, grid, params, block_mask)
     for it in range(params.refine_iterations):
-        ol = outline(camera, solid, w.center_mm, params.n_outline)
-        valid = _valid_outline(w, ol.angles, winks, labels, grid, params)
+        moved = w.center_mm - origin
+        if float(np.linalg.norm(moved)) > 1.0:  # far from the linearisation point: project again
+            ol = outline(camera, solid, w.center_mm, params.n_outline)
+            origin = w.center_mm.copy()
+            valid = _valid_outline(w, ol.angles, winks, labels, grid, params, block_mask)
+            moved = np.zeros(2)
+        # small moves: the outline follows its Jacobian (exact to a hundredth of a pixel within 1 mm)
+        pts = ol.points_px + np.einsum("nij,j->ni", ol.jac_full, moved)
         frac = float(valid.mean()) if len(valid) else 0.0
         w.fit_fraction = frac
         w.center_px = ol.center_px
         if frac < params.min_fit_fraction or valid.sum() < 6:
             w.sigma_mm = max(w.sigma_mm, 0.5 * grid.mm_per_px + 0.3)
             return None
-        prof = sample_profiles(image_bgr, ol.points_px[valid], ol.normals_px[valid], params.profile_half_px,
+        prof = sample_profiles(image_bgr, pts[valid], ol.normals_px[valid], params.profile_half_px,
                                params.profile_step_px)
         es = edge_crossings(prof, params.profile_half_px, params.profile_step_px)
         offs = es.offsets_px
@@ -470,6 +598,11 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         fit_bias = bias_px is None and frac >= 0.75
         delta, b, cov, rms = solve_shift(ol.jac[valid], offs, weights, fit_bias=fit_bias,
                                          bias_px=0.0 if bias_px is None else bias_px)
+        if not fit_bias and frac >= params.size_fit_fraction:
+            # the wink's own edge offset (apparent radius) for the size check, centre kept from the fixed fit
+            _, b_free, cov_free, _ = solve_shift(ol.jac[valid], offs, weights, fit_bias=True)
+            if np.all(np.isfinite(cov_free)):
+                w.edge_offset_px = b_free
         if not np.all(np.isfinite(cov)):
             w.sigma_mm = max(w.sigma_mm, 0.5 * grid.mm_per_px + 0.3)
             return None
@@ -477,6 +610,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         w.center_mm = w.center_mm + step
         if fit_bias:
             fitted_bias = b
+            w.edge_offset_px = b
         stat = math.sqrt(max(float(np.linalg.eigvalsh(cov).max()), 0.0))
         # Systematic edge effects (bevel, blur, shading) do not average out along the outline; with only an
         # arc visible they couple into the centre, the more the shorter the arc.
@@ -485,7 +619,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         if w.tilt_deg > 0:
             sigma = math.hypot(sigma, params.tilted_sigma_mm)
         w.sigma_mm = sigma
-        if float(np.linalg.norm(step)) < 0.01:
+        if float(np.linalg.norm(step)) < 0.03:
             break
-    w.center_px = outline(camera, solid, w.center_mm, 16).center_px
+    w.center_px = camera.project_mm(np.array([[w.center_mm[0], w.center_mm[1], w.z_mm]]))[0]
     return fitted_bias

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import webbrowser
 from pathlib import Path
 from typing import Any
@@ -110,15 +109,15 @@ def choose_source(args: argparse.Namespace, use_vision: bool) -> tuple[dict[str,
             raise SystemExit(f"tableref: error: no such file: {args.source}")
         if path.suffix.lower() in STILL_SUFFIXES:
             return {"kind": "stills", "paths": [str(path)], "hold_s": args.hold, "loop": True}, [path]
-        return {"kind": "file", "value": str(path), "loop": True}, stills
+        return {"kind": "file", "value": str(path), "loop": True, "hold_end_s": args.hold}, stills
     videos = find_videos(SAMPLES)
     if use_vision and videos:
-        return {"kind": "file", "value": str(videos[0]), "loop": True}, stills
+        return {"kind": "file", "value": str(videos[0]), "loop": True, "hold_end_s": args.hold}, stills
     if stills:
         return {"kind": "stills", "paths": [str(p) for p in stills[: args.max_stills]], "hold_s": args.hold,
                 "loop": True}, stills
     if videos:
-        return {"kind": "file", "value": str(videos[0]), "loop": True}, stills
+        return {"kind": "file", "value": str(videos[0]), "loop": True, "hold_end_s": args.hold}, stills
     raise SystemExit(f"tableref: error: no sample images or videos under {SAMPLES} (the simulator writes "
                      f"them to sample_images/tiddlywinks/ and sample_images/videos/)")
 
@@ -174,7 +173,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-browser", action="store_true", help="do not open a web browser")
     p.add_argument("--duration", type=float, default=None, metavar="S", help="stop by itself after S seconds")
     p.add_argument("--source", default=None, help="play this video or image instead of the samples")
-    p.add_argument("--hold", type=float, default=4.0, metavar="S", help="seconds each sample still is shown")
+    p.add_argument("--hold", type=float, default=6.0, metavar="S",
+                   help="seconds each sample still is shown, and the end of a video is held before it restarts")
     p.add_argument("--max-stills", type=int, default=12, help="at most this many sample stills")
     p.add_argument("--pipeline", choices=["auto", "vision", "truth"], default="auto",
                    help="analysis: the vision pipeline, or a replay of the samples' truth (auto: vision if "

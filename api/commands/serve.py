@@ -7,8 +7,8 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from fastapi import FastAPI
 
@@ -37,14 +37,13 @@ def run_app(app: FastAPI, sock: socket.socket, *, duration_s: float | None = Non
     server = uvicorn.Server(config)
 
     def watch() -> None:
-        start = time.monotonic()
         while not server.started and not server.should_exit:
             time.sleep(0.05)
+        start = time.monotonic()  # the duration counts serving time, not start-up
         if server.started and on_started is not None:
             on_started()
         if duration_s is not None:
-            remaining = duration_s - (time.monotonic() - start)
-            time.sleep(max(0.0, remaining))
+            time.sleep(max(0.0, duration_s - (time.monotonic() - start)))
             server.should_exit = True
 
     threading.Thread(target=watch, name="serve-watch", daemon=True).start()

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from simulation.generate import generate_calibration, generate_tiddlywinks, generate_videos
+from simulation.marbles import simulate_marbles
+from simulation.pyramids import simulate_ice_tiddlywinks
 
 # game -> generator ``fn(out_dir, *, count, seed, size_wh_px) -> list[Path]``; add a game by adding an entry.
 GENERATORS = {
     "tiddlywinks": generate_tiddlywinks,
     "tiddlywinks-video": generate_videos,
     "calibration": generate_calibration,
+    "ice-tiddlywinks": simulate_ice_tiddlywinks,
+    "marbles": simulate_marbles,
 }
 DEFAULT_SIZES = {"tiddlywinks-video": (1280, 720)}
 
@@ -47,7 +52,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         build_samples(Path(args.out) if args.out != Path("simulated") else Path("sample_images"))
         return 0
     if args.count < 1:
-        raise SystemExit("tableref: error: --count must be >= 1")
+        print(f"tableref: error: --count must be >= 1, got {args.count}", file=sys.stderr)
+        return 2
     gen = GENERATORS[args.game]
     size = args.size or DEFAULT_SIZES.get(args.game, (1920, 1080))
     paths = gen(Path(args.out), count=args.count, seed=args.seed, size_wh_px=size)

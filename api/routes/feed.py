@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import AsyncIterator
 from functools import lru_cache
-from typing import Annotated, Any, AsyncIterator
+from typing import Annotated, Any
 
 import cv2
 import numpy as np

@@ -13,8 +13,18 @@ from api.deps import GamesDep, PipelineDep, ReadAuth, SettingsDep, StorageDep, W
 from api.live import score_summary
 from api.pipeline import check_game
 from api.routes.errors import ApiError
-from api.routes.models import (COLORS, DistanceOut, ErrorOut, EventRecord, FrameOut, GameIn, GameOut,
-                               GameStateOut, RulingRecord, SourceIn)
+from api.routes.models import (
+    COLORS,
+    DistanceOut,
+    ErrorOut,
+    EventRecord,
+    FrameOut,
+    GameIn,
+    GameOut,
+    GameStateOut,
+    RulingRecord,
+    SourceIn,
+)
 from api.routes.uploads import read_image_upload
 from api.storage import Storage
 
@@ -94,6 +104,8 @@ def attach_source(game_id: GameId, body: SourceIn, storage: StorageDep, games: G
     source that drops is reopened with exponential backoff."""
     game_or_404(storage, game_id)
     spec: dict[str, Any] = {"kind": body.kind, "value": body.value, "loop": body.loop}
+    if body.hold_end_s:
+        spec["hold_end_s"] = body.hold_end_s
     if body.kind == "device":
         try:
             index = int(body.value)
@@ -196,4 +208,4 @@ def _state_or_409(game: dict[str, Any]) -> dict[str, Any]:
     return game["state"]
 
 
-__all__ = ["router", "COLORS"]
+__all__ = ["COLORS", "router"]

@@ -77,6 +77,8 @@ class SourceIn(BaseModel):
     kind: Literal["device", "file", "url"]
     value: str | int = Field(description="Device index, server file path, or rtsp/http(s) URL.")
     loop: bool = Field(default=False, description="Restart a video file at its end.")
+    hold_end_s: float = Field(default=0.0, ge=0.0, le=3600.0, description="With loop: show a file's last frame "
+                              "this long before restarting.")
 
 
 class GameOut(BaseModel):

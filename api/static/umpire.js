@@ -44,7 +44,7 @@
   }
 
   function startGame() {
-    $("#feed").src = `/v1/games/${encodeURIComponent(gameId)}/feed.mjpg`;
+    $("#feed").src = `/v1/games/${encodeURIComponent(gameId)}/feed.mjpg` + (token ? `?token=${encodeURIComponent(token)}` : "");
     connectWS();
     refresh();
     refreshTimer = setInterval(refresh, 2000);
@@ -111,7 +111,7 @@
     let text = `source: ${s.state}`;
     if (s.detail) text += ` — ${s.detail}`;
     if (s.state === "reconnecting" && s.retry_in_s) text += ` (attempt ${s.attempts}, retry in ${s.retry_in_s.toFixed(1)} s)`;
-    if (s.state === "live") text += s.at_rest ? " · at rest" : " · moving";
+    if (s.state === "live") text += s.at_rest ? (s.overlay ? " · at rest, analysed" : " · at rest, analysing") : " · moving";
     if (s.last_error) text += ` · last error: ${s.last_error}`;
     setBadge("#source-status", s.state, text);
   }

@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import struct
 import zlib
+from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
 from api.pipeline import SUPPORTED_GAMES, basic_overlay, pipeline_error
+from api.settings import Settings
 
 TOKEN = "test-token-123"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 CORNERS_PX = [[40.0, 30.0], [600.0, 30.0], [600.0, 310.0], [40.0, 310.0]]
+
+
+def service_settings(db_path: Path, **overrides: object) -> Settings:
+    base: dict[str, object] = {"token": TOKEN, "db_path": db_path, "still_frames": 2, "reconnect_initial_s": 0.05,
+                               "reconnect_max_s": 0.2, "feed_fps": 50.0}
+    base.update(overrides)
+    return Settings(**base)
 
 
 class NoMatFoundError(ValueError):

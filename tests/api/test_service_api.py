@@ -5,12 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from service_fakes import (
+    AUTH,
+    CORNERS_PX,
+    FakePipeline,
+    jpeg_bytes,
+    png_bytes,
+    png_header_only,
+    service_settings,
+    table_image,
+)
 
 from api.app import create_app
 from api.pipeline import VisionPipeline
-
-from conftest import service_settings
-from service_fakes import (AUTH, CORNERS_PX, FakePipeline, jpeg_bytes, png_bytes, png_header_only, table_image)
 
 PNG = png_bytes(table_image())
 
@@ -87,13 +94,13 @@ def test_analyze_needs_no_token(client: TestClient) -> None:
 
 def bmp_truncated() -> bytes:
     import cv2
-    ok, buf = cv2.imencode(".bmp", table_image())
+    _, buf = cv2.imencode(".bmp", table_image())
     return buf.tobytes()[:500]
 
 
 def webp_truncated() -> bytes:
     import cv2
-    ok, buf = cv2.imencode(".webp", table_image())
+    _, buf = cv2.imencode(".webp", table_image())
     return buf.tobytes()[:200]
 
 
@@ -344,6 +351,9 @@ def test_reads_can_require_the_token(db_path) -> None:
         assert_error(c.get("/v1/games"), 401, "unauthorized")
         assert_error(c.post("/v1/analyze", files=upload(PNG)), 401, "unauthorized")
         assert c.get("/v1/games", headers=AUTH).status_code == 200
+        gid = c.post("/v1/games", json={}, headers=AUTH).json()["id"]
+        assert c.get(f"/v1/games/{gid}/feed.mjpg?max_frames=1").status_code == 401
+        assert c.get(f"/v1/games/{gid}/feed.mjpg?max_frames=1&token={AUTH['Authorization'][7:]}").status_code == 200
 
 
 def test_generated_token_when_none_is_set(db_path, monkeypatch) -> None:

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import httpx
 import numpy as np
-
 from service_fakes import table_image, write_video
 
 REPO = Path(__file__).resolve().parents[2]
-RUN_S = 8.0  # --duration: the command stops by itself
+RUN_S = 10.0  # --duration: the command stops by itself
 LIMIT_S = 120.0  # generous bound for slow shared machines
 
 
@@ -51,7 +50,7 @@ def test_demo_plays_a_video_and_stops_by_itself(tmp_path: Path) -> None:
     write_video(str(video), [table_image(1)] * 10 + [np.zeros((340, 640, 3), np.uint8)] * 10, fps=25.0)
     proc, url, _ = run_until_url(
         [sys.executable, "-m", "api.cli", "demo", "--no-browser", "--port", "0", "--duration", str(RUN_S),
-         "--db", str(tmp_path / "demo.sqlite"), "--source", str(video)],
+         "--db", str(tmp_path / "demo.sqlite"), "--source", str(video), "--pipeline", "truth"],
         r"umpire page (http://127\.0\.0\.1:\d+/umpire\?game=\S+)")
     try:
         base, game_id = url.split("/umpire?game=")
@@ -63,3 +62,19 @@ def test_demo_plays_a_video_and_stops_by_itself(tmp_path: Path) -> None:
     finally:
         proc.kill()
     assert proc.returncode == 0
+
+
+def test_load_script_reports_throughput_latency_and_errors() -> None:
+    out = subprocess.run([sys.executable, "scripts/load_test.py", "--requests", "12", "--concurrency", "3",
+                          "--pipeline", "decode"], check=False, cwd=REPO, capture_output=True, text=True,
+                         timeout=LIMIT_S)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert re.search(r"throughput\s+[\d.]+ req/s", out.stdout)
+    assert re.search(r"latency\s+p50 [\d.]+ ms\s+p99 [\d.]+ ms", out.stdout)
+    assert re.search(r"errors\s+0 ", out.stdout)
+
+
+def test_load_script_refuses_targets_off_loopback() -> None:
+    out = subprocess.run([sys.executable, "scripts/load_test.py", "--url", "http://192.0.2.1:8000"], check=False,
+                         cwd=REPO, capture_output=True, text=True, timeout=LIMIT_S)
+    assert out.returncode != 0 and "only loopback" in out.stderr

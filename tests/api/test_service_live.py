@@ -8,19 +8,25 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from service_fakes import (
+    AUTH,
+    CrashingPipeline,
+    FakePipeline,
+    png_bytes,
+    service_settings,
+    table_image,
+    write_video,
+)
 
 from api.app import create_app
 from api.live import GameManager, MotionGate, score_summary
 from api.storage import Storage
-
-from conftest import service_settings
-from service_fakes import AUTH, CrashingPipeline, FakePipeline, png_bytes, table_image, write_video
 
 WAIT_S = 20.0  # upper bound for the source thread to reach a state; tests finish as soon as it does
 
@@ -124,9 +130,8 @@ def test_websocket_replays_stored_rulings_after_seq(client: TestClient) -> None:
 def test_websocket_unknown_game_is_closed_4404(client: TestClient) -> None:
     from starlette.websockets import WebSocketDisconnect
 
-    with pytest.raises(WebSocketDisconnect) as info:
-        with client.websocket_connect("/v1/games/g_nope/ws") as ws:
-            ws.receive_json()
+    with pytest.raises(WebSocketDisconnect) as info, client.websocket_connect("/v1/games/g_nope/ws") as ws:
+        ws.receive_json()
     assert info.value.code == 4404
 
 
@@ -136,9 +141,8 @@ def test_websocket_needs_token_when_reads_are_protected(db_path: Path) -> None:
     app = create_app(service_settings(db_path, require_token_for_reads=True), pipeline=FakePipeline())
     with TestClient(app) as c:
         gid = c.post("/v1/games", json={}, headers=AUTH).json()["id"]
-        with pytest.raises(WebSocketDisconnect) as info:
-            with c.websocket_connect(f"/v1/games/{gid}/ws") as ws:
-                ws.receive_json()
+        with pytest.raises(WebSocketDisconnect) as info, c.websocket_connect(f"/v1/games/{gid}/ws") as ws:
+            ws.receive_json()
         assert info.value.code == 4401
         with c.websocket_connect(f"/v1/games/{gid}/ws?token={AUTH['Authorization'][7:]}") as ws:
             assert ws.receive_json()["type"] == "status"
@@ -256,3 +260,21 @@ def test_ruling_identity_ignores_noise_but_not_a_changed_score() -> None:
     assert ruling_key(squop) == ruling_key({**squop, "evidence": {"overlap_mm2": 3.2}, "confidence": 0.7})
     score = {"rule": "TW 10(b)", "decision": "score", "piece_ids": [], "evidence": {"blue_points": 4.0}}
     assert ruling_key(score) != ruling_key({**score, "evidence": {"blue_points": 2.0}})
+
+
+def test_motion_gate_on_a_simulated_shot_video() -> None:
+    import cv2
+
+    videos = sorted((Path(__file__).resolve().parents[2] / "sample_images" / "videos").glob("*.mp4"))
+    if not videos:
+        pytest.skip("no simulated shot videos under sample_images/videos yet")
+    cap = cv2.VideoCapture(str(videos[0]))
+    gate, fired = MotionGate(), []
+    while True:
+        ok, frame = cap.read()
+        if not ok:
+            break
+        fired.append(gate.update(frame))
+    cap.release()
+    # At rest before the shot and after it: analysed at least twice, never on every frame.
+    assert 2 <= sum(fired) <= 4, [i for i, f in enumerate(fired) if f]

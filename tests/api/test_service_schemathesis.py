@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 schemathesis = pytest.importorskip("schemathesis", reason="schemathesis is not installed (dev extra)")
-from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import HealthCheck, settings
 
-from api.app import create_app  # noqa: E402
+from api import live
+from api.app import create_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import service_settings  # noqa: E402
-from service_fakes import AUTH, FakePipeline  # noqa: E402
+from service_fakes import AUTH, FakePipeline, service_settings
 
 MAX_EXAMPLES = 25
 
@@ -27,8 +27,9 @@ def _seeded_app():
     generated requests reach past the 404s too."""
     import tempfile
 
-    from api.storage import Storage
     from service_fakes import fake_document, table_image
+
+    from api.storage import Storage
 
     db = Path(tempfile.mkdtemp(prefix="tableref-schemathesis-")) / "s.sqlite"
     storage = Storage(db)
@@ -41,6 +42,10 @@ def _seeded_app():
                                                                         "calibration_id": cal["id"]}
 
 
+def _no_source(spec: dict) -> None:
+    raise live.SourceError(f"sources are disabled in this test: {spec!r}")
+
+
 APP, SEEDED = _seeded_app()
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 
@@ -48,7 +53,9 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 @schema.parametrize()
 @settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
-def test_no_input_makes_a_server_error(case) -> None:
+def test_no_input_makes_a_server_error(case, monkeypatch) -> None:
+    # Attached sources must not reach out to whatever host or device the generator invents.
+    monkeypatch.setattr(live, "open_source", _no_source)
     if case.path.endswith("/feed.mjpg"):
         case.query = {**(case.query or {}), "max_frames": 1}  # an endless stream would never return
     generated = dict(case.path_parameters or {})

@@ -32,13 +32,11 @@ def _requirements() -> None:
         pytest.skip(f"chromium not found at {CHROMIUM} (scripts/install-browser.sh)")
 
 
-def _demo_still(tmp_path: Path) -> Path:
-    """A sample still with truth beside it; rendered by the simulator when the samples are not there."""
-    for folder in ("tiddlywinks", "synthetic"):
-        stills = sorted(p for p in (REPO / "sample_images" / folder).glob("*")
-                        if p.suffix.lower() in (".png", ".jpg", ".jpeg") and p.with_suffix(".json").is_file())
-        if stills:
-            return stills[0]
+def _demo_source(tmp_path: Path) -> list[str]:
+    """The demo's own samples when they exist; else a still rendered by the simulator, passed as --source."""
+    samples = REPO / "sample_images"
+    if any((samples / "videos").glob("*.mp4")) or any((samples / "tiddlywinks").glob("*.jpg")):
+        return []
     try:
         from simulation.generate import generate_tiddlywinks
     except ImportError:
@@ -47,12 +45,12 @@ def _demo_still(tmp_path: Path) -> Path:
     stills = [p for p in paths if p.suffix.lower() in (".png", ".jpg", ".jpeg")]
     if not stills:
         pytest.skip("the simulator rendered no still")
-    return stills[-1]
+    return ["--source", str(stills[-1])]
 
 
-def _start_demo(tmp_path: Path, still: Path) -> tuple[subprocess.Popen, str]:
+def _start_demo(tmp_path: Path, source_args: list[str]) -> tuple[subprocess.Popen, str]:
     cmd = [sys.executable, "-m", "api.cli", "demo", "--no-browser", "--port", "0", "--duration", "240",
-           "--db", str(tmp_path / "demo.sqlite"), "--source", str(still), "--hold", "2"]
+           "--db", str(tmp_path / "demo.sqlite"), "--hold", "6", *source_args]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: queue.Queue[str] = queue.Queue()
 
@@ -76,9 +74,10 @@ def _start_demo(tmp_path: Path, still: Path) -> tuple[subprocess.Popen, str]:
 
 def test_umpire_page_shows_feed_and_rulings(tmp_path: Path) -> None:
     _requirements()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
-    proc, url = _start_demo(tmp_path, _demo_still(tmp_path))
+    proc, url = _start_demo(tmp_path, _demo_source(tmp_path))
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -90,10 +89,12 @@ def test_umpire_page_shows_feed_and_rulings(tmp_path: Path) -> None:
                     page.wait_for_selector("#rulings li.ruling .cite", timeout=RENDER_MS)
                     page.wait_for_function("document.querySelectorAll('#score tbody tr').length === 4",
                                            timeout=RENDER_MS)
-                except Exception as exc:  # playwright's TimeoutError: say what the page showed instead
+                except PlaywrightTimeout as exc:  # say what the page showed instead
                     page.screenshot(path=str(tmp_path / "umpire_failure.png"), full_page=True)
                     raise AssertionError(f"the umpire page did not render ({exc}); it showed: "
                                          f"{page.inner_text('header')!r}") from None
+                page.wait_for_selector("#source-status:has-text('analysed')", timeout=RENDER_MS)
+                page.wait_for_timeout(500)  # one more feed frame, so the screenshot shows the overlay
                 cite = page.inner_text("#rulings li.ruling .cite")
                 assert cite.startswith("TW "), cite
                 assert "live" in page.inner_text("#source-status")

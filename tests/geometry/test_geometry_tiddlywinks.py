@@ -107,3 +107,13 @@ def test_records_round_trip_keeps_game_facts():
         0.7,
     )
     assert math.isclose(back.winks[0].center_mm[1], 20.0)
+
+
+def test_records_radius_override_only_when_not_nominal():
+    from geometry.records import scene_from_document
+
+    pieces = [{"id": "a", "color": "red", "size": "large", "center_mm": [0, 0], "radius_mm": 8.0},
+              {"id": "b", "color": "red", "size": "small", "center_mm": [50, 0], "radius_mm": 8.0}]
+    sc = scene_from_document({"pieces": pieces})
+    assert (sc.wink("a").radius_mm, sc.wink("b").radius_mm) == (8.0, 8.0)
+    assert sc.wink("b").radius_override_mm is None

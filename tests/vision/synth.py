@@ -119,6 +119,7 @@ def render(winks: list[SynthWink], cam: CameraModel, *, seed: int = 0, pot_cente
     potted = [wk for wk in winks if wk.potted]
 
     def draw_wink(wk: SynthWink):
+        nonlocal img
         col = np.array(WINK_BGR[wk.color], float)
         half = WINK_THICKNESS_MM / 2
         tt = math.radians(wk.tilt_deg)
@@ -135,8 +136,14 @@ def render(winks: list[SynthWink], cam: CameraModel, *, seed: int = 0, pot_cente
     _fill(img, cam, np.vstack([base, top]), POT_BGR)
     _fill(img, cam, _disc_points(pc, POT_TOP_RADIUS_MM, POT_HEIGHT_MM), (95, 95, 100))
     _fill(img, cam, _disc_points(pc, POT_TOP_RADIUS_MM - 2.0, POT_HEIGHT_MM), (25, 25, 28))
-    for wk in sorted(potted, key=lambda k: k.z_mm):
-        draw_wink(wk)
+    if potted:
+        # seen through the opening only: draw on a copy, keep what falls inside the top rim's ellipse
+        base_img = img.copy()
+        for wk in sorted(potted, key=lambda k: k.z_mm):
+            draw_wink(wk)
+        mask = np.zeros((h, w), np.uint8)
+        _fill(mask, cam, _disc_points(pc, POT_TOP_RADIUS_MM - 2.0, POT_HEIGHT_MM), 255)
+        img = np.where(mask[..., None] > 0, img, base_img)
     img = cv2.GaussianBlur(img, (0, 0), 0.7)
     img = img.astype(np.float32) + rng.normal(0, noise, img.shape).astype(np.float32)
     img = np.clip(img, 0, 255).astype(np.uint8)

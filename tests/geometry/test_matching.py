@@ -1,0 +1,144 @@
+"""Wink identity between rest states and the shot diff (geometry.matching)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from geometry.matching import associate, diff_rest_states
+from geometry.types import Color, TiddlywinksScene, Wink
+
+POSITION_TOL_MM = 1e-6
+
+
+def w(wid, color, size, x, y, **kw) -> Wink:
+    return Wink(wink_id=wid, color=color, size=size, center_mm=(x, y), **kw)
+
+
+def scene(*winks) -> TiddlywinksScene:
+    return TiddlywinksScene(winks=tuple(winks))
+
+
+def test_wink_tilted_onto_another_keeps_its_id():
+    """A red small wink hops onto a blue one and rests tilted over it (a squop): still the same wink."""
+    before = scene(w("r1", "red", "small", 100, 0), w("r2", "red", "small", 130, 40),
+                   w("b1", "blue", "small", 160, 0))
+    after = scene(w("x", "red", "small", 148, 2, z_mm=2.0, tilt_deg=8.0, tilt_azimuth_deg=180.0, above=("z",)),
+                  w("y", "red", "small", 130, 40), w("z", "blue", "small", 160, 0, above=()))
+    d = diff_rest_states(before, after, played_color=Color.RED)
+    ids = {v.wink_id: v for v in d.after.winks}
+    assert ids["r1"].center_mm == (148.0, 2.0) and ids["r1"].tilt_deg == 8.0
+    assert ids["r2"].center_mm == (130.0, 40.0)
+    assert d.moved == ("r1",) and d.played_id == "r1" and d.disturbed == ()
+    assert d.squops_made == (("r1", "b1"),) and d.squops_broken == ()
+
+
+def test_squop_broken_and_knocked_wink_is_not_disturbed():
+    before = scene(w("g1", "green", "large", 0, 200, z_mm=2.0, above=("y1",)),
+                   w("y1", "yellow", "small", 12, 200, above=()),
+                   w("g2", "green", "small", 300, 200))
+    # g1 is played off the pile, runs into g2, which slides on.
+    after = scene(w("a", "green", "large", 280, 200, above=()), w("b", "yellow", "small", 12, 200, above=()),
+                  w("c", "green", "small", 420, 210))
+    d = diff_rest_states(before, after, played_color=Color.GREEN)
+    assert d.squops_broken == (("g1", "y1"),) and d.squops_made == ()
+    assert set(d.moved) == {"g1", "g2"} and d.disturbed == () and d.played_id == "g1"
+
+
+def test_disturbed_is_outside_the_played_pile_and_every_path():
+    before = scene(w("b1", "blue", "small", -300, 0), w("r1", "red", "large", 300, 100))
+    after = scene(w("b1", "blue", "small", -250, 0), w("r1", "red", "large", 310, 100))
+    d = diff_rest_states(before, after, played_color=Color.BLUE)
+    assert d.disturbed == ("r1",) and d.played_id == "b1"
+
+
+def test_potted_and_out_and_vanished():
+    before = scene(w("b1", "blue", "small", 200, 0), w("b2", "blue", "small", 850, 0),
+                   w("b3", "blue", "large", -600, 0), w("y1", "yellow", "small", 0, 0, potted=True),
+                   w("g1", "green", "small", -400, -300))
+    after = scene(w("p", "blue", "small", 2, 1, potted=True), w("q", "blue", "small", 940, 10, off_mat=True),
+                  w("r", "blue", "large", -600, 0))  # y1 hidden in the pot; g1 not seen (occluded)
+    d = diff_rest_states(before, after, played_color=Color.BLUE, played_id="b1")
+    assert d.potted == ("b1",) and d.out == ("b2",) and d.disturbed == ("b2",)
+    assert d.missing == () and set(d.unseen) == {"g1"}
+    ids = {v.wink_id for v in d.after.winks}
+    assert {"y1", "g1"} <= ids  # the potted wink stays potted, the unseen one stays where it was
+
+
+def test_vanished_played_wink_is_missing_not_unseen():
+    before = scene(w("b1", "blue", "small", 200, 0), w("g1", "green", "small", -400, -300))
+    after = scene(w("g", "green", "small", -400, -300))
+    d = diff_rest_states(before, after, played_color=Color.BLUE)
+    assert d.missing == ("b1",) and d.moved == ("b1",) and d.played_id == "b1"
+
+
+def test_no_swap_when_a_wink_passes_a_still_one_of_its_group():
+    """b1 slides past b2 (same colour and size) close by: the plain-distance cost keeps b2 still."""
+    before = scene(w("b1", "blue", "small", 0, 0), w("b2", "blue", "small", 100, 17))
+    after = scene(w("s", "blue", "small", 100, 17), w("t", "blue", "small", 200, 0))
+    a = associate(before, after)
+    assert a.pairs == {"s": "b2", "t": "b1"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 4), step=st.floats(0.0, 40.0))
+def test_well_separated_winks_never_swap_and_order_does_not_matter(seed, n, step):
+    """Winks at least 2 x (move + 16 mm) apart, each moved by at most ``step``: identity kept; shuffling the
+    input order changes nothing."""
+    rng = np.random.default_rng(seed)
+    spacing = 2 * (step + 16.0) + 1.0
+    before_w, after_w = [], []
+    k = 0
+    for color in ("blue", "green"):
+        for size in ("small", "large"):
+            for i in range(n):
+                x, y = -800 + spacing * k, float(rng.uniform(-50, 50))
+                ang = rng.uniform(0, 2 * np.pi)
+                before_w.append(w(f"{color}-{size}-{i}", color, size, x, y))
+                after_w.append(w(f"det{k}", color, size, x + step * np.cos(ang), y + step * np.sin(ang)))
+                k += 1
+    truth = {f"det{j}": b.wink_id for j, b in enumerate(before_w)}
+    base = associate(scene(*before_w), scene(*after_w))
+    assert base.pairs == truth
+    perm_b = [before_w[i] for i in rng.permutation(len(before_w))]
+    perm_a = [after_w[i] for i in rng.permutation(len(after_w))]
+    again = associate(scene(*perm_b), scene(*perm_a))
+    assert again.pairs == base.pairs and again.missing == base.missing and again.appeared == base.appeared
+
+
+def test_appeared_wink_gets_a_fresh_id():
+    before = scene(w("b1", "blue", "small", 0, 100))
+    after = scene(w("b1", "blue", "small", 0, 100), w("b1x", "blue", "small", 400, 100))
+    d = diff_rest_states(before, after, played_color=Color.BLUE)
+    assert d.appeared == ("b1x",) and d.moved == ()
+    moved = replace(after, winks=(after.winks[1], after.winks[0]))
+    assert diff_rest_states(before, moved).appeared == ("b1x",)
+
+
+def test_colour_misread_at_the_same_spot_keeps_the_identity():
+    """The detector calls a blue wink yellow in the later frame: same spot, so the same (blue) wink."""
+    before = scene(w("b1", "blue", "small", -600, 200), w("y1", "yellow", "small", 300, 0))
+    after = scene(w("d0", "yellow", "small", -601, 199), w("d1", "yellow", "small", 320, 0))
+    d = diff_rest_states(before, after, played_color=Color.YELLOW)
+    b1 = next(x for x in d.after.winks if x.wink_id == "b1")
+    assert b1.color is Color.BLUE and d.moved == ("y1",) and d.appeared == () and d.missing == ()
+
+
+def test_only_a_playable_wink_is_paired_beyond_the_gate():
+    """A far jump of a wink that was not played is two detector events (unseen + appeared), not a move."""
+    before = scene(w("b1", "blue", "small", -600, 200), w("g1", "green", "small", 300, 0))
+    after = scene(w("d0", "blue", "small", 200, -300), w("d1", "green", "small", 320, 0))
+    d = diff_rest_states(before, after, played_color=Color.GREEN)
+    assert d.moved == ("g1",) and d.unseen == ("b1",) and d.appeared == ("d0",)
+    d2 = diff_rest_states(before, after, played_color=Color.BLUE)
+    assert "b1" in d2.moved and d2.displacement_mm["b1"] > 800
+
+
+def test_unplayed_winks_rearranged_behind_the_baseline_are_not_moves():
+    before = scene(w("g1", "green", "small", 850, 400, unplayed=True), w("g2", "green", "small", 100, 0))
+    after = scene(w("a", "green", "small", 860, 420, unplayed=True), w("b", "green", "small", 150, 0))
+    d = diff_rest_states(before, after, played_color=Color.GREEN)
+    assert d.moved == ("g2",) and d.disturbed == ()

@@ -1,0 +1,127 @@
+"""The photograph-to-scene pipeline on small independent synthetic renders (tests/vision/synth.py)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from synth import SynthWink, default_camera, render, squop_tilt
+from vision.tiddlywinks import analyze_tiddlywinks, measure_tiddlywinks
+
+POSITION_TOL_MM = 0.6  # 1920x1080, about 1.07 mm per pixel
+COLORS = ("blue", "green", "red", "yellow")
+
+
+def _match(found, truth):
+    out = {}
+    for t in truth:
+        best = min(found, key=lambda w: math.dist(w.center_mm, t.center_mm), default=None)
+        if best is not None and math.dist(best.center_mm, t.center_mm) < 5.0:
+            out[t.wink_id] = best
+    return out
+
+
+@pytest.fixture(scope="module")
+def scattered():
+    rng = np.random.default_rng(7)
+    cam = default_camera(1920, 1080)
+    winks = []
+    while len(winks) < 14:
+        i = len(winks)
+        c = (float(rng.uniform(-780, 780)), float(rng.uniform(-300, 300)))
+        if math.hypot(*c) < 80 or any(math.dist(c, w.center_mm) < 40 for w in winks):
+            continue
+        winks.append(SynthWink(f"w{i}", COLORS[i % 4], "large" if i % 3 == 0 else "small", c))
+    img = render(winks, cam, seed=11)
+    return cam, winks, measure_tiddlywinks(img, cam)
+
+
+def test_every_scattered_wink_is_found_once(scattered):
+    cam, winks, m = scattered
+    assert len(m.winks) == len(winks)
+    assert len(_match(m.winks, winks)) == len(winks)
+
+
+def test_colour_and_size_of_scattered_winks(scattered):
+    cam, winks, m = scattered
+    got = _match(m.winks, winks)
+    for t in winks:
+        assert (got[t.wink_id].color, got[t.wink_id].size) == (t.color, t.size), t.wink_id
+
+
+def test_centres_within_tolerance_and_uncertainty_is_honest(scattered):
+    cam, winks, m = scattered
+    got = _match(m.winks, winks)
+    errs = [math.dist(got[t.wink_id].center_mm, t.center_mm) for t in winks]
+    assert max(errs) < POSITION_TOL_MM
+    # the reported sigma covers the error (3 sigma), and is not absurdly large
+    for t in winks:
+        w = got[t.wink_id]
+        assert math.dist(w.center_mm, t.center_mm) < 3 * w.sigma_mm + 0.1
+        assert w.sigma_mm < 1.0
+
+
+def test_pot_found_at_the_centre(scattered):
+    cam, winks, m = scattered
+    assert m.pot.found
+    assert math.hypot(*m.pot.center_mm) < 1.0
+
+
+def test_squop_of_different_colours_is_ordered():
+    cam = default_camera(1920, 1080)
+    lower = SynthWink("r", "red", "large", (300.0, -100.0))
+    upper = squop_tilt(SynthWink("y", "yellow", "small", (311.0, -93.0)), lower)
+    lone = SynthWink("b", "blue", "small", (-250.0, 120.0))
+    img = render([lower, upper, lone], cam, seed=5)
+    m = measure_tiddlywinks(img, cam)
+    got = _match(m.winks, [lower, upper, lone])
+    assert got["y"].above == (got["r"].wink_id,)
+    assert got["r"].above == ()
+    assert got["y"].tilt_deg > 1.0
+    assert math.dist(got["y"].center_mm, upper.center_mm) < 1.5
+
+
+def test_green_wink_on_green_felt_is_found():
+    cam = default_camera(1920, 1080)
+    winks = [SynthWink("g1", "green", "small", (-200.0, 30.0)), SynthWink("g2", "green", "large", (420.0, -200.0))]
+    img = render(winks, cam, seed=2)
+    m = measure_tiddlywinks(img, cam)
+    got = _match(m.winks, winks)
+    assert len(m.winks) == 2 and set(got) == {"g1", "g2"}
+    assert got["g1"].size == "small" and got["g2"].size == "large"
+    assert all(math.dist(got[t.wink_id].center_mm, t.center_mm) < POSITION_TOL_MM for t in winks)
+
+
+def test_potted_wink_is_potted_and_others_are_not():
+    cam = default_camera(1920, 1080)
+    winks = [SynthWink("p", "yellow", "small", (2.0, 3.0), z_mm=3.25, potted=True),
+             SynthWink("n", "blue", "large", (60.0, -10.0))]
+    img = render(winks, cam, seed=4)
+    m = measure_tiddlywinks(img, cam)
+    got = _match(m.winks, winks)
+    assert got["n"].potted is False
+    potted = [w for w in m.winks if w.potted]
+    assert len(potted) == 1 and potted[0].color == "yellow"
+
+
+def test_document_shape_and_rulings(scattered):
+    cam, winks, m = scattered
+    img = render(winks, cam, seed=11)
+    doc = analyze_tiddlywinks(img, cam)
+    rec = doc["pieces"][0]
+    for key in ("id", "color", "size", "center_mm", "radius_mm", "uncertainty_mm", "potted", "out_of_bounds",
+                "behind_baseline", "squopped", "squopping", "above", "confidence"):
+        assert key in rec
+    assert rec["size"] in ("large", "small") and rec["radius_mm"] in (8.0, 11.0)
+    assert len(doc["mat"]["corners_px"]) == 4
+    assert set(doc["calibration"]) >= {"source", "reprojection_error_mm", "camera"}
+    assert isinstance(doc["rulings"], list) and doc["rulings"]
+    assert "center_mm" in doc["pot"]
+
+
+def test_a_moved_pot_is_found_where_it_stands():
+    cam = default_camera(1920, 1080)
+    img = render([SynthWink("b", "blue", "large", (200.0, 50.0))], cam, pot_center_mm=(40.0, -25.0), seed=1)
+    m = measure_tiddlywinks(img, cam)
+    assert m.pot.displaced
+    assert math.dist(m.pot.center_mm, (40.0, -25.0)) < 3.0

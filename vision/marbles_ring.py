@@ -1,0 +1,180 @@
+"""The marbles ring in a photo: its image ellipse and the ring frame (camera pose) it implies.
+
+With a calibration the ring is simply projected. Without one, the sand-covered ring is segmented from the
+ground around it (sand is the bright, yellow class of a two-class Otsu split), the outer boundary of the sand
+(the foot of the rim shoulder, a circle of R + rim width on the ground) is fitted with an ellipse, robustly
+(points on the image border dropped, outliers trimmed), and the plane pose is solved from that conic and the
+known radius: a circle's image fixes the plane's normal and distance once the focal length is known
+(principal point at the image centre, focal length ``focal_ratio`` x the long image side unless given);
+the two-fold normal ambiguity is resolved by starting from the straight-down view (camera above the ring).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from scipy.optimize import least_squares
+
+from calibration.camera import CameraModel
+from geometry.marbles import RING_HEIGHT_MM, RING_RADIUS_MM
+from vision.types import VisionError
+
+RIM_FOOT_RADIUS_MM = RING_RADIUS_MM + 40.0  # the sand shoulder meets the ground ~40 mm outside R (MB 1 sand)
+DEFAULT_FOCAL_RATIO = 0.75  # focal length / long image side of a typical phone main camera (26 mm equiv.)
+
+
+class RingNotFoundError(VisionError):
+    """No ring rim could be fitted and no calibration was given; the message says what was seen."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class RingDetection:
+    camera: CameraModel
+    source: str  # "given" | "ring_ellipse"
+    center_px: tuple[float, float]
+    ellipse_px: dict
+    rim_fit_rms_px: float | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "center_mm": [0.0, 0.0],
+            "radius_mm": RING_RADIUS_MM,
+            "height_mm": RING_HEIGHT_MM,
+            "center_px": [round(self.center_px[0], 2), round(self.center_px[1], 2)],
+            "ellipse_px": self.ellipse_px,
+            "source": self.source,
+            "rim_fit_rms_px": None if self.rim_fit_rms_px is None else round(self.rim_fit_rms_px, 3),
+        }
+
+
+def ring_ellipse_px(camera: CameraModel, radius_mm: float = RING_RADIUS_MM, z_mm: float = 0.0) -> dict:
+    """``cv2.fitEllipse`` of the projected circle: centre, full axes, angle (deg)."""
+    a = np.linspace(0, 2 * math.pi, 360, endpoint=False)
+    pts = np.column_stack([radius_mm * np.cos(a), radius_mm * np.sin(a), np.full_like(a, z_mm)])
+    (cx, cy), (ax1, ax2), ang = cv2.fitEllipse(camera.project_mm(pts).astype(np.float32))
+    return {"center": [round(cx, 2), round(cy, 2)], "axes": [round(ax1, 2), round(ax2, 2)],
+            "angle_deg": round(ang, 3)}
+
+
+def _from_camera(camera: CameraModel, source: str, rms: float | None = None) -> RingDetection:
+    c = camera.project_mm(np.zeros((1, 3)))[0]
+    return RingDetection(camera=camera, source=source, center_px=(float(c[0]), float(c[1])),
+                         ellipse_px=ring_ellipse_px(camera), rim_fit_rms_px=rms)
+
+
+def sand_mask(frame_bgr: np.ndarray) -> np.ndarray:
+    """Sand (bright, yellow) against grass, earth or paving: Otsu on yellowness plus lightness."""
+    small = cv2.GaussianBlur(frame_bgr, (0, 0), 2.0)
+    lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
+    feat = lab[..., 2] + 0.5 * lab[..., 0]
+    feat = cv2.normalize(feat, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
+    _, m = cv2.threshold(feat, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    m = cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
+    n, lbl, st, _ = cv2.connectedComponentsWithStats(m)
+    if n < 2:
+        return np.zeros(m.shape, bool)
+    big = 1 + int(np.argmax(st[1:, 4]))
+    out = (lbl == big).astype(np.uint8)
+    # fill holes (marbles, the scribed line)
+    ff = out.copy()
+    cv2.floodFill(ff, np.zeros((out.shape[0] + 2, out.shape[1] + 2), np.uint8), (0, 0), 1)
+    return (out | (1 - ff)).astype(bool) if ff[0, 0] == 1 and out[0, 0] == 0 else out.astype(bool)
+
+
+def _conic(ellipse) -> np.ndarray:
+    (xc, yc), (a2, b2), ang = ellipse
+    a, b = a2 / 2, b2 / 2
+    t = math.radians(ang)
+    c, s = math.cos(t), math.sin(t)
+    T = np.array([[c, s, -(c * xc + s * yc)], [-s, c, -(-s * xc + c * yc)], [0, 0, 1]])
+    D = np.diag([1 / a**2, 1 / b**2, -1.0])
+    return T.T @ D @ T
+
+
+def _sampson(C: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    p = np.column_stack([pts, np.ones(len(pts))])
+    Cp = p @ C.T
+    e = np.sum(p * Cp, 1)
+    g = 2 * np.hypot(Cp[:, 0], Cp[:, 1])
+    return e / np.maximum(g, 1e-12)
+
+
+def fit_rim_ellipse(mask: np.ndarray) -> tuple[tuple, float, int]:
+    """Robust ellipse of the sand boundary: (cv2 ellipse, rms residual px, points used)."""
+    h, w = mask.shape
+    cnts, _ = cv2.findContours(mask.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if not cnts:
+        raise RingNotFoundError("no sand region found")
+    pts = max(cnts, key=len).reshape(-1, 2).astype(np.float64)
+    border = 4
+    keep = (pts[:, 0] > border) & (pts[:, 1] > border) & (pts[:, 0] < w - 1 - border) & (pts[:, 1] < h - 1 - border)
+    pts = pts[keep]
+    if len(pts) < 50:
+        raise RingNotFoundError(f"only {len(pts)} rim points visible: the ring edge is out of the picture")
+    ell = cv2.fitEllipse(pts.astype(np.float32))
+    for _ in range(4):
+        r = np.abs(_sampson(_conic(ell), pts))
+        lim = max(2.5 * float(np.median(r)) * 1.4826, 1.0)
+        inl = pts[r <= lim]
+        if len(inl) < 50:
+            break
+        ell = cv2.fitEllipse(inl.astype(np.float32))
+    rms = float(np.sqrt(np.mean(_sampson(_conic(ell), inl) ** 2)))
+    return ell, rms, len(inl)
+
+
+def _rot(alpha: float, beta: float) -> np.ndarray:
+    ca, sa, cb, sb = math.cos(alpha), math.sin(alpha), math.cos(beta), math.sin(beta)
+    Rx = np.array([[1, 0, 0], [0, ca, -sa], [0, sa, ca]])
+    Ry = np.array([[cb, 0, sb], [0, 1, 0], [-sb, 0, cb]])
+    R0 = np.diag([1.0, -1.0, -1.0])  # looking straight down, image x = ring x, image up = ring +y
+    return Rx @ Ry @ R0
+
+
+def camera_from_rim(ellipse, image_size_wh_px: tuple[int, int], focal_px: float,
+                    radius_mm: float = RIM_FOOT_RADIUS_MM, z_mm: float = -RING_HEIGHT_MM) -> CameraModel:
+    """Camera pose from the image conic of a horizontal circle of known radius and height (focal known)."""
+    w, h = image_size_wh_px
+    K = np.array([[focal_px, 0, (w - 1) / 2], [0, focal_px, (h - 1) / 2], [0, 0, 1]])
+    C = _conic(ellipse)
+    (u0, v0), (a2, b2), _ = ellipse
+    ts = np.linspace(0, 2 * math.pi, 72, endpoint=False)
+    circle = np.column_stack([radius_mm * np.cos(ts), radius_mm * np.sin(ts), np.full_like(ts, z_mm)])
+
+    def cam(x):
+        R = _rot(x[0], x[1])
+        tvec = -R @ x[2:5]
+        return R, tvec
+
+    def resid(x):
+        R, tvec = cam(x)
+        Xc = circle @ R.T + tvec
+        uv = (Xc[:, :2] / Xc[:, 2:3]) * focal_px + K[:2, 2]
+        return _sampson(C, uv)
+
+    H = focal_px * radius_mm / (0.25 * (a2 + b2)) + z_mm
+    x0 = np.array([0.0, 0.0, -(u0 - K[0, 2]) * (H - z_mm) / focal_px, (v0 - K[1, 2]) * (H - z_mm) / focal_px, H])
+    sol = least_squares(resid, x0, method="lm", max_nfev=400)
+    R, tvec = cam(sol.x)
+    rvec, _ = cv2.Rodrigues(R)
+    return CameraModel(K=K, dist=np.zeros(5), rvec=rvec.ravel(), tvec=tvec, image_size_wh_px=(w, h))
+
+
+def detect_ring(frame_bgr: np.ndarray, camera: CameraModel | None = None, *,
+                focal_px: float | None = None) -> RingDetection:
+    """The ring and the ring frame: from ``camera`` when given, else from the fitted sand rim."""
+    h, w = frame_bgr.shape[:2]
+    if camera is not None:
+        if tuple(camera.image_size_wh_px) != (w, h):
+            raise VisionError(f"calibration is for {camera.image_size_wh_px}, the photo is {(w, h)}")
+        return _from_camera(camera, "given")
+    mask = sand_mask(frame_bgr)
+    if mask.mean() > 0.97:
+        raise RingNotFoundError("the photo is all sand: the ring edge is out of the picture; pass --calibration")
+    ell, rms, n = fit_rim_ellipse(mask)
+    f = focal_px if focal_px is not None else DEFAULT_FOCAL_RATIO * max(w, h)
+    cam = camera_from_rim(ell, (w, h), f)
+    return _from_camera(cam, "ring_ellipse", rms)

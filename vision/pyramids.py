@@ -1,0 +1,514 @@
+"""Ice Tiddly Winks: find Looney/Icehouse pyramids in a photo, with size, colour and pose (RULES.md 5).
+
+Method: segment pieces by their colour difference from the table's own local texture (median-filtered
+reference); split the foreground into blobs; explain each blob by pose hypotheses rendered through the camera
+(upright at (x, y, yaw) for each size, lying on a face, a tilted piece standing on a lying one) and keep the
+best silhouette IoU. Size follows from the fitted millimetres, not pixels. Colour comes from the ratio of the
+piece to the table behind it. A piece whose runner-up hypothesis is close is flagged for a human look.
+
+Without a calibration the camera is assumed straight overhead at a scale estimated from the pieces
+themselves; every verdict then carries a lower confidence and is flagged.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+from shapely.geometry import Polygon
+
+from calibration.camera import CameraModel
+from geometry.pyramids import (
+    PyramidPose,
+    base_mm,
+    lying_centroid_mm,
+    points_for,
+)
+from vision.pyramids_color import classify_color
+from vision.pyramids_fit import (
+    MAX_STANDING_TILT_DEG,
+    BlobFitter,
+    PieceHypothesis,
+    fit_single,
+    hull_px,
+    single_seeds,
+)
+from vision.pyramids_segment import difference_map, foreground_mask, shadow_mask, table_reference_bgr
+from vision.types import VisionError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PyramidDetectorParams:
+    """Parameters of ``detect_pyramids``; defaults tuned on the simulator's 1920 x 1080 and 12-MP renders."""
+
+    work_width_px: int = 1920  # larger photos are analysed at this width (pieces still span >= 25 px)
+    reference_kernel_mm: float = 70.0  # median window of the table reference: > 1.5 x a lying large piece
+    threshold_sigma: float = 6.0  # foreground: robust z-score of the colour difference
+    min_threshold: float = 4.0  # ... and never below this Lab distance
+    shadow_spread_max: float = 0.25  # grey photo/table ratio (log spread across RGB) below this is shade
+    shadow_darkest_ratio: float = 0.15  # ... unless darker than this: black plastic
+    min_blob_mm2: float = 60.0  # smaller blobs are grain or dust (a small piece's plan is >= 200 mm2)
+    tape_length_mm: float = 160.0  # a blob longer than this is a start-line tape, not pieces
+    pair_gain_iou: float = 0.06  # a second piece must raise the IoU by this much to be believed
+    pair_trigger_iou: float = 0.86  # below this single-piece IoU a blob is tried as two pieces
+    model_shadows: bool = True  # fit cast shadows (light direction learnt per photo) instead of masking shade
+    min_blob_iou: float = 0.45  # a blob no pyramid explains better than this is not a piece
+    flag_margin_iou: float = 0.02  # runner-up hypothesis of another verdict within this IoU: flag
+    flag_min_iou: float = 0.70  # best hypothesis below this IoU: flag
+    flag_min_color_confidence: float = 0.12
+
+    def __post_init__(self) -> None:
+        if self.work_width_px < 320:
+            raise VisionError(f"work_width_px must be >= 320, got {self.work_width_px!r}")
+        for name in ("reference_kernel_mm", "threshold_sigma", "min_blob_mm2", "tape_length_mm"):
+            if not getattr(self, name) > 0:
+                raise VisionError(f"{name} must be positive, got {getattr(self, name)!r}")
+
+
+DEFAULT_PARAMS = PyramidDetectorParams()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PyramidDetection:
+    """One detected pyramid: pixels of the original photo and table millimetres."""
+
+    piece_id: str
+    color: str
+    size: str
+    pose: str  # upright | lying | standing_on_lying | nested
+    center_px: tuple[float, float]  # base centre (lying: centroid of the face it rests on)
+    center_mm: tuple[float, float]
+    apex_px: tuple[float, float]
+    outline_px: tuple[tuple[float, float], ...]
+    axis_tilt_deg: float
+    confidence: float
+    flagged: bool
+    reasons: tuple[str, ...] = ()
+    supported_by: tuple[str, ...] = ("table",)
+    hidden: bool = False
+    color_confidence: float = 1.0
+    fit_iou_ratio: float = 0.0
+    plan_centroid_mm: tuple[float, float] = (0.0, 0.0)  # mean plan position of the five vertices
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.confidence <= 1.0:
+            raise VisionError(f"confidence must be in [0, 1], got {self.confidence!r}")
+
+    @property
+    def points(self) -> int:
+        return points_for(self.size, self.pose)
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.piece_id,
+            "color": self.color,
+            "size": self.size,
+            "pose": self.pose,
+            "points": self.points,
+            "center_px": [round(v, 2) for v in self.center_px],
+            "center_mm": [round(v, 2) for v in self.center_mm],
+            "plan_centroid_mm": [round(v, 2) for v in self.plan_centroid_mm],
+            "apex_px": [round(v, 2) for v in self.apex_px],
+            "outline_px": [[round(x, 1), round(y, 1)] for x, y in self.outline_px],
+            "axis_tilt_deg": round(self.axis_tilt_deg, 2),
+            "supported_by": list(self.supported_by),
+            "hidden": self.hidden,
+            "confidence": round(self.confidence, 3),
+            "color_confidence": round(self.color_confidence, 3),
+            "fit_iou_ratio": round(self.fit_iou_ratio, 3),
+            "flagged": self.flagged,
+            "reasons": list(self.reasons),
+        }
+
+
+def _scaled_camera(camera: CameraModel, scale: float) -> CameraModel:
+    if scale == 1.0:
+        return camera
+    K = np.array(camera.K, float).copy()
+    K[:2] *= scale
+    K[0, 2] = (camera.K[0][2] + 0.5) * scale - 0.5
+    K[1, 2] = (camera.K[1][2] + 0.5) * scale - 0.5
+    w, h = camera.image_size_wh_px
+    d = camera.to_dict()
+    d["K"] = K.tolist()
+    d["image_size_wh_px"] = [int(round(w * scale)), int(round(h * scale))]
+    return CameraModel.from_dict(d)
+
+
+def assumed_overhead_camera(image_size_wh_px: tuple[int, int], mm_per_px: float) -> CameraModel:
+    """A camera straight above the table centre, 1.5 m up, zoomed to ``mm_per_px`` at the table."""
+    w, h = image_size_wh_px
+    dist = 1500.0
+    f = dist / mm_per_px
+    cam = CameraModel.look_at(
+        eye_mm=(0.0, 0.0, dist), target_mm=(0.0, 0.0, 0.0), focal_px=f, image_size_wh_px=(w, h)
+    )
+    return cam
+
+
+def _estimate_scale_mm_per_px(mask: np.ndarray) -> float:
+    """Pixel scale from the pieces: the median blob's area taken as a medium piece's plan (~ 1.3 base^2)."""
+    n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    areas = stats[1:, cv2.CC_STAT_AREA]
+    areas = areas[areas >= 60]
+    if len(areas) == 0:
+        return 0.5
+    medium_plan_mm2 = 1.3 * base_mm("medium") ** 2
+    return float(math.sqrt(medium_plan_mm2 / np.median(areas)))
+
+
+def _blobs(mask: np.ndarray, camera: CameraModel, params: PyramidDetectorParams):
+    """External contours of the foreground, without grain, dust and start-line tapes."""
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    out, tapes = [], []
+    for c in contours:
+        pts = c.reshape(-1, 2).astype(np.float64)
+        if len(pts) < 6:
+            continue
+        try:
+            plan = camera.image_to_table_mm(pts, 0.0)
+        except ValueError:
+            continue
+        area_mm2 = abs(float(cv2.contourArea(plan.astype(np.float32))))
+        if area_mm2 < params.min_blob_mm2:
+            continue
+        (_, _), (rw, rh), _ = cv2.minAreaRect(plan.astype(np.float32))
+        if max(rw, rh) > params.tape_length_mm:
+            tapes.append(c)
+            continue
+        if min(rw, rh) < 4.0:  # thin lines: plank joints, tape edges
+            continue
+        out.append(c)
+    return out, tapes
+
+
+def _remove_tape(frame_bgr, diff, mask, tapes, camera, params):
+    """Re-reference the table along each tape with a 1-D median along the strip, so pieces on it stand out."""
+    if not tapes:
+        return mask
+    new_mask = mask.copy()
+    for c in tapes:
+        tape = np.zeros_like(mask)
+        cv2.drawContours(tape, [c], -1, 1, cv2.FILLED)
+        ys, xs = np.nonzero(tape)
+        pts = np.column_stack([xs, ys]).astype(np.float32)
+        vx, vy, x0, y0 = cv2.fitLine(pts, cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+        ang = math.degrees(math.atan2(vy, vx))
+        h, w = mask.shape
+        M = cv2.getRotationMatrix2D((float(x0), float(y0)), ang, 1.0)
+        rot = cv2.warpAffine(frame_bgr, M, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        # median along rows (the tape direction) over a long window
+        from scipy.ndimage import median_filter
+
+        rtape = cv2.warpAffine(tape, M, (w, h), flags=cv2.INTER_NEAREST)
+        rows = np.nonzero(rtape.any(axis=1))[0]
+        if len(rows) == 0:
+            continue
+        r0, r1 = max(rows.min() - 3, 0), min(rows.max() + 4, h)
+        band = rot[r0:r1]
+        ref_band = median_filter(band, size=(1, 151, 1), mode="reflect")
+        ref_rot = rot.copy()
+        ref_rot[r0:r1] = ref_band
+        Minv = cv2.invertAffineTransform(M)
+        ref = cv2.warpAffine(ref_rot, Minv, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        grow = cv2.dilate(tape, np.ones((5, 5), np.uint8))
+        d2 = difference_map(frame_bgr, ref)
+        sub, _ = foreground_mask(np.where(grow > 0, d2, 0).astype(np.float32), params.threshold_sigma, 8.0)
+        new_mask[grow > 0] = sub[grow > 0]
+    new_mask = cv2.morphologyEx(new_mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    return new_mask
+
+
+@dataclass
+class _Verdict:
+    pieces: list  # PieceHypothesis
+    iou: float
+    runner_up_iou: float
+    runner_up_desc: str
+
+
+def _describe(pieces) -> str:
+    return "+".join(sorted(f"{p.kind}:{p.size}" for p in pieces))
+
+
+def _tilted_seed(b: PieceHypothesis, a: PieceHypothesis) -> PieceHypothesis:
+    """Turn an upright hypothesis ``b`` into one leaning towards piece ``a``."""
+    pa = a.pose().vertices_mm()[:, :2].mean(axis=0)
+    pb = np.array(b.params[:2])
+    d = pa - pb
+    n = float(np.linalg.norm(d)) or 1.0
+    d /= n
+    hinge = pb - d * base_mm(b.size) / 2
+    yaw = math.atan2(d[1], d[0]) - math.pi / 2
+    return PieceHypothesis("tilted", b.size, (hinge[0], hinge[1], yaw, math.radians(18.0)))
+
+
+def _pair_plausible(fitter: BlobFitter, pieces) -> bool:
+    """Both pieces of a pair must be seen: mostly inside the blob, and each with its own visible part."""
+    hulls = [Polygon(hull_px(fitter.camera, p.pose())).buffer(0) for p in pieces]
+    for k, h in enumerate(hulls):
+        if h.area <= 0:
+            return False
+        if h.intersection(fitter.blob).area < 0.75 * h.area:
+            return False
+        own = h.difference(hulls[1 - k]).intersection(fitter.blob).area
+        if own < 0.35 * h.area:
+            return False
+    kinds = sorted(p.kind for p in pieces)
+    if "tilted" in kinds and "lying" not in kinds:
+        return False  # a tilted piece must rest on a lying one
+    return True
+
+
+def _fit_blob(
+    camera: CameraModel, contour: np.ndarray, params: PyramidDetectorParams, shadow_offset=None
+) -> _Verdict:
+    simple = cv2.approxPolyDP(contour, 0.8, True)
+    pts = (simple if len(simple) >= 4 else contour).reshape(-1, 2).astype(np.float64)
+    blob = Polygon(pts)
+    if not blob.is_valid:
+        blob = blob.buffer(0)
+    fitter = BlobFitter(camera, blob, shadow_offset)
+    singles = fit_single(fitter, pts)
+    best_iou, best = singles[0]
+    candidates = [(iou, pcs) for iou, pcs in singles]
+    if best_iou < params.pair_trigger_iou:
+        for iou_a, a_list in singles[:3]:
+            a = a_list[0]
+            rest = blob.difference(fitter.union([a]))
+            geoms = [g for g in getattr(rest, "geoms", [rest]) if g.area > 0]
+            if not geoms:
+                continue
+            part = max(geoms, key=lambda g: g.area)
+            if part.area < 0.12 * blob.area or part.geom_type != "Polygon":
+                continue
+            rp = np.asarray(part.exterior.coords)[:-1]
+            sub = BlobFitter(camera, part, shadow_offset)
+            seeds = single_seeds(camera, rp)
+            scored = sorted(((sub.iou([s]), s) for s in seeds), key=lambda t: -t[0])[:4]
+            b_seeds = [s for _, s in scored]
+            b_seeds += [_tilted_seed(s, a) for s in b_seeds if s.kind == "upright"][:3]
+            for b in b_seeds:
+                pieces, iou = fitter.refine([a, b], max_evals=400)
+                candidates.append((iou, pieces))
+    candidates.sort(key=lambda t: -t[0])
+    # prefer fewer pieces unless the pair clearly explains more
+    best_single = max((c for c in candidates if len(c[1]) == 1), key=lambda t: t[0])
+    best_pair = max((c for c in candidates if len(c[1]) == 2), key=lambda t: t[0], default=None)
+    chosen = best_single
+    if (
+        best_pair is not None
+        and best_pair[0] > best_single[0] + params.pair_gain_iou
+        and _pair_plausible(fitter, best_pair[1])
+    ):
+        chosen = best_pair
+    desc = _describe(chosen[1])
+    runner = max((c for c in candidates if _describe(c[1]) != desc), key=lambda t: t[0], default=(0.0, []))
+    return _Verdict(pieces=chosen[1], iou=chosen[0], runner_up_iou=runner[0], runner_up_desc=_describe(runner[1]))
+
+
+def estimate_shadow_offset(
+    camera: CameraModel, mask_full: np.ndarray, fits: list[tuple[np.ndarray, _Verdict]], max_pieces: int = 8
+) -> np.ndarray | None:
+    """Plan shadow displacement per mm of height, from cleanly fitted single upright pieces.
+
+    For each, the shadow offset that best explains its blob in the foreground with shade kept; the median
+    over pieces (one light for the whole photo). None when no piece is clean enough.
+    """
+    from scipy.optimize import minimize
+
+    clean = [(c, v) for c, v in fits if len(v.pieces) == 1 and v.pieces[0].kind == "upright" and v.iou > 0.85]
+    clean.sort(key=lambda cv: -cv[1].iou)
+    found = []
+    n, lab = cv2.connectedComponents(mask_full)
+    for contour, verdict in clean[:max_pieces]:
+        pt = contour.reshape(-1, 2)[0]
+        k = lab[int(pt[1]), int(pt[0])]
+        if k == 0:
+            continue
+        blob_mask = (lab == k).astype(np.uint8)
+        cs, _ = cv2.findContours(blob_mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        c = max(cs, key=cv2.contourArea)
+        poly = Polygon(cv2.approxPolyDP(c, 0.8, True).reshape(-1, 2).astype(float)).buffer(0)
+        hyp = verdict.pieces
+        best = None
+        for ang in np.radians(np.arange(0, 360, 45)):
+            fitter = BlobFitter(camera, poly, np.array([0.4 * math.cos(ang), 0.4 * math.sin(ang)]))
+
+            def cost(x, fitter=fitter):
+                fitter.shadow_offset = np.asarray(x)
+                return 1.0 - fitter.iou(hyp)
+
+            r = minimize(cost, fitter.shadow_offset, method="Nelder-Mead", options={"maxfev": 60, "xatol": 0.01})
+            if best is None or r.fun < best[0]:
+                best = (r.fun, r.x)
+        no_shadow = 1.0 - BlobFitter(camera, poly).iou(hyp)
+        if best is not None and best[0] < no_shadow - 0.02:
+            found.append(best[1])
+    if len(found) < 2:
+        return None
+    return np.median(np.array(found), axis=0)
+
+
+def _pose_name(h: PieceHypothesis, others: list[PieceHypothesis]) -> tuple[str, tuple[str, ...]]:
+    if h.kind == "upright":
+        return "upright", ("table",)
+    if h.kind == "lying":
+        return "lying", ("table",)
+    return "standing_on_lying", ("table",)
+
+
+def detect_pyramids(
+    frame_bgr: np.ndarray,
+    camera: CameraModel | None = None,
+    params: PyramidDetectorParams = DEFAULT_PARAMS,
+    colours: tuple[str, ...] | None = None,
+) -> tuple[PyramidDetection, ...]:
+    """Every pyramid in the photo; empty tuple when there are none.
+
+    ``camera`` maps table mm to this photo's pixels (a calibration or the simulator's truth); without it an
+    overhead camera is assumed and every verdict is flagged with a lower confidence. ``colours`` limits the
+    colours a piece may be given (the players' colours), when known.
+    """
+    frame = np.asarray(frame_bgr)
+    if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+        raise VisionError(f"frame must be an (H, W, 3) uint8 BGR image, got {frame.shape} {frame.dtype}")
+    h0, w0 = frame.shape[:2]
+    scale = min(1.0, params.work_width_px / w0)
+    work = cv2.resize(frame, (round(w0 * scale), round(h0 * scale)), interpolation=cv2.INTER_AREA) if scale < 1 else frame
+    h, w = work.shape[:2]
+    calibrated = camera is not None
+    if calibrated:
+        cam = _scaled_camera(camera, w / camera.image_size_wh_px[0])
+    else:
+        cam = None
+    mm_per_px = cam.mm_per_px_at((0.0, 0.0)) if cam is not None else 0.5
+    kernel_px = int(params.reference_kernel_mm / mm_per_px)
+    ref = table_reference_bgr(work, kernel_px)
+    diff = difference_map(work, ref)
+    shadow = shadow_mask(work, ref, params.shadow_spread_max, params.shadow_darkest_ratio)
+    mask, _ = foreground_mask(diff, params.threshold_sigma, params.min_threshold, shadow)
+    if cam is None:
+        mm_per_px = _estimate_scale_mm_per_px(mask)
+        cam = assumed_overhead_camera((w, h), mm_per_px)
+        kernel_px = int(params.reference_kernel_mm / mm_per_px)
+    mask_full, _ = foreground_mask(diff, params.threshold_sigma, params.min_threshold)
+    blobs, tapes = _blobs(mask, cam, params)
+    if tapes:
+        mask = _remove_tape(work, diff, mask, tapes, cam, params)
+        mask_full = _remove_tape(work, diff, mask_full, tapes, cam, params)
+        blobs, _ = _blobs(mask, cam, params)
+
+    # one light for the photo: learn how far shadows fall from a few clean pieces, then fit every blob of the
+    # foreground with shade kept as pieces plus their shadows (translucent pieces cast tinted shadows)
+    shadow_offset = None
+    if params.model_shadows:
+        quick = []
+        for contour in sorted(blobs, key=cv2.contourArea, reverse=True)[:12]:
+            pts = cv2.approxPolyDP(contour, 0.8, True).reshape(-1, 2).astype(np.float64)
+            if len(pts) < 4:
+                continue
+            fitter = BlobFitter(cam, Polygon(pts).buffer(0))
+            iou, hyp = fit_single(fitter, pts, coarse_keep=2)[0]
+            quick.append((contour, _Verdict(pieces=hyp, iou=iou, runner_up_iou=0.0, runner_up_desc="")))
+        shadow_offset = estimate_shadow_offset(cam, mask_full, quick)
+        if shadow_offset is not None:
+            mask = mask_full
+            blobs, _ = _blobs(mask, cam, params)
+
+    detections: list[PyramidDetection] = []
+    inv = 1.0 / scale
+    for contour in blobs:
+        verdict = _fit_blob(cam, contour, params, shadow_offset)
+        if verdict.iou < params.min_blob_iou:
+            continue  # no pyramid makes this silhouette: tape end, grain, a shadow fragment
+        hulls = [hull_px(cam, p.pose()) for p in verdict.pieces]
+        group_ids = [f"p{len(detections) + k + 1}" for k in range(len(verdict.pieces))]
+        for k, hyp in enumerate(verdict.pieces):
+            pose: PyramidPose = hyp.pose()
+            others = [p for j, p in enumerate(verdict.pieces) if j != k]
+            name, support = _pose_name(hyp, others)
+            reasons = []
+            if hyp.kind == "tilted":
+                lying_ids = [group_ids[j] for j, p in enumerate(verdict.pieces) if j != k and p.kind == "lying"]
+                support = ("table", *lying_ids)
+                if not lying_ids:
+                    reasons.append("tilted piece with no lying piece under it")
+            # colour from the piece's own pixels (not those of its neighbour), eroded off its edge
+            region = np.zeros((h, w), np.uint8)
+            cv2.fillConvexPoly(region, np.round(hulls[k]).astype(np.int32), 1)
+            for j, other in enumerate(hulls):
+                if j != k:
+                    cv2.fillConvexPoly(region, np.round(other).astype(np.int32), 0)
+            region &= mask
+            er = cv2.erode(region, np.ones((3, 3), np.uint8))
+            if er.sum() >= 12:
+                region = er
+            sel = region > 0
+            if sel.sum() < 4:
+                color, ccon = "clear", 0.0
+            else:
+                color, ccon = classify_color(work[sel], ref[sel], colours)
+            if hyp.kind == "lying":
+                center_mm = lying_centroid_mm(pose)
+                center_px = cam.project_mm(np.array([[center_mm[0], center_mm[1], 0.0]]))[0]
+            else:
+                center_mm = pose.base_center_mm[:2]
+                center_px = cam.project_mm(pose.base_center_mm[None])[0]
+            apex_px = cam.project_mm(pose.apex_mm()[None])[0]
+            margin = verdict.iou - verdict.runner_up_iou
+            if verdict.iou < params.flag_min_iou:
+                reasons.append(f"silhouette fits poorly (IoU {verdict.iou:.2f})")
+            if margin < params.flag_margin_iou:
+                reasons.append(f"close alternative {verdict.runner_up_desc} (IoU margin {margin:.3f})")
+            if ccon < params.flag_min_color_confidence:
+                reasons.append(f"colour uncertain ({ccon:.2f})")
+            if not calibrated:
+                reasons.append("no calibration: overhead camera assumed")
+            conf = float(np.clip(verdict.iou, 0, 1)) * float(np.clip(0.5 + 10 * margin, 0, 1))
+            conf *= float(np.clip(0.5 + ccon, 0, 1))
+            if not calibrated:
+                conf *= 0.5
+            detections.append(
+                PyramidDetection(
+                    piece_id=group_ids[k],
+                    color=color,
+                    size=hyp.size,
+                    pose=name,
+                    center_px=(float(center_px[0] * inv), float(center_px[1] * inv)),
+                    center_mm=(float(center_mm[0]), float(center_mm[1])),
+                    apex_px=(float(apex_px[0] * inv), float(apex_px[1] * inv)),
+                    outline_px=tuple((float(x * inv), float(y * inv)) for x, y in hulls[k]),
+                    axis_tilt_deg=pose.axis_tilt_deg(),
+                    confidence=float(np.clip(conf, 0.0, 1.0)),
+                    flagged=bool(reasons),
+                    reasons=tuple(reasons),
+                    supported_by=support,
+                    color_confidence=ccon,
+                    fit_iou_ratio=verdict.iou,
+                    plan_centroid_mm=tuple(float(v) for v in pose.vertices_mm()[:, :2].mean(axis=0)),
+                )
+            )
+    return tuple(detections)
+
+
+def analyze_ice_tiddlywinks(
+    frame_bgr: np.ndarray,
+    camera: CameraModel | None = None,
+    params: PyramidDetectorParams = DEFAULT_PARAMS,
+    colours: tuple[str, ...] | None = None,
+) -> dict:
+    """The scene document of one photo (no rulings: those are the adjudicator's)."""
+    dets = detect_pyramids(frame_bgr, camera, params, colours)
+    h, w = frame_bgr.shape[:2]
+    return {
+        "game": "ice-tiddlywinks",
+        "image": {"size_wh_px": [int(w), int(h)]},
+        "calibration": {
+            "source": "camera" if camera is not None else "assumed_overhead",
+            "camera": camera.to_dict() if camera is not None else None,
+        },
+        "pieces": [d.to_dict() for d in dets],
+    }

@@ -1,0 +1,180 @@
+"""Pose hypotheses for pyramids, scored by how well their projected silhouettes cover a foreground blob.
+
+A pyramid is convex, so its silhouette is the convex hull of its five projected vertices. Each hypothesis
+(upright at (x, y, yaw); lying on a face; standing tilted with its base on a lying piece) is a set of
+``PyramidPose`` in table mm; its score is the IoU between the union of the hulls and the blob polygon, both
+exact polygons in pixels, so the objective is continuous and Nelder-Mead can refine it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from scipy.optimize import minimize
+from shapely.geometry import Polygon
+from shapely.ops import unary_union
+
+from calibration.camera import CameraModel
+from geometry.pyramids import (
+    SIZES,
+    PyramidPose,
+    base_mm,
+    height_mm,
+    lying_pose,
+    tilted_pose,
+    upright_pose,
+)
+
+# Tilt range of a piece standing on a lying one (deg): below it the piece is upright (IT P1 uses 5 deg); above
+# ~40 deg its centre of mass passes behind the hinge and it tips back.
+MIN_STANDING_TILT_DEG = 5.0
+MAX_STANDING_TILT_DEG = 40.0
+
+
+@dataclass(frozen=True, slots=True)
+class PieceHypothesis:
+    """One piece of a hypothesis: its kind ("upright", "lying", "tilted") and continuous parameters."""
+
+    kind: str
+    size: str
+    params: tuple[float, ...]
+
+    def pose(self) -> PyramidPose:
+        return make_pose(self.kind, self.size, self.params)
+
+
+def make_pose(kind: str, size: str, params) -> PyramidPose:
+    if kind == "upright":
+        x, y, yaw = params
+        return upright_pose(size, (x, y), yaw)
+    if kind == "lying":
+        x, y, yaw = params
+        return lying_pose(size, (x, y), yaw)
+    hx, hy, yaw, tilt = params
+    tilt = float(np.clip(tilt, math.radians(MIN_STANDING_TILT_DEG), math.radians(MAX_STANDING_TILT_DEG)))
+    return tilted_pose(size, (hx, hy), yaw, tilt)
+
+
+def hull_px(camera: CameraModel, pose: PyramidPose) -> np.ndarray:
+    q = camera.project_mm(pose.vertices_mm()).astype(np.float32)
+    return cv2.convexHull(q).reshape(-1, 2).astype(np.float64)
+
+
+def _polygon(points: np.ndarray) -> Polygon:
+    poly = Polygon(points)
+    return poly if poly.is_valid else poly.buffer(0)
+
+
+def shadow_hull_px(camera: CameraModel, pose: PyramidPose, shadow_offset: np.ndarray) -> np.ndarray:
+    """Silhouette of the piece's cast shadow on the table: each vertex slid down the light direction to z = 0.
+
+    ``shadow_offset`` is the plan displacement (mm) of a point's shadow per mm of its height.
+    """
+    v = pose.vertices_mm()
+    flat = np.column_stack([v[:, :2] + v[:, 2:3] * shadow_offset[None], np.zeros(len(v))])
+    q = camera.project_mm(flat).astype(np.float32)
+    return cv2.convexHull(q).reshape(-1, 2).astype(np.float64)
+
+
+class BlobFitter:
+    """Scores pose hypotheses against one blob polygon (pixels).
+
+    With a ``shadow_offset`` the hypothesis also covers each piece's cast shadow: the blob is then the
+    foreground with shade kept, since a translucent piece's shadow is tinted like the piece.
+    """
+
+    def __init__(self, camera: CameraModel, blob: Polygon, shadow_offset: np.ndarray | None = None):
+        self.camera = camera
+        self.blob = blob
+        self.blob_area = blob.area
+        self.shadow_offset = None if shadow_offset is None else np.asarray(shadow_offset, float)
+
+    def union(self, pieces: list[PieceHypothesis], with_shadow: bool = True):
+        polys = []
+        for p in pieces:
+            pose = p.pose()
+            polys.append(_polygon(hull_px(self.camera, pose)))
+            if with_shadow and self.shadow_offset is not None:
+                polys.append(_polygon(shadow_hull_px(self.camera, pose, self.shadow_offset)))
+        return unary_union(polys)
+
+    def iou(self, pieces: list[PieceHypothesis]) -> float:
+        try:
+            shape = self.union(pieces)
+        except Exception:  # noqa: BLE001 - degenerate hull while searching: scored as no overlap
+            return 0.0
+        inter = shape.intersection(self.blob).area
+        uni = shape.area + self.blob_area - inter
+        return inter / uni if uni > 0 else 0.0
+
+    def refine(self, pieces: list[PieceHypothesis], max_evals: int = 240) -> tuple[list[PieceHypothesis], float]:
+        """Nelder-Mead over all continuous parameters of the pieces (sizes and kinds fixed)."""
+        lens = [len(p.params) for p in pieces]
+        x0 = np.concatenate([np.asarray(p.params, float) for p in pieces])
+
+        def unpack(x):
+            out, k = [], 0
+            for p, n in zip(pieces, lens):
+                out.append(PieceHypothesis(p.kind, p.size, tuple(float(v) for v in x[k : k + n])))
+                k += n
+            return out
+
+        steps = []
+        for p in pieces:
+            b = base_mm(p.size)
+            steps += [0.25 * b, 0.25 * b, math.radians(12.0)] + ([math.radians(8.0)] if p.kind == "tilted" else [])
+        simplex = np.vstack([x0] + [x0 + np.eye(len(x0))[i] * s for i, s in enumerate(steps)])
+        res = minimize(
+            lambda x: 1.0 - self.iou(unpack(x)),
+            x0,
+            method="Nelder-Mead",
+            options={"maxfev": max_evals, "initial_simplex": simplex, "xatol": 0.05, "fatol": 1e-4},
+        )
+        best = unpack(res.x)
+        return best, 1.0 - float(res.fun)
+
+
+def plan_points_mm(camera: CameraModel, contour_px: np.ndarray, z_mm: float = 0.0) -> np.ndarray:
+    return camera.image_to_table_mm(contour_px.reshape(-1, 2).astype(np.float64), z_mm)
+
+
+def single_seeds(camera: CameraModel, contour_px: np.ndarray) -> list[PieceHypothesis]:
+    """Starting hypotheses for one piece explaining a blob: each size upright and lying."""
+    seeds = []
+    for size in SIZES:
+        h = height_mm(size)
+        plan = plan_points_mm(camera, contour_px, h / 4)
+        c = plan.mean(axis=0)
+        for yaw in np.radians([0.0, 30.0, 60.0]):
+            seeds.append(PieceHypothesis("upright", size, (c[0], c[1], float(yaw))))
+        plan0 = plan_points_mm(camera, contour_px, 0.0)
+        c0 = plan0.mean(axis=0)
+        cov = np.cov((plan0 - c0).T)
+        w, v = np.linalg.eigh(cov)
+        major = v[:, 1]
+        ang = math.atan2(major[1], major[0])
+        for sgn in (0.0, math.pi):
+            # lying_pose's apex points along yaw - 90 deg; put it along the blob's long axis
+            seeds.append(PieceHypothesis("lying", size, (c0[0], c0[1], ang + sgn + math.pi / 2)))
+    return seeds
+
+
+def fit_single(fitter: BlobFitter, contour_px: np.ndarray, coarse_keep: int = 5) -> list[tuple[float, list]]:
+    """Best single-piece hypotheses, refined, best first: [(iou, [PieceHypothesis])]."""
+    seeds = single_seeds(fitter.camera, contour_px)
+    scored = sorted(((fitter.iou([s]), s) for s in seeds), key=lambda t: -t[0])
+    # keep the best few overall, and the best of every (kind, size) so the alternatives get a fair refine
+    keep, seen = [], set()
+    for iou, s in scored:
+        if (s.kind, s.size) not in seen or len(keep) < coarse_keep:
+            keep.append(s)
+            seen.add((s.kind, s.size))
+    out = []
+    for s in keep:
+        best, iou = fitter.refine([s])
+        out.append((iou, best))
+    out.sort(key=lambda t: -t[0])
+    return out

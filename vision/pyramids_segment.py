@@ -1,0 +1,67 @@
+"""Foreground of pyramids on a table: colour difference from the table's own local texture.
+
+Translucent plastic changes the table's chroma (and darkens it); opaque black and white change its lightness.
+The table reference is a median filter of the photo over a window several pieces wide, so wood grain and
+lighting gradients stay in the reference and a piece does not.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+# Lightness counts less than chroma: soft shadows and grain darken the wood without changing its hue.
+LIGHTNESS_WEIGHT = 0.6
+
+
+def table_reference_bgr(frame_bgr: np.ndarray, kernel_px: int) -> np.ndarray:
+    """Median-filtered table colour (same size as the frame), computed at quarter resolution."""
+    h, w = frame_bgr.shape[:2]
+    small = cv2.resize(frame_bgr, (max(w // 4, 1), max(h // 4, 1)), interpolation=cv2.INTER_AREA)
+    k = max(3, (kernel_px // 4) | 1)
+    ref = cv2.medianBlur(small, k)
+    ref = cv2.medianBlur(ref, k)  # twice: pieces clustered in a group leave no residue
+    return cv2.resize(ref, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
+def difference_map(frame_bgr: np.ndarray, ref_bgr: np.ndarray) -> np.ndarray:
+    """Per-pixel Lab distance (L weighted by ``LIGHTNESS_WEIGHT``) between the photo and the table reference."""
+    lab = cv2.cvtColor(frame_bgr.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
+    ref = cv2.cvtColor(ref_bgr.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
+    d = lab - ref
+    return np.sqrt((LIGHTNESS_WEIGHT * d[..., 0]) ** 2 + d[..., 1] ** 2 + d[..., 2] ** 2)
+
+
+def shadow_mask(frame_bgr: np.ndarray, ref_bgr: np.ndarray, spread_max: float, darkest_ratio: float) -> np.ndarray:
+    """Pixels that look like the table in shade: every channel dimmed by about the same factor.
+
+    A shadow scales the light reaching the wood, so the photo / reference ratio (linear RGB) is grey and
+    between ``darkest_ratio`` and 1; plastic tints it (translucent) or is far darker (black) or lighter (white).
+    """
+    x = frame_bgr.astype(np.float32) / 255.0
+    r = ref_bgr.astype(np.float32) / 255.0
+    lin = np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
+    lin_r = np.where(r <= 0.04045, r / 12.92, ((r + 0.055) / 1.055) ** 2.4)
+    ratio = np.log((lin + 2e-3) / (lin_r + 2e-3))
+    spread = ratio.max(axis=2) - ratio.min(axis=2)
+    mean = ratio.mean(axis=2)
+    return (spread < spread_max) & (mean < -0.05) & (mean > np.log(darkest_ratio))
+
+
+def foreground_mask(
+    diff: np.ndarray, threshold_sigma: float, min_threshold: float, shadow: np.ndarray | None = None
+) -> tuple[np.ndarray, float]:
+    """Binary mask of pixels that differ from the table by more than a robust noise threshold."""
+    med = float(np.median(diff))
+    mad = float(np.median(np.abs(diff - med))) * 1.4826
+    thr = max(min_threshold, med + threshold_sigma * mad)
+    mask = (diff > thr).astype(np.uint8)
+    if shadow is not None:
+        mask[shadow] = 0
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
+    # fill holes: a clear wall lets the table show through the middle of a piece
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    filled = np.zeros_like(mask)
+    cv2.drawContours(filled, contours, -1, 1, thickness=cv2.FILLED)
+    return filled, thr
