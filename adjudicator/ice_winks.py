@@ -7,8 +7,8 @@ hidden nested piece is ``UNDECIDED`` until the outer piece is lifted (IT I-3).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from adjudicator.types import AdjudicatorError, Decision, Ruling
 from geometry.pyramids import UPRIGHT_MAX_TILT_DEG, IcePiece, StartLine, pips
@@ -160,10 +160,32 @@ def judge_piece_score(
     return score(piece.pips, "is upright")
 
 
-def judge_result(scores: dict[str, int], params: IceWinksParams = DEFAULT_ICE_PARAMS) -> Ruling:
-    """IT Score: most points wins; equal top scores share the win (IT I-7)."""
+def judge_result(
+    scores: dict[str, int],
+    params: IceWinksParams = DEFAULT_ICE_PARAMS,
+    pending_points: dict[str, int] | None = None,
+    pending_ids: tuple[str, ...] = (),
+) -> Ruling:
+    """IT Score: most points wins; equal top scores share the win (IT I-7).
+
+    ``pending_points`` is the most each colour could still gain from pieces not yet decided (hidden,
+    referred): the result stands only if no such gain could change who wins; otherwise ``UNDECIDED``.
+    """
     if not scores:
         return _ruling("IT Score", Decision.UNDECIDED, "no scoring colours on the table", params)
+    pending = {c: v for c, v in (pending_points or {}).items() if v > 0}
+    if pending:
+        top_now = max(scores.values())
+        leaders = [c for c, v in scores.items() if v == top_now]
+        if len(leaders) > 1 or any(
+            scores.get(c, 0) + v >= top_now for c, v in pending.items() if c != leaders[0]
+        ):
+            return _ruling(
+                "IT Score", Decision.UNDECIDED,
+                f"the winner depends on {len(pending_ids)} undecided piece(s): look at them first", params,
+                piece_ids=pending_ids, colors=tuple(sorted(pending)),
+                evidence={"undecided_max_points": float(sum(pending.values()))},
+            )
     top = max(scores.values())
     winners = tuple(sorted(c for c, v in scores.items() if v == top))
     text = ", ".join(f"{c} {v}" for c, v in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -195,6 +217,8 @@ def adjudicate(
     players = tuple(colors) if colors else tuple(sorted({p.color for p in pieces}))
     rulings: list[Ruling] = []
     scores = {c: 0 for c in players}
+    pending: dict[str, int] = {}
+    pending_ids: list[str] = []
     for p in pieces:
         if p.color not in scores:
             continue
@@ -204,5 +228,8 @@ def adjudicate(
         rulings.append(r)
         if r.decision is Decision.SCORE:
             scores[p.color] += int(r.evidence["score_points"])
-    rulings.append(judge_result(scores, params))
+        else:  # undecided or referred: at most double its pips
+            pending[p.color] = pending.get(p.color, 0) + 2 * p.pips
+            pending_ids.append(p.piece_id)
+    rulings.append(judge_result(scores, params, pending, tuple(pending_ids)))
     return scores, tuple(rulings)

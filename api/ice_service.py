@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import cv2
 import numpy as np
@@ -146,7 +147,7 @@ def annotate_ice(frame_bgr: np.ndarray, doc: dict) -> np.ndarray:
     """A copy of the photo with each piece's outline, verdict and points; flagged pieces in magenta."""
     out = frame_bgr.copy()
     scale = max(out.shape[1] / 1920.0, 0.6)
-    thick = max(1, int(round(2 * scale)))
+    thick = max(1, round(2 * scale))
     for p in doc.get("pieces", []):
         poly = np.round(np.asarray(p["outline_px"], float)).astype(np.int32)
         col = (255, 0, 255) if p.get("flagged") else _DRAW_BGR.get(p["color"], (0, 255, 0))
@@ -229,6 +230,17 @@ def _baseline(frame_bgr: np.ndarray, camera: CameraModel) -> list[dict]:
 def _tally_image(truth: dict, found: list[dict], tally: dict, name: str, failures: list[str]) -> None:
     vis = [p for p in truth["pieces"] if not p["hidden"]]
     m = _match([_plan_centroid_truth(p) for p in vis], [np.asarray(f["xy"]) for f in found])
+    resolved: dict[str, int] = {}  # scores once a human has looked at every flagged piece
+    for j, f in enumerate(found):
+        if not f.get("flagged"):
+            resolved[f["color"]] = resolved.get(f["color"], 0) + f["points"]
+    truth_of = {j: vis[i] for i, j in m.items()}
+    for j, f in enumerate(found):
+        if f.get("flagged") and j in truth_of:
+            t = truth_of[j]
+            resolved[t["color"]] = resolved.get(t["color"], 0) + t["points"]
+        elif not f.get("flagged") and j not in truth_of:
+            tally["silent_extra"] += 1
     for i, p in enumerate(vis):
         tally["pieces"] += 1
         if p["pose"] in ("upright", "lying", "standing_on_lying"):
@@ -236,6 +248,7 @@ def _tally_image(truth: dict, found: list[dict], tally: dict, name: str, failure
         j = m.get(i)
         if j is None:
             failures.append(f"{name}: missed {p['id']} {p['color']} {p['size']} {p['pose']}")
+            tally["missed"] += 1
             continue
         f = found[j]
         tally["found"] += 1
@@ -244,6 +257,8 @@ def _tally_image(truth: dict, found: list[dict], tally: dict, name: str, failure
             tally["pose_ok"] += 1
         tally["size_ok"] += f["size"] == p["size"]
         tally["color_ok"] += f["color"] == p["color"]
+        if (f["pose"], f["size"], f["color"]) != (p["pose"], p["size"], p["color"]) and not f.get("flagged"):
+            tally["silent_wrong"] += 1
         if (f["pose"], f["size"], f["color"]) != (p["pose"], p["size"], p["color"]):
             failures.append(f"{name}: {p['id']} truth {p['color']} {p['size']} {p['pose']} -> "
                             f"{f['color']} {f['size']} {f['pose']}" + (" (flagged)" if f.get("flagged") else ""))
@@ -255,11 +270,12 @@ def _tally_image(truth: dict, found: list[dict], tally: dict, name: str, failure
     got = {c: v for c, v in got.items() if v}
     tally["images"] += 1
     tally["score_ok"] += got == want
+    tally["score_resolved_ok"] += {c: v for c, v in resolved.items() if v} == want
 
 
 def _new_tally() -> dict[str, int]:
     keys = ("pieces", "pose_n", "found", "flagged", "pose_ok", "size_ok", "color_ok", "extra", "images",
-            "score_ok")
+            "score_ok", "score_resolved_ok", "silent_wrong", "silent_extra", "missed")
     return {k: 0 for k in keys}
 
 
@@ -329,6 +345,10 @@ def format_ice_report(result: dict, show_failures: int = 15) -> list[str]:
                      f"{100 * _ratio(ba, bn):.1f} %")
     lines.append(f"  detections: {o['found']}/{o['pieces']} found, {o['extra']} extra, {o['flagged']} flagged "
                  f"for a human look; baseline {b['found']} found, {b['extra']} extra")
+    lines.append(f"  (info) images with exact score once a human has resolved the flagged pieces: "
+                 f"{100 * _ratio(o['score_resolved_ok'], o['images']):.1f} % ({o['score_resolved_ok']}/{o['images']})")
+    lines.append(f"  (info) silent errors (wrong and not flagged): {o['silent_wrong']} wrong verdicts, "
+                 f"{o['silent_extra']} phantom pieces, {o['missed']} missed pieces, of {o['pieces']} pieces")
     for res, ts in sorted(result["times"].items()):
         lines.append(f"  time per photo {res}: median {np.median(ts):.2f} s over {len(ts)} (one core)")
     if show_failures:
@@ -347,3 +367,15 @@ def bench_ice(n_fresh: int = 32, sample_dir: Path | str | None = "sample_images/
     if n_fresh > 0:
         paths += fresh_ice_images(n_fresh, Path(cache), log)
     return format_ice_report(bench_ice_paths(paths, log), show_failures)
+
+
+def run_bench_ice(directory: Path | str | None, fresh: int, cache: Path | None = None, failures: int = 15,
+                  out: Callable[[str], None] = print) -> int:
+    """``tableref bench --game ice-tiddlywinks`` body: prints the figures; exit code 0 only if all pass."""
+    sample_dir = Path(directory) if directory is not None else Path("sample_images") / "ice_tiddlywinks"
+    lines = bench_ice(n_fresh=fresh, sample_dir=sample_dir, cache=Path(cache) if cache else DEFAULT_FRESH_DIR,
+                      log=out, show_failures=failures)
+    for line in lines:
+        out(line)
+    figures = [line for line in lines if line.startswith("  ") and ("PASS" in line or "FAIL" in line)]
+    return 0 if figures and all("FAIL" not in line for line in figures) else 1

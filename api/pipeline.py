@@ -18,6 +18,8 @@ import numpy as np
 from api.routes.errors import ApiError, PipelineUnavailable
 
 SUPPORTED_GAMES: tuple[str, ...] = ("tiddlywinks",)
+# Games a still photo can be analysed for (live games follow tiddlywinks only, for now).
+PHOTO_GAMES: tuple[str, ...] = ("tiddlywinks", "marbles", "ice_tiddlywinks")
 # Games the project plans but whose vision does not exist yet: refused with a clear "not supported yet".
 PLANNED_GAMES: tuple[str, ...] = ("ice_tiddlywinks", "marbles", "tantrix", "dominoes")
 _OUR_PACKAGES = {"geometry", "calibration", "vision", "adjudicator", "simulation", "api"}
@@ -69,12 +71,13 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def check_game(game: str, pipeline: Pipeline) -> str:
-    """The game name if the pipeline supports it, else a 422 naming the supported games."""
+def check_game(game: str, pipeline: Pipeline, games: tuple[str, ...] | None = None) -> str:
+    """The game name if the pipeline supports it (or ``games``), else a 422 naming the supported games."""
     name = game.strip().lower().replace("-", "_").replace(" ", "_")
-    if name in pipeline.supported_games:
+    games = pipeline.supported_games if games is None else games
+    if name in games:
         return name
-    supported = list(pipeline.supported_games)
+    supported = list(games)
     if name in PLANNED_GAMES:
         raise ApiError(422, "game_not_supported", f"game {game!r} is not supported yet; supported games: "
                        f"{', '.join(supported)}", supported_games=supported)
@@ -103,6 +106,7 @@ class VisionPipeline:
     """The real pipeline: ``vision.tiddlywinks``, ``calibration`` and the ``api.overlay`` annotator."""
 
     supported_games: tuple[str, ...] = SUPPORTED_GAMES
+    photo_games: tuple[str, ...] = PHOTO_GAMES
 
     def _calibration_object(self, calibration: dict[str, Any] | None) -> Any:
         if calibration is None:
@@ -117,14 +121,19 @@ class VisionPipeline:
             raise ApiError(422, "invalid_calibration", f"stored calibration cannot be used: {exc}") from None
 
     def analyze(self, game: str, frame_bgr: np.ndarray, calibration: dict[str, Any] | None) -> dict[str, Any]:
-        check_game(game, self)
-        try:
-            from vision.tiddlywinks import analyze_tiddlywinks
-        except ImportError as exc:
-            raise PipelineUnavailable(f"the tiddlywinks vision pipeline is not installed: {exc}") from None
+        name = check_game(game, self, self.photo_games)
         cal = self._calibration_object(calibration)
         try:
-            return jsonable(analyze_tiddlywinks(frame_bgr, cal))
+            if name == "marbles":
+                from api.marbles_service import analyze_marbles_photo
+                return jsonable(analyze_marbles_photo(frame_bgr, cal.camera if cal is not None else None))
+            if name == "ice_tiddlywinks":
+                from api.ice_service import score_ice_photo
+                return jsonable(score_ice_photo(frame_bgr, cal.camera if cal is not None else None))
+            from api.analysis import analyze_tiddlywinks_photo
+            return jsonable(analyze_tiddlywinks_photo(frame_bgr, cal))
+        except ImportError as exc:
+            raise PipelineUnavailable(f"the {name} vision pipeline is not installed: {exc}") from None
         except ValueError as exc:
             raise pipeline_error(exc) from None
 
@@ -152,11 +161,17 @@ class VisionPipeline:
     def annotate(self, frame_bgr: np.ndarray, document: dict[str, Any] | None) -> np.ndarray:
         if document is None:
             return frame_bgr.copy()
+        game = document.get("game", "tiddlywinks")
         try:
-            from api.overlay import annotate_tiddlywinks
+            if game == "marbles":
+                from api.marbles_service import annotate_marbles as annotate
+            elif game == "ice-tiddlywinks":
+                from api.ice_service import annotate_ice as annotate
+            else:
+                from api.overlay import annotate_tiddlywinks as annotate
         except ImportError:
             return basic_overlay(frame_bgr, document)
-        return annotate_tiddlywinks(frame_bgr, document)
+        return annotate(frame_bgr, document)
 
 
 # --- a minimal overlay for when api.overlay is not installed --------------------------------------------------

@@ -250,7 +250,7 @@ def track_stream(source: str, *, calibration: dict[str, Any] | None = None, trut
                 if truth is not None:
                     doc = truth.scene_at(idx)
                 else:
-                    from vision.tiddlywinks import analyze_tiddlywinks
+                    from api.analysis import analyze_tiddlywinks_photo as analyze_tiddlywinks
                     try:
                         doc = analyze_tiddlywinks(frame, calibration)
                     except (VisionError, CalibrationError) as exc:

@@ -84,6 +84,14 @@ class MatParams:
     use_baselines: bool = True
     focal_px: float | None = None  # a known focal length; None = estimate it
     seed: int = 0  # RANSAC
+    # A real 6 x 3 ft mat's straight edges fit to well under a millimetre (simulated rigs: 0.15-0.5 mm RMS);
+    # an outline that fits worse than this many mm, or this many pixels, is some other uniform region.
+    max_residual_mm: float = 2.5
+    max_residual_px: float = 2.0
+    # Each of the four mat edges must show a felt/table step along at least this fraction of its samples.
+    min_edge_fraction: float = 0.3
+    # A camera that sees the whole mat stands this far from its centre (mm): outside it the fit is degenerate.
+    camera_distance_range_mm: tuple[float, float] = (300.0, 20000.0)
 
 
 class MatOutline(NamedTuple):
@@ -307,6 +315,8 @@ def _segment(frame_bgr: np.ndarray, p: MatParams) -> tuple[np.ndarray, np.ndarra
 
 def _profiles(image_f32: np.ndarray, base: np.ndarray, normal: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Bilinear samples ``(M, S, C)`` at ``base + s * normal`` for each offset s."""
+    if len(base) == 0:  # cv2.remap refuses an empty map: no samples is a valid (empty) answer
+        return np.zeros((0, len(offsets), image_f32.shape[2] if image_f32.ndim == 3 else 1), np.float32)
     mx = (base[:, 0:1] + offsets[None, :] * normal[:, 0:1]).astype(np.float32)
     my = (base[:, 1:2] + offsets[None, :] * normal[:, 1:2]).astype(np.float32)
     out = cv2.remap(image_f32, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -662,7 +672,33 @@ def calibrate_from_mat(frame_bgr: np.ndarray, params: MatParams = MatParams()) -
     if not observed:  # camera looking straight down: the mat cannot tell focal length from distance
         free = [n for n in free if n not in ("f", "cx", "cy")]
     camera, _ = _refine(camera, _stack(groups), [n for n in free if n in ("f", "k1")])
-    return refine_on_mat(frame, camera, outline.felt_bgr, params=params, free=free)
+    cal = refine_on_mat(frame, camera, outline.felt_bgr, params=params, free=free)
+    _check_plausible(cal, params)
+    return cal
+
+
+def _check_plausible(cal: TableCalibration, params: MatParams) -> None:
+    """Refuse fits that no real mat photo gives: a distant or degenerate camera, corners out of view, or edges
+    that are not straight (some other uniform region that happened to be roughly four-sided)."""
+    distance = float(np.linalg.norm(cal.camera.center_mm))
+    lo, hi = params.camera_distance_range_mm
+    if not (np.isfinite(distance) and lo <= distance <= hi):
+        raise MatNotFoundError(
+            f"no mat-sized uniform region found: the best outline implies a camera {distance / 1000:.1f} m from "
+            f"the mat, outside {lo / 1000:.1f}-{hi / 1000:.0f} m")
+    w, h = cal.camera.image_size_wh_px
+    corners = np.asarray(cal.mat_corners_px, float)
+    slack = 0.02 * max(w, h)
+    if not np.all(np.isfinite(corners)) or np.any(corners < -slack) or np.any(corners[:, 0] > w - 1 + slack) \
+            or np.any(corners[:, 1] > h - 1 + slack):
+        raise MatNotFoundError("no mat-sized uniform region found: the fitted mat corners fall outside the image "
+                               "(the whole mat must be in view)")
+    mm, px = cal.reprojection_error_mm, cal.reprojection_error_px
+    if not np.isfinite(mm) or (mm > params.max_residual_mm and (px is None or px > params.max_residual_px)):
+        raise MatNotFoundError(
+            "no mat-sized uniform region found: the best outline is not a straight-edged 1828.8 x 914.4 mm mat "
+            f"(its edges fit to {cal.reprojection_error_mm:.1f} mm RMS, a real mat to under "
+            f"{params.max_residual_mm:.1f} mm)")
 
 
 def refine_on_mat(
@@ -690,6 +726,11 @@ def refine_on_mat(
         keep = _inside(base, size)
         pts = _edge_points(image_f32, base[keep], normal[keep], felt_bgr, params.refine_search_px)
         groups.append((pts, *seg))
+    side_counts = [len(g[0]) for g in groups]
+    if min(side_counts) < params.min_edge_fraction * params.samples_per_side:
+        raise MatNotFoundError(
+            "no mat-sized uniform region found: the outline's sides do not show a mat edge along their length "
+            f"(edge points per side {side_counts} of {params.samples_per_side})")
     if params.use_baselines:
         tb = np.linspace(0.1, 0.9, max(10, params.samples_per_side // 4))
         for seg in _BASELINE_SEGMENTS_MM:

@@ -66,7 +66,7 @@ def close_packed_lattice(
     """
     if n < 0:
         raise ValueError(f"marble count must be >= 0, got {n}")
-    k = int(math.ceil(math.sqrt(max(n, 1)))) + 2
+    k = math.ceil(math.sqrt(max(n, 1))) + 2
     ii, jj = np.meshgrid(np.arange(-k, k + 1), np.arange(-k, k + 1))
     pts = np.column_stack([(ii + 0.5 * jj).ravel(), (jj * math.sqrt(3) / 2).ravel()]) * spacing_mm
     c, s = math.cos(rotation_rad), math.sin(rotation_rad)

@@ -5,7 +5,8 @@ rim: the sand-vs-ground boundary is fitted with a robust ellipse and the ring's 
 that conic and the known radius (``vision.marbles_ring``). The photo is then rectified to a top-down
 orthophoto of the plane through the centres of resting marbles (z = 6.35 mm on the ring top; a second one at
 the ground for knocked-off balls), where every marble is a disc of the same known size. Balls are found as
-colour/brightness departures from the local (median) sand or ground; a blob the size of one ball is one ball,
+colour/brightness departures from the median sand or ground (a window twice the opening group for groups, a
+window of three tolleys for single balls); a round blob the size of one ball is one ball,
 sized in millimetres to tell a marble (12.7 mm) from a tolley (16-19 mm); a larger blob is a close-packed
 group, counted by fitting the triangular lattice of touching marbles (spacing 12.7 mm, unknown rotation and
 offset) to it. ``on_ring`` compares the plan centre with R = 914.4 mm (MB P1); calls within the position
@@ -23,6 +24,7 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
+from calibration.errors import CalibrationError
 from geometry.marbles import (
     LATTICE_SPACING_MM,
     MARBLE_DIAMETER_MM,
@@ -31,11 +33,11 @@ from geometry.marbles import (
     RING_RADIUS_MM,
     TOLLEY_MAX_DIAMETER_MM,
 )
-from vision.marbles_ring import RingDetection, detect_ring
+from vision.marbles_ring import detect_ring
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.types import VisionError
 
-__all__ = ["MarblesParams", "BallDetection", "detect_ring", "detect_marbles", "analyze_marbles"]
+__all__ = ["BallDetection", "MarblesParams", "analyze_marbles", "detect_marbles", "detect_ring"]
 
 # The sand shoulder outside R: balls there are neither on the top nor at rest on the ground (sand slumps
 # over roughly half the ring height; by eye on the renders and photos).
@@ -50,25 +52,40 @@ class MarblesParams:
     # Ortho resolution: a marble spans this many pixels, never more than the photo gives (no invented detail)
     min_marble_px: float = 9.0
     max_marble_px: float = 16.0
-    # Local background: median over this many tolley diameters, wider than any single ball
-    background_tolleys: float = 3.0
+    # Local background: median over this width, twice the opening group of 49 (116 mm across), so even
+    # inside a group the median is sand
+    background_mm: float = 240.0
+    # ... and, for single balls, three tolleys wide: it also takes out the sand's scuffs
+    single_background_mm: float = 57.0
     # Shadows darken the sand without changing its hue: lightness counts this much of a colour difference
     lightness_weight: float = 0.5
     # Foreground: this many robust deviations (MAD) above the typical sand/ground departure
     threshold_mads: float = 10.0
     # ...and a ball's strongest pixel stands this many more MADs above (grass blades and pebbles do not)
     peak_extra_mads: float = 10.0
-    # a blob smaller than this share of a marble's disc is grit
-    min_inner_radius_ratio: float = 0.5  # ... and a ball's blob holds a disc of at least half its radius
-    group_inner_radii: float = 1.6  # a close-packed group (7 or more) holds a disc of 1.6+ marble radii
+    # a blob smaller than this share of a marble's disc is grit...
     min_area_ratio: float = 0.35
-    # A blob is one ball up to this many areas of the largest tolley (with its contact shadow)
-    single_ball_max_tolley_areas: float = 1.7
+    min_inner_radius_ratio: float = 0.5  # ... and a ball's blob holds a disc of at least half its radius
+    max_area_per_inner_disc: float = 4.0  # a ball with its shadow is roundish: area < 4 x its inner disc
+    # a ball with its shadow is at most about twice as long as wide; longer blobs are strips
+    max_single_elongation: float = 2.2
+    group_inner_radii: float = 1.6  # a close-packed group (7 or more) holds a disc of 1.6+ marble radii
+    # A blob is one ball up to this many areas of the largest tolley (with its soft edge and contact shadow)
+    single_ball_max_tolley_areas: float = 2.72
     # Lattice points whose marble disc is covered by the blob at least this much are marbles
     lattice_cover: float = 0.7
-    # Ball size from the blob's area includes the soft edge and shadow; subtract this rim (mm) from it
-    size_bias_mm: float = 5.0
-    position_sigma_mm: float = 1.0
+    # ... and whose core differs in colour (CIELAB a*b*, above the surface's typical) by at least this: the
+    # shadow beside a group darkens the sand but barely changes its hue (renders: shadows < 4, marbles > 5)
+    lattice_min_core_chroma: float = 5.0
+    # Ball size from the blob's area includes the soft edge and the contact shadow; subtract this rim from it:
+    # a fixed part (shadow, mm) and a part growing with the photo's pixel size (blur, native px); measured on
+    # renders with known diameters, not on the bench images
+    size_bias_mm: float = 1.4
+    size_bias_native_px: float = 4.1
+    # Position uncertainty: this many of the photo's own pixels (shadow-biased centroid of a small blob;
+    # measured 0.3-1 px on renders), never below the floor
+    position_sigma_native_px: float = 1.0
+    min_position_sigma_mm: float = 0.5
 
 
 DEFAULT_PARAMS = MarblesParams()
@@ -119,25 +136,30 @@ def _ortho(frame_bgr, camera: CameraModel, z_mm: float, limit_mm: float, mm_per_
     return grid, (img, valid)
 
 
-def _saliency(img_bgr: np.ndarray, valid: np.ndarray, kernel_px: int, params: MarblesParams) -> np.ndarray:
+def _saliency(img_bgr: np.ndarray, valid: np.ndarray, kernel_px: int, params: MarblesParams
+              ) -> tuple[np.ndarray, np.ndarray]:
     """Colour departure from the local median surface (CIELAB, lightness down-weighted against shadows).
 
+    Returns that departure and its colour-only part (shadows darken the sand but barely change its hue).
     Pixels outside ``valid`` (other surface, outside the photo) are set to the surface's median colour first,
     so the rim and the photo's edge do not stand out as departures.
     """
     lab = cv2.cvtColor(img_bgr, cv2.COLOR_BGR2LAB)
     if valid.any():
         lab[~valid] = np.median(lab[valid], axis=0).astype(np.uint8)
-    k = max(3, int(kernel_px) | 1)
-    if k > 255:
-        k = 255
-    bg = cv2.medianBlur(lab, k)
+    # median on a 4x coarser copy: the window must span sand beyond the largest close-packed group
+    f = 4
+    small = cv2.resize(lab, (max(1, lab.shape[1] // f), max(1, lab.shape[0] // f)), interpolation=cv2.INTER_AREA)
+    k = int(np.clip(kernel_px / f, 3, 255)) | 1
+    bg = cv2.resize(cv2.medianBlur(small, k), (lab.shape[1], lab.shape[0]), interpolation=cv2.INTER_LINEAR)
     diff = lab.astype(np.float32) - bg.astype(np.float32)
+    chroma = cv2.GaussianBlur(np.sqrt(diff[..., 1] ** 2 + diff[..., 2] ** 2), (0, 0), 0.6)
     diff[..., 0] *= params.lightness_weight
     mag = np.sqrt((diff * diff).sum(2))
     mag = cv2.GaussianBlur(mag, (0, 0), 0.6)
     mag[~valid] = 0
-    return mag
+    chroma[~valid] = 0
+    return mag, chroma
 
 
 def _threshold(mag: np.ndarray, region: np.ndarray, params: MarblesParams) -> float:
@@ -153,7 +175,7 @@ def _threshold(mag: np.ndarray, region: np.ndarray, params: MarblesParams) -> fl
 
 
 def _disc_kernel(radius_px: float) -> np.ndarray:
-    r = int(math.ceil(radius_px))
+    r = math.ceil(radius_px)
     yy, xx = np.mgrid[-r:r + 1, -r:r + 1]
     k = ((xx * xx + yy * yy) <= radius_px * radius_px).astype(np.float32)
     return k / k.sum()
@@ -183,7 +205,7 @@ def _fit_lattice(mask: np.ndarray, spacing_px: float, saliency: np.ndarray | Non
     ii, jj = np.meshgrid(np.arange(-n_half, n_half + 1), np.arange(-n_half, n_half + 1))
     base = np.column_stack([(ii + 0.5 * jj).ravel(), (jj * math.sqrt(3) / 2).ravel()]) * spacing_px
     best = (-math.inf, None, None)
-    offs = np.linspace(0, 1, max(4, int(round(spacing_px / 1.0))), endpoint=False)
+    offs = np.linspace(0, 1, max(4, round(spacing_px / 1.0)), endpoint=False)
     for ang in np.deg2rad(np.arange(0.0, 60.0, 1.5)):
         c, s = math.cos(ang), math.sin(ang)
         rot = base @ np.array([[c, s], [-s, c]])
@@ -207,13 +229,18 @@ def _fit_lattice(mask: np.ndarray, spacing_px: float, saliency: np.ndarray | Non
 
 def _solid(mask: np.ndarray, marble_px: float) -> np.ndarray:
     """The group's silhouette without holes: clear glass shows the sand through it, a group has no gaps."""
-    k = max(3, int(round(0.6 * marble_px)) | 1)
+    k = max(3, round(0.6 * marble_px) | 1)
     pad = k
     m = cv2.copyMakeBorder(mask.astype(np.uint8), pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=0)
     m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     ff = m.copy()
     cv2.floodFill(ff, np.zeros((m.shape[0] + 2, m.shape[1] + 2), np.uint8), (0, 0), 1)
-    solid = (m > 0) | (ff == 0)
+    holes = (ff == 0).astype(np.uint8)
+    # fill only holes up to two marbles in area: a ring-shaped blob (the rim all round) is not a group
+    n, lbl, st, _ = cv2.connectedComponentsWithStats(holes, connectivity=4)
+    small = np.zeros(n, bool)
+    small[1:] = st[1:, 4] <= 2 * math.pi * (0.5 * marble_px) ** 2
+    solid = (m > 0) | small[lbl]
     return solid[pad:-pad, pad:-pad]
 
 
@@ -230,7 +257,7 @@ class _Blob:
     inner_radius_px: float  # largest disc inside the blob: thin strips (rim shading, grass) have a small one
 
 
-def _blobs(mag: np.ndarray, region: np.ndarray, thr: float, min_area_px: float) -> list[_Blob]:
+def _blobs(mag: np.ndarray, region: np.ndarray, thr: float, min_area_px: float, marble_px: float) -> list[_Blob]:
     fg = ((mag > thr) & region).astype(np.uint8)
     fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     n, lbl, st, _ = cv2.connectedComponentsWithStats(fg, connectivity=8)
@@ -244,14 +271,24 @@ def _blobs(mag: np.ndarray, region: np.ndarray, thr: float, min_area_px: float) 
         rr, cc = np.nonzero(sub)
         ww = wts[rr, cc]
         ctr = np.array([x + float((cc * ww).sum() / ww.sum()), y + float((rr * ww).sum() / ww.sum())])
-        dt = cv2.distanceTransform(np.pad(sub, 1).astype(np.uint8), cv2.DIST_L2, 5)
+        # on the silhouette with its holes closed: a clear marble shows sand between its vanes
+        dt = cv2.distanceTransform(np.pad(_solid(sub, marble_px), 1).astype(np.uint8), cv2.DIST_L2, 5)
         out.append(_Blob(ctr, area, float(ww.max()), sub, (x, y, bw, bh), float(dt.max())))
     return out
 
 
-def _ball_diameter_mm(area_px: float, mm_per_px: float, params: MarblesParams) -> float:
+def _elongation(b: _Blob) -> float:
+    """Square root of the ratio of the blob's principal second moments (1 for a disc)."""
+    rr, cc = np.nonzero(b.mask)
+    if len(rr) < 4:
+        return 1.0
+    ev = np.linalg.eigvalsh(np.cov(np.vstack([cc, rr]).astype(float)))
+    return math.sqrt(max(ev[1], 1e-9) / max(ev[0], 1e-9))
+
+
+def _ball_diameter_mm(area_px: float, mm_per_px: float, native_mm_per_px: float, params: MarblesParams) -> float:
     eq = 2.0 * math.sqrt(area_px / math.pi) * mm_per_px
-    return max(eq - params.size_bias_mm, 1.0)
+    return max(eq - params.size_bias_mm - params.size_bias_native_px * native_mm_per_px, 1.0)
 
 
 def detect_marbles(
@@ -262,7 +299,7 @@ def detect_marbles(
     marble_px = float(np.clip(native_px, params.min_marble_px, params.max_marble_px))
     mm_per_px = MARBLE_DIAMETER_MM / marble_px
     tolley_px = TOLLEY_MAX_DIAMETER_MM / mm_per_px
-    kernel = int(params.background_tolleys * tolley_px)
+    kernel = int(params.background_mm / mm_per_px)
     found: list[BallDetection] = []
     # (surface height, region in plan radius) for the ring top and for the ground beyond the rim
     layers = (
@@ -273,10 +310,8 @@ def detect_marbles(
         z_mid = base_z + MARBLE_DIAMETER_MM / 2
         try:
             grid, res = _ortho(frame_bgr, camera, z_mid, r_hi, mm_per_px)
-        except Exception as exc:  # CalibrationError: a ray misses the plane (camera too oblique)
-            if isinstance(exc, ValueError):
-                continue
-            raise
+        except CalibrationError:  # a corner ray misses the plane (horizon in view): no such surface seen
+            continue
         if grid is None:
             continue
         img, valid = res
@@ -285,36 +320,60 @@ def detect_marbles(
                              np.repeat(np.arange(grid.height_px), grid.width_px)])
         )
         rad = np.hypot(xy[:, 0], xy[:, 1]).reshape(grid.height_px, grid.width_px)
-        region = valid & (rad >= r_lo) & (rad <= r_hi)
-        # keep away from the image border and the rim's shading by a ball's width
-        region = cv2.erode(region.astype(np.uint8), np.ones((3, 3), np.uint8), iterations=2).astype(bool)
+        # keep half a marble away from the photo's edge: a ball cut by the frame cannot be measured
+        k = max(3, int(marble_px) | 1)
+        inside = cv2.erode(valid.astype(np.uint8), np.ones((k, k), np.uint8)).astype(bool)
+        region = inside & (rad >= r_lo) & (rad <= r_hi)
         if region.sum() < 100:
             continue
         # the rim shoulder itself is a colour change: keep each surface to itself
         if base_z == 0.0:
             region &= rad <= RING_RADIUS_MM + 2.0
-        mag = _saliency(img, region, kernel, params)
-        thr = _threshold(mag, region, params)
         min_area = params.min_area_ratio * math.pi * (0.5 * marble_px) ** 2
-        single_max = params.single_ball_max_tolley_areas * math.pi * (0.5 * tolley_px) ** 2 * 1.6
-        peak_thr = thr + params.peak_extra_mads * (thr - float(np.median(mag[region]))) / params.threshold_mads
-        for b in _blobs(mag, region, thr, min_area):
+        single_max = params.single_ball_max_tolley_areas * math.pi * (0.5 * tolley_px) ** 2
+        # two backgrounds: a wide median (twice a group) so a close-packed group stands out as a whole, and a
+        # narrow one (three tolleys) that also takes out the sand's scuffs, so a faint single ball stands out
+        mag, chroma = _saliency(img, region, kernel, params)
+        c_med = float(np.median(chroma[region]))
+        thr = _threshold(mag, region, params)
+        groups = [b for b in _blobs(mag, region, thr, min_area, marble_px) if b.area_px > single_max]
+        taken = np.zeros(region.shape, np.uint8)
+        for b in groups:
+            x, y, bw, bh = b.bbox
+            taken[y:y + bh, x:x + bw] |= b.mask.astype(np.uint8)
+        taken = cv2.dilate(taken, np.ones((int(marble_px) | 1,) * 2, np.uint8)).astype(bool)
+        mag_n, _ = _saliency(img, region, int(params.single_background_mm / mm_per_px), params)
+        thr_n = _threshold(mag_n, region, params)
+        singles = [b for b in _blobs(mag_n, region & ~taken, thr_n, min_area, marble_px) if b.area_px <= single_max]
+        for b in groups + singles:
+            is_group = b.area_px > single_max
+            t, m_ = (thr, mag) if is_group else (thr_n, mag_n)
+            peak_thr = t + params.peak_extra_mads * (t - float(np.median(m_[region]))) / params.threshold_mads
             if b.peak < peak_thr or b.inner_radius_px < params.min_inner_radius_ratio * 0.5 * marble_px:
                 continue
             if b.area_px <= single_max:
+                if (b.area_px > params.max_area_per_inner_disc * math.pi * b.inner_radius_px**2
+                        or _elongation(b) > params.max_single_elongation):
+                    continue  # a strip along the rim or a shadow edge, not a round ball
                 centers = [b.center_ortho]
-                diam = [_ball_diameter_mm(b.area_px, mm_per_px, params)]
-                conf = [min(1.0, b.peak / (2 * thr))]
+                diam = [_ball_diameter_mm(b.area_px, mm_per_px, MARBLE_DIAMETER_MM / native_px, params)]
+                conf = [min(1.0, b.peak / (2 * thr_n))]
                 grouped = False
-            elif base_z != 0.0 or b.inner_radius_px < params.group_inner_radii * 0.5 * marble_px:
-                # a long thin blob is the rim's shading; close-packed groups are set up on the ring, and a
-                # large blob on the ground is the ring's own shadow or paving, not touching marbles
+            elif (base_z != 0.0 or b.inner_radius_px < params.group_inner_radii * 0.5 * marble_px
+                  or _elongation(b) > params.max_single_elongation):
+                # a long thin blob is the rim's shading; close-packed groups are set up on the ring (and are
+                # round), and a large blob on the ground is the ring's own shadow or paving
                 continue
             else:
                 x, y, bw, bh = b.bbox
                 pts, cov, _ = _fit_lattice(_solid(b.mask, marble_px), LATTICE_SPACING_MM / mm_per_px,
                                               mag[y:y + bh, x:x + bw])
-                keep = cov >= params.lattice_cover
+                # a lattice point is a marble where the silhouette covers its disc and its core is coloured
+                core = cv2.blur(chroma, (3, 3))
+                gi = np.clip(np.round(pts + np.array([x, y])).astype(int), 0,
+                             [chroma.shape[1] - 1, chroma.shape[0] - 1])
+                core_chroma = core[gi[:, 1], gi[:, 0]] - c_med
+                keep = (cov >= params.lattice_cover) & (core_chroma >= params.lattice_min_core_chroma)
                 centers = list(pts[keep] + np.array([b.bbox[0], b.bbox[1]]))
                 diam = [MARBLE_DIAMETER_MM] * len(centers)
                 conf = [float(min(1.0, 0.5 + c / 2)) for c in cov[keep]]
@@ -339,7 +398,8 @@ def detect_marbles(
                     ring_margin_mm=RING_RADIUS_MM - r_plan,
                     center_px=(float(px[0]), float(px[1])),
                     confidence=float(np.clip(cf, 0.05, 1.0)),
-                    position_sigma_mm=params.position_sigma_mm,
+                    position_sigma_mm=max(params.min_position_sigma_mm,
+                                          params.position_sigma_native_px * MARBLE_DIAMETER_MM / native_px),
                     in_group=grouped,
                 ))
     return tuple(found)
@@ -387,7 +447,7 @@ def analyze_marbles(
             "ring_margin_mm": round(b.ring_margin_mm, 2),
             "center_px": [round(b.center_px[0], 2), round(b.center_px[1], 2)],
             "confidence": round(b.confidence, 3),
-            "position_sigma_mm": b.position_sigma_mm,
+            "position_sigma_mm": round(b.position_sigma_mm, 3),
             "in_group": b.in_group,
         })
     counts = {

@@ -1,12 +1,14 @@
 """The marbles ring in a photo: its image ellipse and the ring frame (camera pose) it implies.
 
 With a calibration the ring is simply projected. Without one, the sand-covered ring is segmented from the
-ground around it (sand is the bright, yellow class of a two-class Otsu split), the outer boundary of the sand
-(the foot of the rim shoulder, a circle of R + rim width on the ground) is fitted with an ellipse, robustly
-(points on the image border dropped, outliers trimmed), and the plane pose is solved from that conic and the
-known radius: a circle's image fixes the plane's normal and distance once the focal length is known
-(principal point at the image centre, focal length ``focal_ratio`` x the long image side unless given);
-the two-fold normal ambiguity is resolved by starting from the straight-down view (camera above the ring).
+ground around it (sand is the bright, yellow class of a two-class Otsu split), the sand's outer boundary (in
+practice the ring's top edge R at z = 0: the sloping shoulder is shaded and falls in with the ground) is
+fitted with an ellipse, robustly (points on the image border dropped, outliers trimmed), and the plane pose
+is solved from that conic and the known radius: a circle's image fixes the plane's normal and distance once
+the focal length is known (principal point at the image centre). The two-fold normal ambiguity, and the
+focal length when not given, are settled by the rim's second circle: each candidate pose predicts where the
+foot of the shoulder (R + 40 mm, 76.2 mm lower) shows apart from the top edge on the side facing the camera,
+and the pose whose prediction lies on the strongest image edge wins (camera above the ring).
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ from vision.types import VisionError
 
 RIM_FOOT_RADIUS_MM = RING_RADIUS_MM + 40.0  # the sand shoulder meets the ground ~40 mm outside R (MB 1 sand)
 DEFAULT_FOCAL_RATIO = 0.75  # focal length / long image side of a typical phone main camera (26 mm equiv.)
+# Focal lengths tried when none is given (wide phone camera to short tele), chosen by the top-edge score
+FOCAL_RATIOS = (0.5, 0.58, 0.66, 0.75, 0.9, 1.1)
+MIN_SAND_GROUND_SEPARATION = 20.0  # CIELAB distance of the two classes' means: sand against grass/earth/paving
+MAX_TILT_DEG = 60.0  # camera above the ring: the optical axis within 60 deg of straight down
 
 
 class RingNotFoundError(VisionError):
@@ -135,8 +141,12 @@ def _rot(alpha: float, beta: float) -> np.ndarray:
 
 
 def camera_from_rim(ellipse, image_size_wh_px: tuple[int, int], focal_px: float,
-                    radius_mm: float = RIM_FOOT_RADIUS_MM, z_mm: float = -RING_HEIGHT_MM) -> CameraModel:
-    """Camera pose from the image conic of a horizontal circle of known radius and height (focal known)."""
+                    radius_mm: float = RING_RADIUS_MM, z_mm: float = 0.0,
+                    tilt0: tuple[float, float] = (0.0, 0.0)) -> tuple[CameraModel, float]:
+    """Camera pose from the image conic of a horizontal circle of known radius and height (focal known).
+
+    Returns the camera and the rms Sampson residual (px). ``tilt0`` starts the solver on one side of the
+    two-fold ambiguity."""
     w, h = image_size_wh_px
     K = np.array([[focal_px, 0, (w - 1) / 2], [0, focal_px, (h - 1) / 2], [0, 0, 1]])
     C = _conic(ellipse)
@@ -156,11 +166,31 @@ def camera_from_rim(ellipse, image_size_wh_px: tuple[int, int], focal_px: float,
         return _sampson(C, uv)
 
     H = focal_px * radius_mm / (0.25 * (a2 + b2)) + z_mm
-    x0 = np.array([0.0, 0.0, -(u0 - K[0, 2]) * (H - z_mm) / focal_px, (v0 - K[1, 2]) * (H - z_mm) / focal_px, H])
+    x0 = np.array([tilt0[0], tilt0[1], -(u0 - K[0, 2]) * (H - z_mm) / focal_px, (v0 - K[1, 2]) * (H - z_mm) / focal_px, H])
     sol = least_squares(resid, x0, method="lm", max_nfev=400)
     R, tvec = cam(sol.x)
     rvec, _ = cv2.Rodrigues(R)
-    return CameraModel(K=K, dist=np.zeros(5), rvec=rvec.ravel(), tvec=tvec, image_size_wh_px=(w, h))
+    rms = float(np.sqrt(np.mean(sol.fun**2)))
+    return CameraModel(K=K, dist=np.zeros(5), rvec=rvec.ravel(), tvec=tvec, image_size_wh_px=(w, h)), rms
+
+
+def _edge_score(grad: np.ndarray, camera: CameraModel) -> float:
+    """Mean image gradient along the predicted foot of the rim where it shows apart from the top edge.
+
+    Every candidate pose fits the top edge; only the right one puts the foot of the sand shoulder, on the
+    side facing the camera, on the edge between sand and ground."""
+    h, w = grad.shape
+    a = np.linspace(0, 2 * math.pi, 360, endpoint=False)
+    top = camera.project_mm(np.column_stack([RING_RADIUS_MM * np.cos(a), RING_RADIUS_MM * np.sin(a), np.zeros_like(a)]))
+    foot = camera.project_mm(np.column_stack([RIM_FOOT_RADIUS_MM * np.cos(a), RIM_FOOT_RADIUS_MM * np.sin(a),
+                                              np.full_like(a, -RING_HEIGHT_MM)]))
+    sep = np.linalg.norm(top - foot, axis=1)
+    ok = (sep >= 3.0) & (foot[:, 0] >= 0) & (foot[:, 1] >= 0) & (foot[:, 0] <= w - 1) & (foot[:, 1] <= h - 1)
+    if ok.sum() < 10:
+        return 0.0
+    xi = np.round(foot[ok, 0]).astype(int)
+    yi = np.round(foot[ok, 1]).astype(int)
+    return float(grad[yi, xi].mean())
 
 
 def detect_ring(frame_bgr: np.ndarray, camera: CameraModel | None = None, *,
@@ -172,9 +202,28 @@ def detect_ring(frame_bgr: np.ndarray, camera: CameraModel | None = None, *,
             raise VisionError(f"calibration is for {camera.image_size_wh_px}, the photo is {(w, h)}")
         return _from_camera(camera, "given")
     mask = sand_mask(frame_bgr)
-    if mask.mean() > 0.97:
+    if mask.mean() > 0.97 or mask.mean() < 0.03:
         raise RingNotFoundError("the photo is all sand: the ring edge is out of the picture; pass --calibration")
-    ell, rms, n = fit_rim_ellipse(mask)
-    f = focal_px if focal_px is not None else DEFAULT_FOCAL_RATIO * max(w, h)
-    cam = camera_from_rim(ell, (w, h), f)
-    return _from_camera(cam, "ring_ellipse", rms)
+    lab = cv2.cvtColor(cv2.GaussianBlur(frame_bgr, (0, 0), 2.0), cv2.COLOR_BGR2LAB).astype(np.float32)
+    sep = float(np.linalg.norm(lab[mask].mean(0) - lab[~mask].mean(0)))
+    if sep < MIN_SAND_GROUND_SEPARATION:
+        raise RingNotFoundError(f"no ground seen beside the sand (colour separation {sep:.1f} < "
+                                f"{MIN_SAND_GROUND_SEPARATION}): the ring edge is out of the picture; pass --calibration")
+    ell, rms, _n = fit_rim_ellipse(mask)
+    gray = cv2.GaussianBlur(cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY).astype(np.float32), (0, 0), 1.5)
+    grad = cv2.magnitude(cv2.Sobel(gray, cv2.CV_32F, 1, 0), cv2.Sobel(gray, cv2.CV_32F, 0, 1))
+    # start the solver tilted each way, so both sides of the two-fold ambiguity are found
+    starts = [(0.3, 0.0), (-0.3, 0.0), (0.0, 0.3), (0.0, -0.3)]
+    ratios = [focal_px / max(w, h)] if focal_px is not None else FOCAL_RATIOS
+    best = None
+    for ratio in ratios:
+        for s0 in starts:
+            cam, res = camera_from_rim(ell, (w, h), ratio * max(w, h), tilt0=s0)
+            if res > max(2.0, 3 * rms) or cam.tilt_deg > MAX_TILT_DEG:
+                continue
+            score = _edge_score(grad, cam)
+            if best is None or score > best[0]:
+                best = (score, cam)
+    if best is None:
+        raise RingNotFoundError(f"no camera pose fits the rim ellipse {ell}")
+    return _from_camera(best[1], "ring_ellipse", rms)

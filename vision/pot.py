@@ -75,8 +75,15 @@ def _silhouette_template(camera: CameraModel, grid: OrthoGrid, ring_mm: float):
 
 
 def detect_pot(frame_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: OrthoGrid,
-               params: PotParams = PotParams(), mm_per_px: float = 1.0) -> PotDetection:
-    """Find the pot near the mat centre; ``found`` is False (centre assumed at the origin) when absent."""
+               params: PotParams = PotParams(), mm_per_px: float = 1.0,
+               trust_centre_mark: bool = True) -> PotDetection:
+    """Find the pot near the mat centre.
+
+    ``trust_centre_mark``: the calibration's origin is the true mat centre (a measured calibration), so a pot
+    found near it is taken to stand on the centre mark (TW 4). With a self-calibration from the mat outline the
+    origin itself is uncertain by about a millimetre; the pot's own rim, seen in the same frame as the winks,
+    is then the better reference for distances to the pot.
+    """
     tmpl, origin = _silhouette_template(camera, grid, params.ring_mm)
     c0 = grid.ortho_from_table(np.zeros((1, 2)))[0]
     rad = params.search_radius_mm / grid.mm_per_px
@@ -117,7 +124,7 @@ def detect_pot(frame_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid
         from dataclasses import replace
         _, _, _, raw0 = fit_top_rim(frame_bgr, camera, np.zeros(2), replace(params, rim_search_mm=2.0))
         displaced = rim_score > 0.3 and rim_raw > 1.5 * raw0
-    if not displaced:
+    if not displaced and trust_centre_mark:
         # TW 4: the pot stands at the mat centre and is recentred at once when moved (TW 7(b)); a detection
         # within the displacement threshold agrees with that and the rule position is the better estimate.
         center = np.zeros(2)

@@ -13,7 +13,7 @@ themselves; every verdict then carries a lower confidence and is flagged.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -28,7 +28,6 @@ from geometry.pyramids import (
 )
 from vision.pyramids_color import classify_color
 from vision.pyramids_fit import (
-    MAX_STANDING_TILT_DEG,
     BlobFitter,
     PieceHypothesis,
     fit_single,
@@ -37,6 +36,10 @@ from vision.pyramids_fit import (
 )
 from vision.pyramids_segment import difference_map, foreground_mask, shadow_mask, table_reference_bgr
 from vision.types import VisionError
+
+# Share of an upright base that may overlap a lying piece's plan before the pair is physically impossible
+# (the base would rest on the lying piece: then the piece is tilted, IT I-1); the rest is fitting slack.
+UPRIGHT_OVERLAP_MAX_RATIO = 0.08
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,7 +56,9 @@ class PyramidDetectorParams:
     tape_length_mm: float = 160.0  # a blob longer than this is a start-line tape, not pieces
     pair_gain_iou: float = 0.06  # a second piece must raise the IoU by this much to be believed
     pair_trigger_iou: float = 0.86  # below this single-piece IoU a blob is tried as two pieces
-    model_shadows: bool = True  # fit cast shadows (light direction learnt per photo) instead of masking shade
+    # fit cast shadows (light direction learnt per photo) instead of masking grey shade; off: on the bench it
+    # left the figures unchanged (soft tinted shadows are not the convex polygons it fits) and tripled the time
+    model_shadows: bool = False
     min_blob_iou: float = 0.45  # a blob no pyramid explains better than this is not a piece
     flag_margin_iou: float = 0.02  # runner-up hypothesis of another verdict within this IoU: flag
     flag_min_iou: float = 0.70  # best hypothesis below this IoU: flag
@@ -133,7 +138,7 @@ def _scaled_camera(camera: CameraModel, scale: float) -> CameraModel:
     w, h = camera.image_size_wh_px
     d = camera.to_dict()
     d["K"] = K.tolist()
-    d["image_size_wh_px"] = [int(round(w * scale)), int(round(h * scale))]
+    d["image_size_wh_px"] = [round(w * scale), round(h * scale)]
     return CameraModel.from_dict(d)
 
 
@@ -150,7 +155,7 @@ def assumed_overhead_camera(image_size_wh_px: tuple[int, int], mm_per_px: float)
 
 def _estimate_scale_mm_per_px(mask: np.ndarray) -> float:
     """Pixel scale from the pieces: the median blob's area taken as a medium piece's plan (~ 1.3 base^2)."""
-    n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    _, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     areas = stats[1:, cv2.CC_STAT_AREA]
     areas = areas[areas >= 60]
     if len(areas) == 0:
@@ -245,6 +250,18 @@ def _tilted_seed(b: PieceHypothesis, a: PieceHypothesis) -> PieceHypothesis:
     return PieceHypothesis("tilted", b.size, (hinge[0], hinge[1], yaw, math.radians(18.0)))
 
 
+def _interpenetrate(pieces) -> bool:
+    """An upright piece whose base square overlaps a lying piece's plan cannot stand on the table there."""
+    lying = [Polygon(p.pose().plan_footprint_mm()).convex_hull for p in pieces if p.kind == "lying"]
+    for p in pieces:
+        if p.kind != "upright":
+            continue
+        base = Polygon(p.pose().corners_mm()[:, :2])
+        if any(base.intersection(lp).area > UPRIGHT_OVERLAP_MAX_RATIO * base.area for lp in lying):
+            return True
+    return False
+
+
 def _pair_plausible(fitter: BlobFitter, pieces) -> bool:
     """Both pieces of a pair must be seen: mostly inside the blob, and each with its own visible part."""
     hulls = [Polygon(hull_px(fitter.camera, p.pose())).buffer(0) for p in pieces]
@@ -257,9 +274,8 @@ def _pair_plausible(fitter: BlobFitter, pieces) -> bool:
         if own < 0.35 * h.area:
             return False
     kinds = sorted(p.kind for p in pieces)
-    if "tilted" in kinds and "lying" not in kinds:
-        return False  # a tilted piece must rest on a lying one
-    return True
+    # a tilted piece must rest on a lying one
+    return not ("tilted" in kinds and "lying" not in kinds)
 
 
 def _fit_blob(
@@ -272,7 +288,7 @@ def _fit_blob(
         blob = blob.buffer(0)
     fitter = BlobFitter(camera, blob, shadow_offset)
     singles = fit_single(fitter, pts)
-    best_iou, best = singles[0]
+    best_iou = singles[0][0]
     candidates = [(iou, pcs) for iou, pcs in singles]
     if best_iou < params.pair_trigger_iou:
         for iou_a, a_list in singles[:3]:
@@ -293,6 +309,7 @@ def _fit_blob(
             for b in b_seeds:
                 pieces, iou = fitter.refine([a, b], max_evals=400)
                 candidates.append((iou, pieces))
+    candidates = [c for c in candidates if len(c[1]) == 1 or not _interpenetrate(c[1])]
     candidates.sort(key=lambda t: -t[0])
     # prefer fewer pieces unless the pair clearly explains more
     best_single = max((c for c in candidates if len(c[1]) == 1), key=lambda t: t[0])
@@ -310,46 +327,46 @@ def _fit_blob(
 
 
 def estimate_shadow_offset(
-    camera: CameraModel, mask_full: np.ndarray, fits: list[tuple[np.ndarray, _Verdict]], max_pieces: int = 8
+    camera: CameraModel, mask_full: np.ndarray, contours: list[np.ndarray], max_blobs: int = 6
 ) -> np.ndarray | None:
-    """Plan shadow displacement per mm of height, from cleanly fitted single upright pieces.
+    """Plan shadow displacement per mm of height: one light for the whole photo.
 
-    For each, the shadow offset that best explains its blob in the foreground with shade kept; the median
-    over pieces (one light for the whole photo). None when no piece is clean enough.
+    For the largest blobs of the foreground with shade kept, an upright piece of each size and its shadow are
+    fitted jointly (x, y, yaw, shadow offset); blobs an upright piece with a shadow explains well vote, and
+    the median vote wins. None when fewer than two blobs vote.
     """
     from scipy.optimize import minimize
 
-    clean = [(c, v) for c, v in fits if len(v.pieces) == 1 and v.pieces[0].kind == "upright" and v.iou > 0.85]
-    clean.sort(key=lambda cv: -cv[1].iou)
-    found = []
-    n, lab = cv2.connectedComponents(mask_full)
-    for contour, verdict in clean[:max_pieces]:
-        pt = contour.reshape(-1, 2)[0]
-        k = lab[int(pt[1]), int(pt[0])]
-        if k == 0:
+    votes = []
+    for contour in sorted(contours, key=cv2.contourArea, reverse=True)[:max_blobs]:
+        pts = cv2.approxPolyDP(contour, 0.8, True).reshape(-1, 2).astype(np.float64)
+        if len(pts) < 4:
             continue
-        blob_mask = (lab == k).astype(np.uint8)
-        cs, _ = cv2.findContours(blob_mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        c = max(cs, key=cv2.contourArea)
-        poly = Polygon(cv2.approxPolyDP(c, 0.8, True).reshape(-1, 2).astype(float)).buffer(0)
-        hyp = verdict.pieces
+        poly = Polygon(pts).buffer(0)
+        fitter = BlobFitter(camera, poly, np.zeros(2))
         best = None
-        for ang in np.radians(np.arange(0, 360, 45)):
-            fitter = BlobFitter(camera, poly, np.array([0.4 * math.cos(ang), 0.4 * math.sin(ang)]))
+        for seed in single_seeds(camera, pts):
+            if seed.kind != "upright" or seed.params[2] != 0.0:
+                continue
+            for ang in np.radians([45.0, 135.0, 225.0, 315.0]):
+                x0 = np.array([*seed.params, 0.6 * math.cos(ang), 0.6 * math.sin(ang)])
 
-            def cost(x, fitter=fitter):
-                fitter.shadow_offset = np.asarray(x)
-                return 1.0 - fitter.iou(hyp)
+                def cost(x, size=seed.size, fitter=fitter):
+                    fitter.shadow_offset = x[3:5]
+                    return 1.0 - fitter.iou([PieceHypothesis("upright", size, tuple(x[:3]))])
 
-            r = minimize(cost, fitter.shadow_offset, method="Nelder-Mead", options={"maxfev": 60, "xatol": 0.01})
-            if best is None or r.fun < best[0]:
-                best = (r.fun, r.x)
-        no_shadow = 1.0 - BlobFitter(camera, poly).iou(hyp)
-        if best is not None and best[0] < no_shadow - 0.02:
-            found.append(best[1])
-    if len(found) < 2:
+                r = minimize(cost, x0, method="Nelder-Mead", options={"maxfev": 90, "xatol": 0.05})
+                if best is None or r.fun < best[0]:
+                    best = (float(r.fun), r.x[3:5])
+        if best is not None and best[0] < 0.25 and np.linalg.norm(best[1]) < 1.6:
+            votes.append(best[1])
+    if len(votes) < 3:
         return None
-    return np.median(np.array(found), axis=0)
+    votes = np.array(votes)
+    med = np.median(votes, axis=0)
+    # the votes that agree with the median direction (a lying piece or a pair can vote wrong)
+    agree = votes[np.linalg.norm(votes - med, axis=1) < 0.5]
+    return np.median(agree, axis=0) if len(agree) >= 2 else None
 
 
 def _pose_name(h: PieceHypothesis, others: list[PieceHypothesis]) -> tuple[str, tuple[str, ...]]:
@@ -405,15 +422,7 @@ def detect_pyramids(
     # foreground with shade kept as pieces plus their shadows (translucent pieces cast tinted shadows)
     shadow_offset = None
     if params.model_shadows:
-        quick = []
-        for contour in sorted(blobs, key=cv2.contourArea, reverse=True)[:12]:
-            pts = cv2.approxPolyDP(contour, 0.8, True).reshape(-1, 2).astype(np.float64)
-            if len(pts) < 4:
-                continue
-            fitter = BlobFitter(cam, Polygon(pts).buffer(0))
-            iou, hyp = fit_single(fitter, pts, coarse_keep=2)[0]
-            quick.append((contour, _Verdict(pieces=hyp, iou=iou, runner_up_iou=0.0, runner_up_desc="")))
-        shadow_offset = estimate_shadow_offset(cam, mask_full, quick)
+        shadow_offset = estimate_shadow_offset(cam, mask_full, _blobs(mask_full, cam, params)[0])
         if shadow_offset is not None:
             mask = mask_full
             blobs, _ = _blobs(mask, cam, params)

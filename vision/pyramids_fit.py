@@ -153,7 +153,7 @@ def single_seeds(camera: CameraModel, contour_px: np.ndarray) -> list[PieceHypot
         plan0 = plan_points_mm(camera, contour_px, 0.0)
         c0 = plan0.mean(axis=0)
         cov = np.cov((plan0 - c0).T)
-        w, v = np.linalg.eigh(cov)
+        _, v = np.linalg.eigh(cov)
         major = v[:, 1]
         ang = math.atan2(major[1], major[0])
         for sgn in (0.0, math.pi):

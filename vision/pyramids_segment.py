@@ -12,6 +12,10 @@ import numpy as np
 
 # Lightness counts less than chroma: soft shadows and grain darken the wood without changing its hue.
 LIGHTNESS_WEIGHT = 0.6
+# Extra log-ratio spread across RGB allowed in deep shade (photo/table < ~0.5): measured 0.45-0.63 in the
+# shadows of translucent pieces on the simulator's renders, against 1.5-2.8 on the pieces themselves; 0.3-0.6
+# tried on 7 photos, 0.45 best (pose 72/85, size 67/85).
+DEEP_SHADE_EXTRA_SPREAD = 0.45
 
 
 def table_reference_bgr(frame_bgr: np.ndarray, kernel_px: int) -> np.ndarray:
@@ -45,7 +49,10 @@ def shadow_mask(frame_bgr: np.ndarray, ref_bgr: np.ndarray, spread_max: float, d
     ratio = np.log((lin + 2e-3) / (lin_r + 2e-3))
     spread = ratio.max(axis=2) - ratio.min(axis=2)
     mean = ratio.mean(axis=2)
-    return (spread < spread_max) & (mean < -0.05) & (mean > np.log(darkest_ratio))
+    # deep shade may keep a little tint (light through a translucent neighbour, coloured bounce); pale shade
+    # must be grey, or a clear piece's faint tint would be taken for it
+    allowed = spread_max + DEEP_SHADE_EXTRA_SPREAD * np.clip((-mean - 0.3) / 0.4, 0.0, 1.0)
+    return (spread < allowed) & (mean < -0.05) & (mean > np.log(darkest_ratio))
 
 
 def foreground_mask(

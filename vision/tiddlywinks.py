@@ -1,13 +1,13 @@
-"""From a photograph to a tiddlywinks scene document: calibration, mat, pot, winks, order, rulings.
+"""From a photograph to a tiddlywinks scene document: calibration, mat, pot, winks, stacking order.
 
-``analyze_tiddlywinks(frame_bgr, calibration=None)`` returns the analysis document (the shape of
-``geometry.records`` plus ``image``, ``mat``, ``pot``, ``calibration``, ``rulings`` and ``squidge_off``).
+``analyze_tiddlywinks(frame_bgr, calibration=None)`` returns the scene document (the shape of
+``geometry.records`` plus ``image``, ``mat``, ``pot`` and ``calibration``); the rulings are the adjudicator's,
+added by ``api.analysis`` (vision never imports the rule engine).
 ``measure_tiddlywinks`` stops before the rules and returns the measured winks and pot.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -21,7 +21,7 @@ from geometry import tiddlywinks as tw
 from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, POT_TOP_RADIUS_MM, WINK_THICKNESS_MM
 from geometry.records import scene_to_document
 from geometry.types import DEFAULT_CORNER_SIGNS, Color, TiddlywinksScene, Wink
-from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene
+from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene, classify_bgr
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.pot import PotDetection, PotParams, detect_pot
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
@@ -30,6 +30,7 @@ from vision.winks import (
     RADII_MM,
     WinkDetectorParams,
     assign_poses,
+    check_sizes,
     decide_order,
     find_candidates,
     refine,
@@ -39,10 +40,17 @@ from vision.winks import (
 ORTHO_Z_MM = WINK_THICKNESS_MM
 #: Height of the floor of the cup where potted winks rest (a wink on the rim sits at the top).
 POT_FLOOR_Z_MM = 3.25
+#: Calibrations whose table origin comes from the photograph's own mat outline (not a measured reference).
+SELF_CALIBRATED_SOURCES = ("mat", "corners")
+#: Position uncertainty of a wink partly hidden behind the pot whose size the fit could not confirm.
+POT_HIDDEN_SIZE_SIGMA_MM = 2.0 * (11.0 - 8.0)
+#: Lab chroma above which the pot's inner wall is a colour (a grey, white or black pot stays well below).
+POT_CHROMA_MIN = 12.0
 #: Position uncertainty floor of a wink partly hidden behind the pot.
 POT_OCCLUSION_SIGMA_MM = 0.6
-#: Position uncertainty floor of a wink whose size the edge fit could not confirm (half the 3 mm radius gap).
-SIZE_UNVERIFIED_SIGMA_MM = 1.5
+#: Position uncertainty floor of a wink whose size the edge fit could not confirm: the other size through the same
+#: visible arc moves the hidden side of the outline by twice the 3 mm radius gap (two sigmas cover it).
+SIZE_UNVERIFIED_SIGMA_MM = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,34 +180,39 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     timing["colour"] = (time.perf_counter() - t2) * 1e3
 
     t3 = time.perf_counter()
-    pot = detect_pot(frame_bgr, camera, cs, grid, params.pot, mm_per_px=mm_per_px)
+    pot = detect_pot(frame_bgr, camera, cs, grid, params.pot, mm_per_px=mm_per_px,
+                     trust_centre_mark=cal.source not in SELF_CALIBRATED_SOURCES)
     sil = _polygon_to_ortho_mask(camera, grid, pot.silhouette_px)
     opening = _polygon_to_ortho_mask(camera, grid, pot.opening_px)
     exclude = sil & ~opening if pot.found else None
     pot_class = 0
     block = sil if pot.found else None
     if pot.found:
-        # the pot's own colour: a wink class covering much of its silhouette, or of its opening (a potted
-        # wink covers at most a quarter of the opening; more of one class is the cup's inside)
-        for region, share in ((sil, 0.4), (opening, 0.25)):
-            px = cs.labels[region]
-            hist = np.bincount(px, minlength=256)[1:len(COLOR_NAMES) + 1]
-            if px.size and hist.max() > share * px.size:
-                pot_class = int(np.argmax(hist)) + 1
-                break
+        # The pot's own colour, from the top of its inner wall (a band just inside the top opening: potted
+        # winks lie on the floor below it, one on the rim covers a small part of it), calibrated like the
+        # winks. A chromatic pot of a wink's hue hides such winks in its shaded inside; a grey one does not.
+        band = opening & ~cv2.erode(opening.astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool)
+        if band.sum() >= 30:
+            med = np.median(ortho[band].astype(np.float32) / 255.0, axis=0)
+            name, _, chroma = classify_bgr(med, cs.gains_bgr, cs.hue_centres_deg)
+            if chroma >= POT_CHROMA_MIN:
+                pot_class = COLOR_NAMES.index(name) + 1
     timing["pot"] = (time.perf_counter() - t3) * 1e3
 
     t4 = time.perf_counter()
     wp = params.winks
     cands = find_candidates(cs, grid, wp, exclude_mask=exclude, opening_mask=opening if pot.found else None,
                             pot_class=pot_class, pot_center_mm=pot.center_mm if pot.found else None,
-                            mm_per_px_at=lambda c: camera.mm_per_px_at((float(c[0]), float(c[1]))))
+                            mm_per_px_at=lambda c: camera.mm_per_px_at((float(c[0]), float(c[1]))),
+                            image_bgr=frame_bgr, camera=camera)
     timing["candidates"] = (time.perf_counter() - t4) * 1e3
 
     t5 = time.perf_counter()
     # potted: seen through the pot's top opening (inside the cup or on its rim, TW 5(c))
     for c in cands:
         c.potted = bool(pot.found and c.opening_fraction >= 0.5)
+    # size of lone winks the labels cannot size (felt-coloured, at the mat edge): the outline's own edge
+    check_sizes([c for c in cands if not c.potted], frame_bgr, camera, cs.mat_class)
     _name(cands)
     labels = cs.labels
     noise = 255.0 * max(cs.mat_noise[1], 0.01) * float(np.mean(cs.mat_bgr))
@@ -238,6 +251,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
             r_app = c.radius_mm + (c.edge_offset_px - bias) * mmpp
             other = "small" if c.size == "large" else "large"
             r_other = RADII_MM[other]
+            if c.ring_strength is not None and c.ring_strength[other] <= c.ring_strength[c.size]:
+                continue  # the whole outline's edge says this size (the offset of a faint edge is not reliable)
             if abs(r_app - r_other) + params.size_switch_margin_mm < abs(r_app - c.radius_mm):
                 c.size = other
                 c.edge_offset_px = None
@@ -276,6 +291,10 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                 # part of the outline is hidden by the pot: what is left is an arc whose far end is the
                 # pot's own edge; say so in the uncertainty (TW I-13 spirit: never a confident guess)
                 c.sigma_mm = max(c.sigma_mm, POT_OCCLUSION_SIGMA_MM)
+                if c.fit_fraction < wp.size_fit_fraction:
+                    # its size unconfirmed, and the hidden side is the one facing the pot (the TW P1 distance):
+                    # the other size through the same visible arc moves that edge by twice the radius gap
+                    c.sigma_mm = max(c.sigma_mm, POT_HIDDEN_SIZE_SIGMA_MM)
 
     _name(cands)  # sizes may have changed in the fit
     if cal.source == "mat":
@@ -376,6 +395,7 @@ def _finish(cands: list[WinkCandidate], params: TiddlywinksParams, cs: ColourSce
             conf = min(conf, min(c.order_confidence.values()))
         if c.occluded_by_pot:
             conf = min(conf, 0.6)
+        conf = min(conf, c.confidence)
         off_mat = bool(abs(c.center_mm[0]) > MAT_HALF_LENGTH_MM or abs(c.center_mm[1]) > MAT_HALF_WIDTH_MM)
         cpx = c.center_px if c.center_px is not None else camera.project_mm(
             np.array([[c.center_mm[0], c.center_mm[1], c.z_mm]]))[0]
@@ -436,7 +456,7 @@ def scene_from_measurement(m: Measurement) -> TiddlywinksScene:
     return TiddlywinksScene(winks=tuple(winks), pot_center_mm=(float(m.pot.center_mm[0]), float(m.pot.center_mm[1])))
 
 
-def _squidge_off_scene(scene: TiddlywinksScene) -> TiddlywinksScene | None:
+def squidge_off_scene(scene: TiddlywinksScene) -> TiddlywinksScene | None:
     """One squidged wink per colour (those not waiting behind their baseline), or None if this is no squidge-off."""
     chosen: dict[Color, Wink] = {}
     for w in scene.winks:
@@ -450,35 +470,8 @@ def _squidge_off_scene(scene: TiddlywinksScene) -> TiddlywinksScene | None:
     return TiddlywinksScene(winks=tuple(chosen.values()), pot_center_mm=scene.pot_center_mm)
 
 
-#: The rule engine is a run-time plug-in of vision: the layer table lets vision import only geometry and
-#: calibration, so the adjudicator module is looked up by name (or passed in as ``judge``), never imported.
-RULE_ENGINE_MODULE = "adjudicator.tiddlywinks"
-
-
-@dataclass(frozen=True, slots=True)
-class RuleEngine:
-    """``adjudicate(scene) -> rulings with to_dict()`` and ``judge_squidge_off(scene) -> verdict with to_dict()``."""
-
-    adjudicate: Any
-    judge_squidge_off: Any
-
-
-def default_rule_engine() -> RuleEngine:
-    mod = importlib.import_module(RULE_ENGINE_MODULE)
-    return RuleEngine(adjudicate=mod.adjudicate, judge_squidge_off=mod.judge_squidge_off)
-
-
-def squidge_off_verdict(scene: TiddlywinksScene, judge: RuleEngine | None = None) -> dict[str, Any] | None:
-    """The squidge-off verdict (TW 5(a)) when the scene is one, else None."""
-    sub = _squidge_off_scene(scene)
-    if sub is None:
-        return None
-    judge = judge or default_rule_engine()
-    return judge.judge_squidge_off(sub).to_dict()
-
-
-def document_from_measurement(m: Measurement, image_path: str | None = None,
-                              with_rulings: bool = True, judge: RuleEngine | None = None) -> dict[str, Any]:
+def document_from_measurement(m: Measurement, image_path: str | None = None) -> dict[str, Any]:
+    """The scene document of a measurement (no rulings: the api layer adds them from the adjudicator)."""
     scene = scene_from_measurement(m)
     doc = scene_to_document(scene)
     by_id = {wm.wink_id: wm for wm in m.winks}
@@ -506,21 +499,17 @@ def document_from_measurement(m: Measurement, image_path: str | None = None,
                           "camera": cam.to_dict()}
     doc["undecided_orders"] = [[a, b, round(c, 3)] for a, b, c in m.undecided_pairs]
     doc["timing_ms"] = {k: round(v, 2) for k, v in m.timing_ms.items()}
-    if with_rulings:
-        judge = judge or default_rule_engine()
-        doc["rulings"] = [r.to_dict() for r in judge.adjudicate(scene)]
-        doc["squidge_off"] = squidge_off_verdict(scene, judge)
     return doc
 
 
 def analyze_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None, params: TiddlywinksParams | None = None,
-                        *, image_path: str | None = None, judge: RuleEngine | None = None) -> dict[str, Any]:
-    """The analysis document of one photograph: scene, pot, mat, calibration, ``rulings`` and ``squidge_off``.
+                        *, image_path: str | None = None) -> dict[str, Any]:
+    """The scene document of one photograph: pieces, pot, mat and calibration (``api.analysis`` adds rulings).
 
     ``calibration``: a ``TableCalibration``, a ``CameraModel``, or None to self-calibrate from the mat.
     """
     m = measure_tiddlywinks(frame_bgr, calibration, params or TiddlywinksParams())
-    return document_from_measurement(m, image_path=image_path, judge=judge)
+    return document_from_measurement(m, image_path=image_path)
 
 
 def detect_winks(frame_bgr: np.ndarray, calibration: Any,

@@ -59,6 +59,8 @@ class WinkDetectorParams:
     profile_step_px: float = 0.5
     refine_iterations: int = 3  # stops earlier once a step is below 0.03 mm
     model_sigma_px: float = 0.3  # unmodelled edge effects (bevel, blur asymmetry), in image pixels
+    residual_noise_px: float = 0.3  # edge-fit residual (rms, px) expected from pixel noise alone
+    residual_sigma_gain: float = 1.5  # centre uncertainty per pixel of residual above that (x mm per px there)
     tilted_sigma_mm: float = 0.25  # extra uncertainty of a wink whose height comes from the squop model
     paint_clearance_mm: float = 5.0  # baseline paint half-width (about 2.5-3) plus blur
     min_fit_fraction: float = 0.15  # outline fraction with valid edges needed for a sub-pixel fit
@@ -102,6 +104,8 @@ class WinkCandidate:
     confidence: float = 1.0
     color_margin: float = 1.0
     edge_offset_px: float | None = None
+    fit_rms_px: float = 0.0
+    ring_strength: dict[str, float] | None = None  # outline edge strength per size (``check_sizes``)
 
     @property
     def radius_mm(self) -> float:
@@ -210,7 +214,8 @@ def _opening_fraction(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid,
 def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams,
                     exclude_mask: np.ndarray | None = None, opening_mask: np.ndarray | None = None,
                     pot_class: int = 0, pot_center_mm: np.ndarray | None = None,
-                    mm_per_px_at=None) -> list[WinkCandidate]:
+                    mm_per_px_at=None, image_bgr: np.ndarray | None = None,
+                    camera: CameraModel | None = None) -> list[WinkCandidate]:
     labels = cs.labels
     if exclude_mask is not None:
         # the pot's body: nothing of a wink on the mat shows there (hidden, not evidence either way)
@@ -277,46 +282,161 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
     # colour outside their discs (a real same-colour squop always leaves a crescent of the lower wink);
     # otherwise it is an echo of the ragged outline of one wink (green on green felt).
     good.sort(key=lambda c: -(c.score + 0.2 * c.votes))
-    kept: list[WinkCandidate] = []
-    for c in good:
-        k = COLOR_NAMES.index(c.color) + 1
-        same = [o for o in kept if o.color == c.color
-                and np.linalg.norm(o.center_mm - c.center_mm) < o.radius_mm + c.radius_mm]
-        clash = [o for o in same if np.linalg.norm(o.center_mm - c.center_mm) < params.nms_mm]
-        if clash:
-            o = clash[0]
-            # one wink, two radii proposed: the ring between the radii decides (own colour there: large)
-            if (o.size != c.size and c.size == "large" and c.size_evidence >= params.large_ring_prefer
-                    and c.score >= 0.85 * o.score and len(clash) == 1):
-                kept = [x for x in kept if x is not o]
-                same = [x for x in same if x is not o]
-            else:
+    def accept(good: list[WinkCandidate]) -> list[WinkCandidate]:
+        kept: list[WinkCandidate] = []
+        for c in good:
+            k = COLOR_NAMES.index(c.color) + 1
+            same = [o for o in kept if o.color == c.color
+                    and np.linalg.norm(o.center_mm - c.center_mm) < o.radius_mm + c.radius_mm]
+            clash = [o for o in same if np.linalg.norm(o.center_mm - c.center_mm) < params.nms_mm]
+            if clash:
+                o = clash[0]
+                # one wink, two radii proposed: the ring between the radii decides (own colour there: large)
+                if (o.size != c.size and c.size == "large" and c.size_evidence >= params.large_ring_prefer
+                        and c.score >= 0.85 * o.score and len(clash) == 1):
+                    kept = [x for x in kept if x is not o]
+                    same = [x for x in same if x is not o]
+                else:
+                    continue
+            if same:
+                pts = c.center_mm + _interior_offsets(c.radius_mm, 1.0)
+                own = _sample_labels(labels, grid.ortho_from_table(pts)) == k
+                # blur spreads a wink's colour by about one and a half image pixels: that is explained too
+                spread = 0.7 if mm_per_px_at is None else max(0.7, 1.5 * mm_per_px_at(c.center_mm))
+                free = np.ones(len(pts), bool)
+                for o in same:
+                    free &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + spread
+                if (own & free).mean() < params.min_unexplained_fraction:
+                    continue
+            if k == cs.mat_class:
+                # a wink of the felt's own hue near the mat edge, where the felt itself shows lighter bands
+                edge_gap = min(MAT_HALF_LENGTH_MM - abs(c.center_mm[0]), MAT_HALF_WIDTH_MM - abs(c.center_mm[1]))
+                if edge_gap < c.radius_mm + params.felt_edge_zone_mm and (
+                        c.edge_support < params.felt_edge_min_support or c.own_fraction < params.felt_edge_min_own):
+                    continue
+            off_mat = abs(c.center_mm[0]) > MAT_HALF_LENGTH_MM or abs(c.center_mm[1]) > MAT_HALF_WIDTH_MM
+            if off_mat and not params.detect_off_mat:
+                continue  # the table top is textured and unmodelled: a wink off the mat is not looked for
+            if off_mat and (c.own_fraction < params.off_mat_min_own or c.edge_support < params.off_mat_min_support):
+                continue  # only a clean whole disc counts there
+            if opening_mask is not None and pot_class == k and c.opening_fraction >= 0.5:
+                continue  # a pot of a wink colour: its own shaded inside cannot be told from such a wink
+            kept.append(c)
+        return kept
+
+    kept = accept(good)
+    if image_bgr is not None and camera is not None:
+        # Two small winks of one colour, heavily overlapped, outline a blob that one large disc also covers.
+        # The outline decides: the upper small wink shows its whole rim (against the mat and as an edge across
+        # the lower one); a large disc there follows the blob only at its two ends. A large wink whose best
+        # small ring holds clearly more edge becomes small, and the search runs again so that the lower wink's
+        # crescent is found.
+        changed = False
+        drop: set[int] = set()
+
+        def k_of(w: WinkCandidate) -> int:
+            return COLOR_NAMES.index(w.color) + 1
+
+        for c in kept:
+            if c.size != "large":
                 continue
-        if same:
-            pts = c.center_mm + _interior_offsets(c.radius_mm, 1.0)
-            own = _sample_labels(labels, grid.ortho_from_table(pts)) == k
-            # blur spreads a wink's colour by about one and a half image pixels: that is explained too
-            spread = 0.7 if mm_per_px_at is None else max(0.7, 1.5 * mm_per_px_at(c.center_mm))
-            free = np.ones(len(pts), bool)
-            for o in same:
-                free &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + spread
-            if (own & free).mean() < params.min_unexplained_fraction:
+            # only a lone blob: a large wink partly under or over others shows a cut outline instead
+            if any(o is not c and np.linalg.norm(o.center_mm - c.center_mm) < o.radius_mm + c.radius_mm + 1.0
+                   for o in kept):
                 continue
-        if k == cs.mat_class:
-            # a wink of the felt's own hue near the mat edge, where the felt itself shows lighter bands
-            edge_gap = min(MAT_HALF_LENGTH_MM - abs(c.center_mm[0]), MAT_HALF_WIDTH_MM - abs(c.center_mm[1]))
-            if edge_gap < c.radius_mm + params.felt_edge_zone_mm and (
-                    c.edge_support < params.felt_edge_min_support or c.own_fraction < params.felt_edge_min_own):
+            if not any(o.color == c.color and o.size == "small" and o is not c
+                       and np.linalg.norm(o.center_mm - c.center_mm) < LARGE_WINK_RADIUS_MM for o in good):
                 continue
-        off_mat = abs(c.center_mm[0]) > MAT_HALF_LENGTH_MM or abs(c.center_mm[1]) > MAT_HALF_WIDTH_MM
-        if off_mat and not params.detect_off_mat:
-            continue  # the table top is textured and unmodelled: a wink off the mat is not looked for
-        if off_mat and (c.own_fraction < params.off_mat_min_own or c.edge_support < params.off_mat_min_support):
-            continue  # only a clean whole disc counts there
-        if opening_mask is not None and pot_class == k and c.opening_fraction >= 0.5:
-            continue  # a pot of a wink colour: its own shaded inside cannot be told from such a wink
-        kept.append(c)
+            near_pot = pot_center_mm is not None and np.linalg.norm(c.center_mm - pot_center_mm) < 100.0
+            pair = None if (near_pot or k_of(c) == cs.mat_class) else _two_small_from_blob(c, labels, grid)
+            if pair is not None:
+                drop.update(id(o) for o in good if o.color == c.color
+                            and np.linalg.norm(o.center_mm - c.center_mm) < LARGE_WINK_RADIUS_MM)
+                for q in pair:
+                    verify(q, labels, grid, params)
+                    good.append(q)
+                changed = True
+                continue
+            res = ring_size_check(c, kept, image_bgr, camera)
+            if res is None:
+                continue
+            s_small, s_large, c_small, _ = res
+            if s_small > RING_SWITCH_RATIO * s_large:
+                blob_mm = c.center_mm.copy()
+                # the blob's other proposals were echoes of the merged outline; only the crescent's wink is new
+                drop.update(id(o) for o in good if o is not c and o.color == c.color
+                            and np.linalg.norm(o.center_mm - blob_mm) < LARGE_WINK_RADIUS_MM)
+                c.size = "small"
+                c.center_mm = c_small
+                verify(c, labels, grid, params)
+                changed = True
+                lower = _lower_in_crescent(c, blob_mm, kept, labels, grid, image_bgr, camera, s_small)
+                if lower is not None:
+                    verify(lower, labels, grid, params)
+                    good.append(lower)
+        if changed:
+            good = [o for o in good if id(o) not in drop]
+            good.sort(key=lambda c: -(c.score + 0.2 * c.votes))
+            kept = accept(good)
     return kept
+
+
+def _two_small_from_blob(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid) -> list[WinkCandidate] | None:
+    """Two heavily overlapped small winks of one colour, from the shape of their own-colour blob.
+
+    A disc of radius R has a plan second moment of R^2/4 along every axis; the union of two small discs is only
+    as wide as one small disc across the line of their centres and longer along it. A blob narrower than
+    halfway between the two radii and clearly elongated is two small winks, their centres on its long axis.
+    """
+    k = COLOR_NAMES.index(c.color) + 1
+    pts = c.center_mm + _interior_offsets(LARGE_WINK_RADIUS_MM + 3.0, 0.5)
+    lab = _sample_labels(labels, grid.ortho_from_table(pts))
+    # the blob's shape only speaks when it is whole: on the mat, nothing else (pot, other winks) around it
+    if not np.all(_on_mat(pts, 0.0)) or np.any((lab != k) & (lab != CLASS_BG) & (lab != CLASS_NEUTRAL)):
+        return None
+    own = pts[lab == k]
+    if len(own) < 50:
+        return None
+    mu = own.mean(axis=0)
+    cov = np.cov((own - mu).T)
+    evals, evecs = np.linalg.eigh(cov)
+    r_minor = 2.0 * math.sqrt(max(evals[0], 0.0))
+    r_major = 2.0 * math.sqrt(max(evals[1], 0.0))
+    if r_minor >= SIZE_RING_MM or r_major < r_minor + 1.5:
+        return None
+    # along the axis, the union's second moment is about r^2/4 + (d/2)^2 for two discs d apart
+    half_d = math.sqrt(max(evals[1] - SMALL_WINK_RADIUS_MM ** 2 / 4.0, 0.0))
+    if half_d < 1.5:
+        return None
+    u = evecs[:, 1]
+    return [WinkCandidate(color=c.color, size="small", center_mm=mu + sgn * half_d * u, votes=c.votes)
+            for sgn in (1.0, -1.0)]
+
+
+def _lower_in_crescent(upper: WinkCandidate, blob_mm: np.ndarray, kept: list[WinkCandidate], labels: np.ndarray,
+                       grid: OrthoGrid, image_bgr: np.ndarray, camera: CameraModel,
+                       upper_strength: float) -> WinkCandidate | None:
+    """The lower small wink of a same-colour pair: its own colour left outside the upper wink (a crescent),
+    and its visible rim (the part outside the upper disc) holding a clear edge."""
+    k = COLOR_NAMES.index(upper.color) + 1
+    pts = blob_mm + _interior_offsets(LARGE_WINK_RADIUS_MM + 1.0, 0.7)
+    own = _sample_labels(labels, grid.ortho_from_table(pts)) == k
+    free = np.linalg.norm(pts - upper.center_mm, axis=1) > upper.radius_mm + 1.0
+    rest = pts[own & free]
+    if len(rest) < 0.08 * len(pts):
+        return None
+    start = rest.mean(axis=0)
+    cand = WinkCandidate(color=upper.color, size="small", center_mm=start, votes=0.3)
+    res = ring_size_check(cand, [*kept, upper], image_bgr, camera)
+    if res is None:
+        return None
+    s_small, s_large, c_small, _ = res
+    if s_small < 0.6 * upper_strength or s_small < RING_SWITCH_RATIO * s_large:
+        return None
+    if np.linalg.norm(c_small - upper.center_mm) < 3.0:
+        return None
+    cand.center_mm = c_small
+    return cand
 
 
 # --- 2. vertical order ----------------------------------------------------------------------------------------
@@ -532,7 +652,8 @@ def baseline_distance_mm(points_mm: np.ndarray) -> np.ndarray:
 
 
 def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], labels: np.ndarray,
-                   grid: OrthoGrid, params: WinkDetectorParams, block_mask: np.ndarray | None = None) -> np.ndarray:
+                   grid: OrthoGrid, params: WinkDetectorParams, block_mask: np.ndarray | None = None,
+                   reach_mm: float = 0.0) -> np.ndarray:
     """Outline samples where this wink is seen against the mat, or against a wink it lies on."""
     u = np.column_stack([np.cos(angles), np.sin(angles)])
     k = COLOR_NAMES.index(w.color) + 1
@@ -548,13 +669,19 @@ def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandida
         ok |= (lin == k) & inside_o & (lout == ko) & (ko != k)
     # beyond the mat's edge lies its side wall and the table: no wink edge can be measured against those
     ok &= _on_mat(p_out, 0.0)
+    # nor may the edge profile reach the mat's own edge (felt to table): its step would outweigh a faint wink
+    if reach_mm > params.probe_mm:
+        ok &= _on_mat(w.center_mm + (w.radius_mm + reach_mm) * u, 0.0)
     # the baselines' paint is a bright line of unknown width: an edge seen against it is no mat edge
     if abs(w.center_mm[0]) > _BASELINE_MIN_ABS_X_MM - w.radius_mm - params.probe_mm - params.paint_clearance_mm:
         ok &= baseline_distance_mm(p_out) > params.paint_clearance_mm
     # where the pot hides the wink, the edge seen is the pot's, not the wink's
     if block_mask is not None and not w.potted:
-        p_edge = w.center_mm + (w.radius_mm + 0.5) * u
-        ok &= ~(_sample_labels(block_mask.view(np.uint8), grid.ortho_from_table(p_edge)) == 1)
+        # nor may the edge profile reach the pot: its dark base and shadow are a far stronger step than a faint
+        # wink's edge and would pull the fitted outline towards the pot
+        for off in np.unique([0.5, *np.linspace(0.5, max(0.5, reach_mm), 4)]):
+            p_edge = w.center_mm + (w.radius_mm + off) * u
+            ok &= ~(_sample_labels(block_mask.view(np.uint8), grid.ortho_from_table(p_edge)) == 1)
     # no other wink (that is not below us) may come near the outline sample
     others = [o for o in winks if o is not w and o.wink_id not in w.above and o.potted == w.potted
               and abs(o.center_mm[0] - w.center_mm[0]) < 30 and abs(o.center_mm[1] - w.center_mm[1]) < 30]
@@ -574,13 +701,14 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
     fitted_bias = None
     ol = outline(camera, solid, w.center_mm, params.n_outline)
     origin = w.center_mm.copy()
-    valid = _valid_outline(w, ol.angles, winks, labels, grid, params, block_mask)
+    reach = params.profile_half_px * camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1])))
+    valid = _valid_outline(w, ol.angles, winks, labels, grid, params, block_mask, reach)
     for it in range(params.refine_iterations):
         moved = w.center_mm - origin
         if float(np.linalg.norm(moved)) > 1.0:  # far from the linearisation point: project again
             ol = outline(camera, solid, w.center_mm, params.n_outline)
             origin = w.center_mm.copy()
-            valid = _valid_outline(w, ol.angles, winks, labels, grid, params, block_mask)
+            valid = _valid_outline(w, ol.angles, winks, labels, grid, params, block_mask, reach)
             moved = np.zeros(2)
         # small moves: the outline follows its Jacobian (exact to a hundredth of a pixel within 1 mm)
         pts = ol.points_px + np.einsum("nij,j->ni", ol.jac_full, moved)
@@ -614,8 +742,15 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         stat = math.sqrt(max(float(np.linalg.eigvalsh(cov).max()), 0.0))
         # Systematic edge effects (bevel, blur, shading) do not average out along the outline; with only an
         # arc visible they couple into the centre, the more the shorter the arc.
-        model = params.model_sigma_px * mm_per_px / max(frac, 0.1)
-        sigma = math.hypot(stat, model)
+        # mm per pixel at this wink (a far corner of an oblique view is much coarser than the mat's centre)
+        model = params.model_sigma_px * max(mm_per_px, reach / params.profile_half_px) / max(frac, 0.1)
+        w.fit_rms_px = rms if math.isfinite(rms) else 0.0
+        # Edge residuals well above the pixel noise mean the outline is not where the disc model puts it along
+        # part of its length (a shadow side, a neighbour's blur, felt bands, a misjudged height): a systematic
+        # error of the order of that residual, which does not average out along the outline.
+        mmpp_here = max(mm_per_px, reach / params.profile_half_px)
+        systematic = params.residual_sigma_gain * max(0.0, w.fit_rms_px - params.residual_noise_px) * mmpp_here
+        sigma = math.hypot(stat, model, systematic)
         if w.tilt_deg > 0:
             sigma = math.hypot(sigma, params.tilted_sigma_mm)
         w.sigma_mm = sigma
@@ -623,3 +758,112 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
             break
     w.center_px = camera.project_mm(np.array([[w.center_mm[0], w.center_mm[1], w.z_mm]]))[0]
     return fitted_bias
+
+
+# --- 5. size from the outline's own edge (known radii 8 and 11 mm) -------------------------------------------
+
+RING_STEP_MM = 0.75  # plan raster of the size check (the sub-pixel fit follows)
+RING_SEARCH_MM = 4.0  # centre search around the candidate, per size hypothesis
+RING_SWITCH_RATIO = 1.2  # the other radius's ring must hold this much more edge to change the size
+RING_MIN_VISIBLE = 0.45  # ring share that must be measurable (on the mat, away from other winks and paint)
+
+
+@lru_cache(maxsize=8)
+def _ring_kernel(r_px: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ring weights (sum 1) and the same weights times the cosine and sine of the radial direction."""
+    n = int(math.ceil(r_px + 3))
+    yy, xx = np.mgrid[-n:n + 1, -n:n + 1].astype(np.float32)
+    rr = np.sqrt(xx * xx + yy * yy)
+    k = np.exp(-0.5 * ((rr - r_px) / 0.7) ** 2).astype(np.float32)
+    k /= k.sum()
+    rr = np.maximum(rr, 1e-6)
+    return k, (k * xx / rr).astype(np.float32), (k * yy / rr).astype(np.float32)
+
+
+def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray,
+                    camera: CameraModel) -> tuple[float, float, np.ndarray, np.ndarray] | None:
+    """Edge strength of the best-placed outline of each known radius around a candidate, in the full image.
+
+    The image is resampled on a plan raster at the wink's top face; the colour gradient magnitude is averaged
+    along a ring of radius 8 mm and of 11 mm, each placed at its best centre within ``RING_SEARCH_MM``. Only the
+    mat counts (not beyond its edge, not the baselines' paint, not other winks). A disc of the wrong radius
+    touches the true outline at most along a short arc; the right one follows it all round.
+    Returns (small strength, large strength, small centre, large centre) or None when too little is visible.
+    """
+    half = LARGE_WINK_RADIUS_MM + RING_SEARCH_MM + 2.0
+    n = int(round(2 * half / RING_STEP_MM)) + 1
+    g = (np.arange(n) - (n - 1) / 2) * RING_STEP_MM
+    xx, yy = np.meshgrid(w.center_mm[0] + g, w.center_mm[1] + g)
+    pts = np.column_stack([xx.ravel(), yy.ravel()])
+    q = camera.project_mm(np.column_stack([pts, np.full(len(pts), WINK_THICKNESS_MM)])).astype(np.float32)
+    hh, ww = image_bgr.shape[:2]
+    if q[:, 0].min() < 0 or q[:, 1].min() < 0 or q[:, 0].max() > ww - 1 or q[:, 1].max() > hh - 1:
+        return None
+    patch = cv2.remap(image_bgr, q[:, 0].reshape(n, n), q[:, 1].reshape(n, n), cv2.INTER_LINEAR)
+    patch = cv2.GaussianBlur(patch.astype(np.float32), (0, 0), 0.7)
+    gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)
+    mask = _on_mat(pts, 1.5)
+    mask &= baseline_distance_mm(pts) > 4.0
+    for o in winks:
+        if o is w or o.potted:
+            continue
+        if np.linalg.norm(o.center_mm - w.center_mm) > o.radius_mm + half * 1.5:
+            continue
+        mask &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
+    mask = mask.reshape(n, n).astype(np.float32)
+    out = []
+    c0 = (n - 1) / 2
+    s_px = int(round(RING_SEARCH_MM / RING_STEP_MM))
+    for size in ("small", "large"):
+        # the radial colour derivative averaged along the ring, per channel, then its length: a real outline
+        # keeps one sign all round (wink against felt), pixel noise averages away
+        k, kc, ks = _ring_kernel(RADII_MM[size] / RING_STEP_MM)
+        den = cv2.filter2D(mask, -1, k, borderType=cv2.BORDER_CONSTANT)
+        acc = np.zeros_like(den)
+        for ch in range(3):
+            r_ch = (cv2.filter2D(gx[:, :, ch] * mask, -1, kc, borderType=cv2.BORDER_CONSTANT)
+                    + cv2.filter2D(gy[:, :, ch] * mask, -1, ks, borderType=cv2.BORDER_CONSTANT))
+            acc += r_ch * r_ch
+        num = np.sqrt(acc)
+        sl = slice(int(c0) - s_px, int(c0) + s_px + 1)
+        num, den = num[sl, sl], den[sl, sl]
+        resp = np.where(den >= RING_MIN_VISIBLE, num / np.maximum(den, 1e-6), 0.0)
+        # the centre must also stay near the candidate: a mild prior against sliding along a straight edge
+        i = int(np.argmax(resp))
+        r, c = divmod(i, resp.shape[1])
+        if resp[r, c] <= 0:
+            return None
+        cm = w.center_mm + (np.array([c, r], float) - s_px) * RING_STEP_MM
+        out.append((float(resp[r, c]), cm))
+    return out[0][0], out[1][0], out[0][1], out[1][1]
+
+
+def check_sizes(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, felt_class: int) -> None:
+    """Re-decide the size of lone winks whose size the label image cannot show (felt-coloured, at the mat edge).
+
+    A clear majority of outline edge for the other radius changes the size (and the coarse centre); a close
+    call keeps the size but lowers the wink's confidence.
+    """
+    for w in winks:
+        if w.potted:
+            continue
+        k = COLOR_NAMES.index(w.color) + 1
+        edge_gap = min(MAT_HALF_LENGTH_MM - abs(w.center_mm[0]), MAT_HALF_WIDTH_MM - abs(w.center_mm[1]))
+        if k != felt_class and edge_gap > LARGE_WINK_RADIUS_MM + 6.0:
+            continue
+        crowded = any(o is not w and not o.potted
+                      and np.linalg.norm(o.center_mm - w.center_mm) < o.radius_mm + w.radius_mm + 1.0 for o in winks)
+        if crowded:
+            continue
+        res = ring_size_check(w, winks, image_bgr, camera)
+        if res is None:
+            continue
+        s_small, s_large, c_small, c_large = res
+        w.ring_strength = {"small": s_small, "large": s_large}
+        cur, oth = (s_small, s_large) if w.size == "small" else (s_large, s_small)
+        if oth > RING_SWITCH_RATIO * cur:
+            w.size = "large" if w.size == "small" else "small"
+            w.center_mm = c_large if w.size == "large" else c_small
+        elif cur < RING_SWITCH_RATIO * oth:
+            w.confidence = min(w.confidence, 0.6)

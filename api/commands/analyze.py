@@ -39,11 +39,15 @@ def load_calibration(path: Path | None):
 
 
 def analyze_image(path: Path, calibration_path: Path | None, game: str = "tiddlywinks") -> tuple[np.ndarray, dict]:
-    from vision.tiddlywinks import analyze_tiddlywinks
-    if game != "tiddlywinks":
-        raise ImageReadError(f"game {game!r} has no vision pipeline yet (tiddlywinks only)")
     frame = read_image(path)
-    doc = analyze_tiddlywinks(frame, load_calibration(calibration_path), image_path=str(path))
+    if game == "marbles":
+        from api.marbles_service import analyze_marbles_photo
+        return frame, analyze_marbles_photo(frame, calibration_path, image_path=str(path))
+    if game != "tiddlywinks":
+        raise ImageReadError(f"game {game!r} has no photo analysis (tiddlywinks, marbles; "
+                             "Ice Tiddly Winks: tableref score)")
+    from api.analysis import analyze_tiddlywinks_photo
+    doc = analyze_tiddlywinks_photo(frame, load_calibration(calibration_path), image_path=str(path))
     return frame, doc
 
 
@@ -74,13 +78,19 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
 def run_analyze(args: argparse.Namespace) -> int:
     frame, doc = analyze_image(Path(args.image), args.calibration, args.game)
     if args.annotate is not None:
-        from api.overlay import annotate_tiddlywinks
-        out = annotate_tiddlywinks(frame, doc)
+        if args.game == "marbles":
+            from api.marbles_service import annotate_marbles as annotate
+        else:
+            from api.overlay import annotate_tiddlywinks as annotate
+        out = annotate(frame, doc)
         if not cv2.imwrite(str(args.annotate), out):
             raise ImageReadError(f"{args.annotate}: cannot write the annotated picture")
     if args.json:
         json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")
+    elif args.game == "marbles":
+        from api.marbles_service import summary_lines as marbles_summary
+        print("\n".join(marbles_summary(doc)))
     else:
         print("\n".join(summary_lines(doc)))
     return 0
@@ -91,7 +101,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description="Detect mat, pot and winks in IMAGE, measure them in table mm and "
                                           "print the scene with its rulings.")
     p.add_argument("image", type=Path, metavar="IMAGE")
-    p.add_argument("--game", choices=("tiddlywinks",), default="tiddlywinks")
+    p.add_argument("--game", choices=("tiddlywinks", "marbles"), default="tiddlywinks")
     p.add_argument("--calibration", type=Path, default=None, metavar="CAL.json",
                    help="stored calibration (default: self-calibrate from the mat)")
     p.add_argument("--json", action="store_true", help="print the analysis document as JSON")

@@ -211,7 +211,8 @@ def _truth_camera(doc: dict):
 
 
 def run_pipeline(frame, doc: dict):
-    from vision.tiddlywinks import measure_tiddlywinks, scene_from_measurement, squidge_off_verdict
+    from api.analysis import squidge_off_verdict
+    from vision.tiddlywinks import measure_tiddlywinks, scene_from_measurement
     t0 = time.process_time()
     m = measure_tiddlywinks(frame, _truth_camera(doc))
     verdict = squidge_off_verdict(scene_from_measurement(m))
@@ -333,12 +334,40 @@ BENCHES: dict[str, tuple[Callable, Callable]] = {
 }
 
 
+def _bench_video(args: argparse.Namespace) -> list[str]:
+    from api.bench_video import bench_tiddlywinks_video
+    return bench_tiddlywinks_video(args.dir or Path("sample_images") / "videos")
+
+
+# game -> function(args) -> printed lines, for games whose bench owns its image set
+def _bench_marbles(args: argparse.Namespace) -> list[str]:
+    from api.marbles_service import bench_marbles
+    return bench_marbles(n_fresh=min(args.fresh, 30) if args.fresh else 0,
+                         sample_dir=args.dir or Path("sample_images") / "marbles",
+                         cache_dir=args.cache / "marbles", log=lambda s: print(s, flush=True))
+
+
+def _bench_ice(args: argparse.Namespace) -> list[str]:
+    from api.ice_service import bench_ice
+    return bench_ice(n_fresh=min(args.fresh, 32) if args.fresh else 0,
+                     sample_dir=args.dir or Path("sample_images") / "ice_tiddlywinks",
+                     cache=args.cache / "ice_tiddlywinks_1920x1080_seed7007",
+                     log=lambda s: print(s, flush=True), show_failures=args.failures)
+
+
+LINE_BENCHES: dict[str, Callable[[argparse.Namespace], list[str]]] = {
+    "tiddlywinks-video": _bench_video,
+    "marbles": _bench_marbles,
+    "ice-tiddlywinks": _bench_ice,
+}
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("bench", help="accuracy and speed of the vision pipeline against simulated truth",
                               description=__doc__.split("\n\n")[0])
     p.add_argument("dir", nargs="?", type=Path, default=None,
                    help="directory of *.jpg + truth *.json (default: sample_images/<game>)")
-    p.add_argument("--game", choices=sorted(BENCHES), default="tiddlywinks")
+    p.add_argument("--game", choices=sorted({*BENCHES, *LINE_BENCHES}), default="tiddlywinks")
     p.add_argument("--fresh", type=int, default=60, help="freshly simulated images (default 60)")
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where fresh renders are kept")
     p.add_argument("--failures", type=int, default=15, help="list up to this many individual failures")
@@ -347,6 +376,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    if args.game in LINE_BENCHES:
+        for line in LINE_BENCHES[args.game](args):
+            print(line, flush=True)
+        return 0
     bench, report = BENCHES[args.game]
     directory = args.dir if args.dir is not None else Path("sample_images") / args.game
     paths = image_set(directory, args.fresh, args.cache, lambda s: print(s, flush=True))

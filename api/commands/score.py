@@ -69,9 +69,8 @@ def run_score(args: argparse.Namespace) -> int:
     colours = [c for c in (args.colours or "").split(",") if c.strip()] or None
     doc = score_ice_photo(frame, camera, colours=colours, start_lines=lines)
     doc["image"]["path"] = str(args.image)
-    if args.annotate is not None:
-        if not cv2.imwrite(str(args.annotate), annotate_ice(frame, doc)):
-            raise ImageReadError(f"{args.annotate}: cannot write the annotated picture")
+    if args.annotate is not None and not cv2.imwrite(str(args.annotate), annotate_ice(frame, doc)):
+        raise ImageReadError(f"{args.annotate}: cannot write the annotated picture")
     if args.json:
         json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")

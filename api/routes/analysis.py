@@ -36,8 +36,9 @@ def analyze_photo(
     calibration_id: Annotated[str | None, Form(max_length=64)] = None,
 ) -> dict[str, Any]:
     """The analysis document: ``pieces[]``, ``pot``, ``mat.corners_px``, ``calibration``, ``rulings[]`` and the
-    ``squidge_off`` verdict — the same JSON as ``tableref analyze``."""
-    game = check_game(game, pipeline)
+    ``squidge_off`` verdict — the same JSON as ``tableref analyze``; ``game`` may also be ``marbles`` (ring,
+    pieces, counts) or ``ice-tiddlywinks`` (pieces with pose and points, ``scores``)."""
+    game = check_game(game, pipeline, getattr(pipeline, "photo_games", None))
     calibration = calibration_dict(storage, calibration_id)
     frame = read_image_upload(image, settings)
     return pipeline.analyze(game, frame, calibration)

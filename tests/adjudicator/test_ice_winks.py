@@ -118,3 +118,13 @@ def test_flagged_piece_is_referred_never_guessed():
 def test_tilt_at_upright_limit_is_too_close_to_call():
     p = piece("a", "red", "large", axis_tilt_deg=5.3)
     assert judge_piece_score(p, {"a": p}).decision is Decision.TOO_CLOSE_TO_CALL
+
+
+def test_result_waits_for_undecided_pieces_that_could_change_the_winner():
+    pieces = [piece("r", "red", "small"), piece("b", "blue", "large", flagged=True, confidence=0.3)]
+    scores, rulings = adjudicate(pieces)
+    assert scores == {"blue": 0, "red": 1}
+    assert rulings[-1].decision is Decision.UNDECIDED and rulings[-1].piece_ids == ("b",)
+    # a lead no undecided piece can close stands
+    scores, rulings = adjudicate([*pieces, piece("r2", "red", "large"), piece("r3", "red", "large")])
+    assert rulings[-1].decision is Decision.WINNER and rulings[-1].colors == ("red",)

@@ -154,7 +154,7 @@ def test_shot_positions(position, shot, decision, points, again):
 
 def test_resting_tolley_knocked_off_next_turn_eliminates_owner():
     m, _ = apply_shot(_team(), Shot(shooter="A1", marbles_off=0, shooter_on_ring=True))  # position 3
-    m, rs = apply_shot(m, Shot(shooter="B1", marbles_off=1, shooter_on_ring=False, tolleys_off=("A1",)))
+    m, _rs = apply_shot(m, Shot(shooter="B1", marbles_off=1, shooter_on_ring=False, tolleys_off=("A1",)))
     assert "A1" in m.eliminated and m.score("B") == 1
     assert next_player(m, team_order(("A1", "A2"), ("B1", "B2")), "B1") == "A2"  # A1 skipped (MB 9(c))
     with pytest.raises(AdjudicatorError):

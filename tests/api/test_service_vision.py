@@ -26,9 +26,9 @@ def sample_still() -> Path:
 
 
 def test_analyze_matches_the_library_document(db_path: Path) -> None:
-    vt = pytest.importorskip("vision.tiddlywinks")
+    from api.analysis import analyze_tiddlywinks_photo
     still = sample_still()
-    expected = jsonable(vt.analyze_tiddlywinks(cv2.imread(str(still), cv2.IMREAD_COLOR)))
+    expected = jsonable(analyze_tiddlywinks_photo(cv2.imread(str(still), cv2.IMREAD_COLOR)))
     with TestClient(create_app(service_settings(db_path), pipeline=VisionPipeline())) as c:
         r = c.post("/v1/analyze", files={"image": (still.name, still.read_bytes(), "image/jpeg")})
         assert r.status_code == 200, r.text

@@ -11,7 +11,8 @@ import pytest
 from calibration.camera import CameraModel
 from geometry import tiddlywinks as tw
 from geometry.records import scene_from_document
-from vision.tiddlywinks import measure_tiddlywinks, scene_from_measurement, squidge_off_verdict
+from api.analysis import squidge_off_verdict
+from vision.tiddlywinks import measure_tiddlywinks, scene_from_measurement
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images" / "tiddlywinks"
 SQUIDGE_OFFS = sorted(SAMPLES.glob("*squidge_off.jpg"))[:4]
