@@ -21,6 +21,7 @@ from geometry import tiddlywinks as tw
 from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, POT_TOP_RADIUS_MM, WINK_THICKNESS_MM
 from geometry.records import scene_to_document
 from geometry.types import DEFAULT_CORNER_SIGNS, Color, TiddlywinksScene, Wink
+from vision.crescents import crescent_lowers
 from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene, classify_bgr
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.pot import PotDetection, PotParams, detect_pot
@@ -205,6 +206,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                             pot_class=pot_class, pot_center_mm=pot.center_mm if pot.found else None,
                             mm_per_px_at=lambda c: camera.mm_per_px_at((float(c[0]), float(c[1]))),
                             image_bgr=frame_bgr, camera=camera)
+    # winks covered but for a crescent, beside a wink of another colour (under it)
+    pot_zone = cv2.dilate(sil.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool) if pot.found else None
+    cands += crescent_lowers(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
     timing["candidates"] = (time.perf_counter() - t4) * 1e3
 
     t5 = time.perf_counter()

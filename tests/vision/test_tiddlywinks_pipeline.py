@@ -81,6 +81,32 @@ def test_squop_of_different_colours_is_ordered():
     assert math.dist(got["y"].center_mm, upper.center_mm) < 1.5
 
 
+@pytest.mark.parametrize("lower_color, upper_color", [("yellow", "blue"), ("red", "yellow")])
+def test_a_wink_covered_but_for_a_crescent_is_found_under_its_squopper(lower_color, upper_color):
+    # a large wink 7.5 mm off the centre of a small one leaves a crescent about 4.5 mm wide: the coarse labels
+    # lose it, the occlusion model (disc minus the upper disc) finds it
+    cam = default_camera(1920, 1080)
+    lower = SynthWink("lo", lower_color, "small", (-350.0, 72.0))
+    upper = squop_tilt(SynthWink("up", upper_color, "large", (-350.0, 64.5)), lower)
+    img = render([lower, upper], cam, seed=9)
+    m = measure_tiddlywinks(img, cam)
+    got = _match(m.winks, [lower, upper])
+    assert set(got) == {"lo", "up"} and len(m.winks) == 2
+    assert got["lo"].color == lower_color and got["up"].above == (got["lo"].wink_id,)
+    # most of it is inferred: its uncertainty and confidence say so, and the uncertainty covers the error
+    err = math.dist(got["lo"].center_mm, lower.center_mm)
+    assert err < 3.0 and err <= 2.0 * got["lo"].sigma_mm
+    assert got["lo"].confidence < 0.95
+
+
+def test_a_lone_wink_grows_no_crescent_wink_from_its_blended_rim():
+    cam = default_camera(1920, 1080)
+    winks = [SynthWink("r", "red", "large", (600.0, -300.0)), SynthWink("b", "blue", "small", (-500.0, 250.0))]
+    img = render(winks, cam, seed=4)
+    m = measure_tiddlywinks(img, cam)
+    assert len(m.winks) == 2
+
+
 def test_green_wink_on_green_felt_is_found():
     cam = default_camera(1920, 1080)
     winks = [SynthWink("g1", "green", "small", (-200.0, 30.0)), SynthWink("g2", "green", "large", (420.0, -200.0))]

@@ -1,0 +1,163 @@
+"""Winks lying mostly under a wink of another colour: found from the crescent of their own colour that shows.
+
+A squopped wink can be covered almost wholly; what is left is a crescent a few millimetres wide, which the
+coarse label image loses (its per-class opening removes anything narrower than blended outline rings). The
+occlusion model is simple and exact in plan: the visible part of a lower wink is its disc minus the upper
+wink's disc. So, around every wink found, the full-resolution image is sampled on a fine plan raster just
+outside its rim, each sample is given a wink colour in the scene's calibrated colour space (white-balanced
+Lab hue, departure from the local felt), and for every other colour that shows there the disc of each known
+radius whose uncovered part best matches those samples (intersection over union) is the lower wink.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry.constants import LARGE_WINK_RADIUS_MM, MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, WINK_THICKNESS_MM
+from vision.colour import COLOR_NAMES, ColourScene, hue_distance_deg
+from vision.ortho import OrthoGrid
+from vision.winks import RADII_MM, WinkCandidate
+
+
+@dataclass(frozen=True, slots=True)
+class CrescentParams:
+    """Crescent search parameters (mm unless named otherwise)."""
+
+    step_mm: float = 0.5  # plan raster of the samples
+    reach_mm: float = 2 * LARGE_WINK_RADIUS_MM - 4.0  # how far beyond the upper rim a lower wink can show
+    blend_px: float = 1.5  # blur width: samples this close to a found wink's rim mix two colours
+    min_area_mm2: float = 8.0  # a crescent smaller than this is not evidence of a wink
+    min_width_mm: float = 1.2  # ... nor one narrower than this (a blended rim)
+    min_iou: float = 0.55  # match of the disc's uncovered part with the crescent samples
+    min_chroma: float = 14.0  # Lab C* of a wink colour (as the colour scene's ``min_wink_chroma``)
+    min_departure: float = 0.10  # relative colour departure from the local felt (blends and shading stay out)
+    max_hue_deg: float = 30.0  # hue distance to the class centre
+    min_off_blend: float = 0.35  # distance from the upper-wink/felt blend line, in units of their difference
+    mat_edge_clear_mm: float = 3.0  # the mat's edge band (mixed felt and table pixels)
+
+
+def _sample(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray, z_mm: float) -> np.ndarray:
+    q = camera.project_mm(np.column_stack([pts_mm, np.full(len(pts_mm), z_mm)])).astype(np.float32)
+    v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return v.reshape(-1, 3).astype(np.float32) / 255.0
+
+
+def _classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: ColourScene,
+             params: CrescentParams) -> np.ndarray:
+    """Wink colour index per sample (-1: felt, a blend of the upper wink with the felt, or no wink hue).
+
+    Defocus spreads the upper wink over the felt beside it: such a pixel is ``a * W + (1 - a) * felt`` for
+    some ``a`` and can take a third hue (red on beige reads orange, yellow-ish); only a sample clearly off that
+    blend line is a colour of its own.
+    """
+    px = np.clip(bgr * cs.gains_bgr, 0, 1).reshape(-1, 1, 3)
+    lab = cv2.cvtColor(px, cv2.COLOR_BGR2Lab).reshape(-1, 3)
+    hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0
+    chroma = np.hypot(lab[:, 1], lab[:, 2])
+    dist = np.stack([hue_distance_deg(hue, cs.hue_centres_deg[n]) for n in COLOR_NAMES], axis=1)
+    cls = np.argmin(dist, axis=1)
+    departure = np.linalg.norm(bgr - felt_bgr, axis=1) / (np.linalg.norm(felt_bgr, axis=1) + 1e-3)
+    ok = (chroma >= params.min_chroma) & (dist[np.arange(len(cls)), cls] <= params.max_hue_deg)
+    ok &= departure >= params.min_departure
+    v = upper_bgr[None, :] - felt_bgr
+    d = bgr - felt_bgr
+    a = np.clip((d * v).sum(axis=1) / np.maximum((v * v).sum(axis=1), 1e-6), 0.0, 1.0)
+    off_line = np.linalg.norm(d - a[:, None] * v, axis=1)
+    ok &= off_line >= params.min_off_blend * np.linalg.norm(v, axis=1)
+    if cs.mat_class:
+        ok &= cls != cs.mat_class - 1  # the felt's own hue: not told apart from the felt at this width
+    return np.where(ok, cls, -1)
+
+
+def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene,
+                    grid: OrthoGrid, exclude_mask: np.ndarray | None = None,
+                    params: CrescentParams = CrescentParams()) -> list[WinkCandidate]:
+    """New winks seen only as a crescent beside a found wink of another colour (they lie under it).
+
+    ``exclude_mask`` (ortho grid) marks plan areas whose colour is not a wink's (the pot and its image).
+    """
+    live = [w for w in winks if not w.potted]
+    found: list[WinkCandidate] = []
+    g = np.arange(-(LARGE_WINK_RADIUS_MM + params.reach_mm), LARGE_WINK_RADIUS_MM + params.reach_mm + 1e-9,
+                  params.step_mm)
+    gx, gy = np.meshgrid(g, g)
+    offsets = np.column_stack([gx.ravel(), gy.ravel()])
+    cell_mm2 = params.step_mm ** 2
+    for upper in live:
+        mmpp = camera.mm_per_px_at((float(upper.center_mm[0]), float(upper.center_mm[1])))
+        blend = params.blend_px * mmpp
+        r_up = upper.radius_mm
+        d_off = np.linalg.norm(offsets, axis=1)
+        ring = (d_off > r_up + blend) & (d_off < r_up + params.reach_mm)
+        pts = upper.center_mm + offsets[ring]
+        # on the felt, clear of its edge (the table and the mat's side show beyond it)
+        edge = params.mat_edge_clear_mm + blend
+        pts = pts[(np.abs(pts[:, 0]) < MAT_HALF_LENGTH_MM - edge) & (np.abs(pts[:, 1]) < MAT_HALF_WIDTH_MM - edge)]
+        if exclude_mask is not None and len(pts):
+            cr = np.rint(grid.ortho_from_table(pts)).astype(int)
+            ok = (cr[:, 0] >= 0) & (cr[:, 0] < exclude_mask.shape[1]) & (cr[:, 1] >= 0) & (cr[:, 1] < exclude_mask.shape[0])
+            hit = np.ones(len(pts), bool)
+            hit[ok] = exclude_mask[cr[ok, 1], cr[ok, 0]]
+            pts = pts[~hit]
+        # samples another found wink explains (its disc and its blended rim) say nothing about a hidden one
+        for o in [*live, *found]:
+            if o is upper:
+                continue
+            pts = pts[np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + blend]
+        if len(pts) < 20:
+            continue
+        colours = _sample(image_bgr, camera, pts, WINK_THICKNESS_MM)
+        felt = cs.background_bgr.astype(np.float32) / 255.0
+        cr = np.clip(np.rint(grid.ortho_from_table(pts)).astype(int), 0, [felt.shape[1] - 1, felt.shape[0] - 1])
+        inner = upper.center_mm + offsets[d_off < r_up - 1.5]
+        upper_bgr = np.median(_sample(image_bgr, camera, inner, WINK_THICKNESS_MM), axis=0)
+        cls = _classes(colours, felt[cr[:, 1], cr[:, 0]], upper_bgr, cs, params)
+        for k, name in enumerate(COLOR_NAMES):
+            if name == upper.color:
+                continue
+            mine = cls == k
+            if mine.sum() * cell_mm2 < params.min_area_mm2:
+                continue
+            best = None
+            centroid = pts[mine].mean(axis=0)
+            for size, r in RADII_MM.items():
+                # the lower centre: within r of the crescent, and covered enough to need this search
+                cg = centroid + offsets[np.linalg.norm(offsets, axis=1) <= r]
+                cg = cg[np.linalg.norm(cg - upper.center_mm, axis=1) < r_up + r - 2.0]
+                if len(cg) == 0:
+                    continue
+                near = np.linalg.norm(pts - centroid, axis=1) <= 2 * r + 1.0
+                sp, sm = pts[near].astype(np.float32), mine[near]
+                cgf = cg.astype(np.float32)
+                dx = sp[None, :, 0] - cgf[:, None, 0]
+                dy = sp[None, :, 1] - cgf[:, None, 1]
+                inside = dx * dx + dy * dy < r * r  # (n centres, n samples)
+                inter = (inside & sm[None, :]).sum(axis=1)
+                union = (inside | sm[None, :]).sum(axis=1) + int((mine & ~near).sum())
+                iou = inter / np.maximum(union, 1)
+                i = int(np.argmax(iou))
+                if best is None or iou[i] > best[0]:
+                    best = (float(iou[i]), size, cg[i], int(inter[i]))
+            if best is None or best[0] < params.min_iou or best[3] * cell_mm2 < params.min_area_mm2:
+                continue
+            iou, size, centre, _ = best
+            # width of what shows: the lower disc's reach beyond the upper rim, along the line of centres
+            d = float(np.linalg.norm(centre - upper.center_mm))
+            if d + RADII_MM[size] - r_up < params.min_width_mm:
+                continue
+            if any(o.color == name and np.linalg.norm(o.center_mm - centre) < o.radius_mm + RADII_MM[size] - 2.0
+                   for o in [*live, *found]):
+                continue
+            c = WinkCandidate(color=name, size=size, center_mm=centre, votes=iou)
+            c.edge_support = iou
+            c.own_fraction = 1.0
+            c.score = iou
+            # most of it is inferred from a crescent; the size too when little of the rim shows
+            c.confidence = min(c.confidence, 0.55 + 0.4 * iou)
+            found.append(c)
+    return found
