@@ -119,7 +119,8 @@ def run_video(json_path: Path, mode: str) -> dict[str, Any]:
     shots = [r for r in tracker.records if r["kind"] == "rest" and r["report"]["kind"] == "shot"]
     truth_shot = doc["shot"]
     res: dict[str, Any] = {"video": json_path.stem, "mode": mode, "shots": len(shots), "wall_s": wall_s,
-                           "latency_ms": [r["latency_ms"] for r in tracker.records if "latency_ms" in r]}
+                           "latency_ms": [r["latency_ms"] for r in tracker.records if "latency_ms" in r],
+                           "latency_cpu_ms": [r["latency_cpu_ms"] for r in tracker.records if "latency_cpu_ms" in r]}
     if start is None or not shots:
         res.update(exact=False, swap=False, why="no shot found")
         return res
@@ -150,12 +151,46 @@ def run_video(json_path: Path, mode: str) -> dict[str, Any]:
     return res
 
 
+#: Fresh shot videos: seed, frame size, and the outcomes and felts they cycle through.
+FRESH_VIDEO_SEED = 4242
+FRESH_VIDEO_SIZE = (1280, 720)
+FRESH_OUTCOMES = ("pot", "knock", "off")
+FRESH_MATS = ("green", "beige", "grey", "beige", "green")
+
+
+def fresh_videos(n: int, cache: Path, log=print) -> Path:
+    """``n`` simulated shot videos (about 40 s of CPU each at 720p), rendered once into ``cache`` and kept."""
+    from simulation.generate import make_rig
+    from simulation.shot_video import render_shot_video
+    d = Path(cache) / f"videos_{FRESH_VIDEO_SIZE[0]}x{FRESH_VIDEO_SIZE[1]}_seed{FRESH_VIDEO_SEED}"
+    for i in range(n):
+        name = f"fresh_{i:02d}_{FRESH_OUTCOMES[i % len(FRESH_OUTCOMES)]}"
+        if (d / f"{name}.json").exists():
+            continue
+        log(f"rendering fresh shot video {i + 1}/{n} into {d} (cached for later runs) ...")
+        rig = make_rig(f"fresh_video{i}", FRESH_VIDEO_SEED * 100 + i, FRESH_VIDEO_SIZE,
+                       mat_color=FRESH_MATS[i % len(FRESH_MATS)])
+        render_shot_video(d, name, rig, np.random.default_rng([FRESH_VIDEO_SEED, i]),
+                          outcome=FRESH_OUTCOMES[i % len(FRESH_OUTCOMES)])
+    return d
+
+
+def _shot_docs(d: Path, limit: int | None = None) -> list[Path]:
+    docs = sorted(p for p in d.glob("*.json") if (json.loads(p.read_text()).get("kind") == "shot_video"))
+    return docs[:limit] if limit is not None else docs
+
+
 def bench_tiddlywinks_video(video_dir: Path | str | None = None, modes: tuple[str, ...] = ("truth", "vision"),
-                            ) -> list[str]:
+                            fresh: int = 0, cache: Path | None = None, log=print) -> list[str]:
     """Lines to print: gate throughput at 1080p, then per mode the shot-set accuracy, swaps and latency."""
     d = Path(video_dir) if video_dir is not None else DEFAULT_VIDEO_DIR
-    docs = sorted(p for p in d.glob("*.json") if (json.loads(p.read_text()).get("kind") == "shot_video"))
+    docs = _shot_docs(d)
     lines = [f"tiddlywinks-video: {len(docs)} shot video(s) in {d}"]
+    if fresh > 0 and cache is not None:
+        fd = fresh_videos(fresh, cache, log)
+        extra = _shot_docs(fd, fresh)
+        docs += extra
+        lines.append(f"  + {len(extra)} fresh {FRESH_VIDEO_SIZE[0]}x{FRESH_VIDEO_SIZE[1]} shot video(s) in {fd}")
     first_video = None
     if docs:
         first_video = docs[0].with_name(json.loads(docs[0].read_text())["video"]["path"])
@@ -178,7 +213,15 @@ def bench_tiddlywinks_video(video_dir: Path | str | None = None, modes: tuple[st
                      f"{ratio:.0%} (>= {SETS_EXACT_MIN_RATIO:.0%}) {_verdict(ratio >= SETS_EXACT_MIN_RATIO)}")
         lines.append(f"[{mode}] identity swaps: {swaps} video(s) (= 0) {_verdict(swaps == 0)}")
         lat = [v for r in results for v in r["latency_ms"]]
-        if lat:
+        cpu = [v for r in results for v in r.get("latency_cpu_ms", [])]
+        if cpu:
+            # the verdict is on one core's CPU time: wall time on this shared machine also counts other jobs
+            worst = max(cpu)
+            lines.append(f"[{mode}] rest -> rulings latency, one core CPU time ({len(cpu)} rests): median "
+                         f"{statistics.median(cpu):.0f} ms, max {worst:.0f} ms (<= {LATENCY_MAX_MS:.0f}) "
+                         f"{_verdict(worst <= LATENCY_MAX_MS)}; wall time on this machine: median "
+                         f"{statistics.median(lat):.0f} ms, max {max(lat):.0f} ms")
+        elif lat:
             worst = max(lat)
             lines.append(f"[{mode}] rest -> rulings latency: median {statistics.median(lat):.0f} ms, max "
                          f"{worst:.0f} ms (<= {LATENCY_MAX_MS:.0f}) {_verdict(worst <= LATENCY_MAX_MS)}")

@@ -167,10 +167,11 @@ class Tracker:
 
     def rest(self, scene_doc: dict[str, Any], *, elapsed_s: float | None, frame_idx: int | None = None,
              shot_frames: tuple[int, int] | None = None, played_color: str | None = None,
-             latency_ms: float | None = None) -> dict[str, Any]:
+             latency_ms: float | None = None, latency_cpu_ms: float | None = None) -> dict[str, Any]:
         if self.state is None:
             return self.start(scene_doc, frame_idx)
         t_apply = time.perf_counter()
+        c_apply = time.thread_time()
         state = self.state
         notes: list[str] = []
         infer = (self.state.shot_number == 0 and self.config.first is None and played_color is None
@@ -202,6 +203,9 @@ class Tracker:
         if latency_ms is not None:
             # Rest confirmed -> rulings out: the analysis of the rest frame plus the game step.
             rec["latency_ms"] = round(latency_ms + (time.perf_counter() - t_apply) * 1e3, 1)
+        if latency_cpu_ms is not None:
+            # the same on one core, whatever else the machine runs (this thread's CPU time)
+            rec["latency_cpu_ms"] = round(latency_cpu_ms + (time.thread_time() - c_apply) * 1e3, 1)
         return self._emit(rec)
 
     def correct(self, correction: dict[str, Any]) -> dict[str, Any]:
@@ -247,6 +251,7 @@ def track_stream(source: str, *, calibration: dict[str, Any] | None = None, trut
                     shot_start = ev.frame_idx
                     continue
                 t_rest = time.perf_counter()
+                c_rest = time.thread_time()
                 if truth is not None:
                     doc = truth.scene_at(idx)
                 else:
@@ -268,12 +273,13 @@ def track_stream(source: str, *, calibration: dict[str, Any] | None = None, trut
                 start = shot_start if shot_start is not None else ev.start_idx
                 elapsed = (time.monotonic() - t0) if live else (start or 0) / fps
                 latency_ms = (time.perf_counter() - t_rest) * 1e3
+                latency_cpu_ms = (time.thread_time() - c_rest) * 1e3
                 if ev.initial or tracker.state is None:
                     tracker.start(doc, idx)
                 else:
                     tracker.rest(doc, elapsed_s=elapsed, frame_idx=idx,
                                  shot_frames=(start, ev.start_idx) if start is not None else None,
-                                 latency_ms=latency_ms)
+                                 latency_ms=latency_ms, latency_cpu_ms=latency_cpu_ms)
                 shot_start = None
     finally:
         cap.release()
