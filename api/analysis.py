@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from adjudicator.tiddlywinks import adjudicate, judge_squidge_off
-from geometry.types import TiddlywinksScene
+from adjudicator.types import Decision, Ruling
+from geometry.types import Color, TiddlywinksScene
 from vision.tiddlywinks import (
     TiddlywinksParams,
     document_from_measurement,
@@ -27,9 +28,21 @@ def squidge_off_verdict(scene: TiddlywinksScene) -> dict[str, Any] | None:
     return None if sub is None else judge_squidge_off(sub).to_dict()
 
 
+def pot_contents_unreadable(color: str) -> Ruling:
+    """A pot of a wink's own colour: potted winks of that colour cannot be counted from the photograph."""
+    return Ruling(game="tiddlywinks", rule="TW 5(c)", decision=Decision.REFER_TO_UMPIRE,
+                  explanation=(f"the pot's inside is {color}: {color} winks in it cannot be told from its wall, "
+                               f"so the {color} potted count comes from the umpire, not the photograph"),
+                  colors=(Color(color),), confidence=1.0)
+
+
 def add_rulings(document: dict[str, Any], scene: TiddlywinksScene) -> dict[str, Any]:
     """Attach ``rulings`` (rule order, see ``adjudicate``) and ``squidge_off`` to a scene document."""
-    document["rulings"] = [r.to_dict() for r in adjudicate(scene)]
+    rulings = adjudicate(scene)
+    hidden = (document.get("pot") or {}).get("hides_color")
+    if hidden:
+        rulings = [*rulings, pot_contents_unreadable(hidden)]
+    document["rulings"] = [r.to_dict() for r in rulings]
     document["squidge_off"] = squidge_off_verdict(scene)
     return document
 

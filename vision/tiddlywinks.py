@@ -85,6 +85,8 @@ class Measurement:
     timing_ms: dict[str, float]
     colour: ColourScene | None = None
     grid: OrthoGrid | None = None
+    #: A pot whose inside is a wink colour: winks of that colour in it cannot be told from its shaded wall.
+    pot_hides_color: str | None = None
 
 
 # --- calibration -------------------------------------------------------------------------------------------
@@ -306,7 +308,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         cal.camera = camera
     measurements, undecided, dets = _finish(cands, params, cs, camera)
     timing["total"] = (time.perf_counter() - t0) * 1e3
-    return Measurement(winks=measurements, pot=pot, calibration=cal, detections=dets, undecided_pairs=undecided,
+    return Measurement(pot_hides_color=COLOR_NAMES[pot_class - 1] if pot_class else None,
+                       winks=measurements, pot=pot, calibration=cal, detections=dets, undecided_pairs=undecided,
                        timing_ms=timing, colour=cs, grid=grid)
 
 
@@ -497,7 +500,8 @@ def document_from_measurement(m: Measurement, image_path: str | None = None) -> 
     doc["pot"] = {"center_mm": [round(float(pc[0]), 4), round(float(pc[1]), 4)],
                   "center_px": np.round(cam.project_mm(np.array([[pc[0], pc[1], 0.0]]))[0], 3).tolist(),
                   "found": bool(m.pot.found), "displaced": bool(m.pot.displaced),
-                  "uncertainty_mm": round(float(m.pot.sigma_mm), 4)}
+                  "uncertainty_mm": round(float(m.pot.sigma_mm), 4),
+                  "hides_color": m.pot_hides_color}
     doc["calibration"] = {"source": m.calibration.source,
                           "reprojection_error_mm": round(float(m.calibration.reprojection_error_mm), 4),
                           "camera": cam.to_dict()}
