@@ -22,6 +22,7 @@ from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, POT_TOP_RA
 from geometry.records import scene_to_document
 from geometry.types import DEFAULT_CORNER_SIGNS, Color, TiddlywinksScene, Wink
 from vision.crescents import crescent_lowers
+from vision.potted import winks_in_pot
 from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene, classify_bgr
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.pot import PotDetection, PotParams, detect_pot
@@ -280,6 +281,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     for c in cands:
         if c.potted:
             _place_potted(c, camera, pot)
+    if pot.found:
+        # the cup read on its own, against the pot's inside: winks there the felt-based labels broke up
+        cands += winks_in_pot(frame_bgr, camera, pot, cs, pot_class, cands)
     timing["fit"] = (time.perf_counter() - t5) * 1e3
 
     # pot occlusion: a wink behind the pot (farther from the camera) whose image overlaps it is partly hidden

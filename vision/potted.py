@@ -1,0 +1,136 @@
+"""Winks inside the pot, counted in the photograph itself, against the pot's own inside.
+
+The label image is built against the felt: through the pot's opening the background is the pot's inside (dark,
+white or a colour), so winks lying in the cup come out as fragments there. Here the opening (the image of the
+top rim) is read on its own: a pixel is a wink colour when its white-balanced Lab chroma and hue say so (the
+pot's wall and floor are achromatic, or of the one colour ``pot_class`` which is then not read). Each colour's
+region is explained by discs of the known image radius, greedily from the deepest interior point (distance
+transform): a new disc is a new wink only when it explains enough of the region that no earlier disc did.
+Positions inside the cup are rough (walls hide parts of the floor) and say so; what the rules need is which
+winks are potted (TW 5(c), 10).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry.constants import LARGE_WINK_RADIUS_MM, POT_BASE_RADIUS_MM, SMALL_WINK_RADIUS_MM
+from vision.colour import COLOR_NAMES, ColourScene, hue_distance_deg
+from vision.pot import PotDetection
+from vision.winks import WinkCandidate
+
+#: Height of the cup floor where potted winks rest.
+POT_FLOOR_Z_MM = 3.25
+
+
+@dataclass(frozen=True, slots=True)
+class PottedParams:
+    rim_clear_px: int = 2  # the rim's own edge pixels are left out
+    floor_radius_mm: float = POT_BASE_RADIUS_MM + 1.0  # the floor (base radius) and a wink leaning on the wall
+    min_chroma: float = 14.0  # Lab C* of a wink colour (the pot's achromatic wall stays below)
+    min_chroma_floor: float = 8.0  # ... lowered for a pale cup down to this
+    cup_chroma_factor: float = 3.0  # ... and to this multiple of the cup's own (lower-quartile) chroma
+    max_hue_deg: float = 30.0
+    min_region_fraction: float = 0.30  # of a small disc's area: smaller colour regions are fringes
+    min_new_fraction: float = 0.45  # a further disc must explain this share of its own area anew
+    large_depth_fraction: float = 0.85  # interior depth (of the large radius) that only a large wink reaches
+
+
+def _colour_index(crop_bgr: np.ndarray, cs: ColourScene, params: PottedParams,
+                  mask: np.ndarray | None = None) -> np.ndarray:
+    """Wink colour index per pixel (-1: none). Chroma is judged against the cup's own: a wink lit inside a
+    white pot is pale (low chroma) yet far more chromatic than the white floor around it."""
+    px = np.clip(crop_bgr.astype(np.float32) / 255.0 * cs.gains_bgr, 0, 1)
+    lab = cv2.cvtColor(px, cv2.COLOR_BGR2Lab)
+    hue = np.degrees(np.arctan2(lab[..., 2], lab[..., 1])) % 360.0
+    chroma = np.hypot(lab[..., 1], lab[..., 2])
+    min_chroma = params.min_chroma
+    if mask is not None and mask.any():
+        cup = float(np.percentile(chroma[mask > 0], 25))
+        min_chroma = min(params.min_chroma, max(params.min_chroma_floor, params.cup_chroma_factor * cup))
+    dist = np.stack([hue_distance_deg(hue, cs.hue_centres_deg[n]) for n in COLOR_NAMES], axis=-1)
+    cls = np.argmin(dist, axis=-1)
+    ok = (chroma >= min_chroma) & (np.take_along_axis(dist, cls[..., None], -1)[..., 0] <= params.max_hue_deg)
+    return np.where(ok, cls, -1)
+
+
+def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs: ColourScene,
+                 pot_class: int, known: list[WinkCandidate], params: PottedParams = PottedParams()
+                 ) -> list[WinkCandidate]:
+    """Potted winks the label image missed (``known``: winks already found, which are not found twice)."""
+    if not pot.found or pot.opening_px is None or len(pot.opening_px) < 3:
+        return []
+    h, w = image_bgr.shape[:2]
+    poly = np.asarray(pot.opening_px, np.float64)
+    x0, y0 = np.maximum(np.floor(poly.min(axis=0)).astype(int) - 2, 0)
+    x1, y1 = np.minimum(np.ceil(poly.max(axis=0)).astype(int) + 3, [w, h])
+    if x1 - x0 < 4 or y1 - y0 < 4:
+        return []
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(mask, [np.round((poly - [x0, y0]) * 16).astype(np.int32)], 1, lineType=cv2.LINE_8, shift=4)
+    # winks lie on the cup's floor: the inner wall above it (which a translucent pot tints with the felt
+    # behind it) is not searched
+    ang = np.linspace(0, 2 * np.pi, 72, endpoint=False)
+    floor = np.column_stack([pot.center_mm[0] + params.floor_radius_mm * np.cos(ang),
+                             pot.center_mm[1] + params.floor_radius_mm * np.sin(ang),
+                             np.full(len(ang), POT_FLOOR_Z_MM)])
+    floor_px = camera.project_mm(floor)
+    floor_mask = np.zeros_like(mask)
+    cv2.fillPoly(floor_mask, [np.round((floor_px - [x0, y0]) * 16).astype(np.int32)], 1, lineType=cv2.LINE_8,
+                 shift=4)
+    mask &= floor_mask
+    if params.rim_clear_px > 0:
+        k = 2 * params.rim_clear_px + 1
+        mask = cv2.erode(mask, np.ones((k, k), np.uint8))
+    cls = _colour_index(image_bgr[y0:y1, x0:x1], cs, params, mask)
+    floor_xy = camera.image_to_table_mm(np.array([[(x0 + x1) / 2, (y0 + y1) / 2]]), POT_FLOOR_Z_MM)[0]
+    mmpp = camera.mm_per_px_at((float(floor_xy[0]), float(floor_xy[1])))
+    r_px = {"small": SMALL_WINK_RADIUS_MM / mmpp, "large": LARGE_WINK_RADIUS_MM / mmpp}
+    small_area = math.pi * r_px["small"] ** 2
+    out: list[WinkCandidate] = []
+    for k, name in enumerate(COLOR_NAMES):
+        if k + 1 == pot_class:
+            continue
+        region = ((cls == k) & (mask > 0)).astype(np.uint8)
+        region = cv2.morphologyEx(region, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        if region.sum() < params.min_region_fraction * small_area:
+            continue
+        explained = np.zeros_like(region)
+        for c in known:
+            if c.color != name:
+                continue
+            cpx = c.center_px if c.center_px is not None else camera.project_mm(
+                np.array([[c.center_mm[0], c.center_mm[1], c.z_mm]]))[0]
+            cv2.circle(explained, (int(round(cpx[0] - x0)), int(round(cpx[1] - y0))),
+                       int(round(c.radius_mm / mmpp)), 1, -1)
+        while True:
+            free = region & (1 - explained)
+            if free.sum() < params.min_region_fraction * small_area:
+                break
+            depth = cv2.distanceTransform(region, cv2.DIST_L2, 5) * free
+            iy, ix = np.unravel_index(int(np.argmax(depth)), depth.shape)
+            d = float(depth[iy, ix])
+            if d < 0.4 * r_px["small"]:
+                break
+            size = "large" if d >= params.large_depth_fraction * r_px["large"] else "small"
+            disc = np.zeros_like(region)
+            cv2.circle(disc, (int(ix), int(iy)), int(round(r_px[size])), 1, -1)
+            new = int((disc & free).sum())
+            explained |= disc
+            if new < params.min_new_fraction * small_area:
+                continue  # a corner of a wink already counted
+            xy = camera.image_to_table_mm(np.array([[ix + x0, iy + y0]], float), POT_FLOOR_Z_MM)[0]
+            cand = WinkCandidate(color=name, size=size, center_mm=xy, votes=new / small_area)
+            cand.potted = True
+            cand.z_mm = POT_FLOOR_Z_MM
+            cand.sigma_mm = 5.0  # inside the cup: the walls hide part of the floor
+            cand.center_px = np.array([ix + x0, iy + y0], float)
+            cand.confidence = 0.7  # counted from a colour region, its size from how deep the region is
+            cand.opening_fraction = 1.0
+            out.append(cand)
+    return out
