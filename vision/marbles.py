@@ -9,7 +9,12 @@ colour/brightness departures from the median sand or ground (a window twice the 
 window of three tolleys for single balls); a round blob the size of one ball is one ball,
 sized in millimetres to tell a marble (12.7 mm) from a tolley (16-19 mm); a larger blob is a close-packed
 group, counted by fitting the triangular lattice of touching marbles (spacing 12.7 mm, unknown rotation and
-offset) to it. ``on_ring`` compares the plan centre with R = 914.4 mm (MB P1); calls within the position
+offset) to it. Faint single balls (clear glass shows the sand through it, so no pixel stands out and the
+threshold splits or misses them) are found by a matched filter: the departure averaged over a marble's disc,
+whose peaks are kept when the ball's own outline, cut at half its contrast, is round and ball-sized (a paving
+joint or the rim's shading runs on). Each size-based kind carries ``kind_confidence``, the probability from the
+measured diameter's margin to the 14.35 mm split against its uncertainty (which grows with the photo's pixel
+size), so an undecidable size says so. ``on_ring`` compares the plan centre with R = 914.4 mm (MB P1); calls within the position
 uncertainty are flagged for the referee (MB I-1) by the adjudicator, not here (vision makes no rulings).
 """
 
@@ -86,6 +91,18 @@ class MarblesParams:
     # measured 0.3-1 px on renders), never below the floor
     position_sigma_native_px: float = 1.0
     min_position_sigma_mm: float = 0.5
+    # Uncertainty of a ball's diameter from its silhouette area: a part fixed by the contact shadow and glass
+    # clarity (mm) and a part growing with the photo's pixel (the outline is placed to about half a native
+    # pixel on each side); it turns the size's margin to the marble/tolley split into a kind confidence
+    size_sigma_mm: float = 0.6
+    size_sigma_native_px: float = 0.6
+    # Matched filter for faint single balls: the colour departure averaged over a marble's disc must stand
+    # this many robust deviations (MAD of that average over the surface) above the surface's typical value; a
+    # disc average of ~60-200 pixels, so sand grain noise averages out while a ball does not
+    matched_filter_mads: float = 15.0
+    # ... and the ball's own outline, cut at half its contrast, must be round and ball-sized (not a pavement
+    # joint, grass blade or the rim's shading, which run on past a ball's size)
+    matched_filter_window_tolleys: float = 1.6
 
 
 DEFAULT_PARAMS = MarblesParams()
@@ -105,6 +122,10 @@ class BallDetection:
     confidence: float
     position_sigma_mm: float
     in_group: bool = False
+    # probability that ``kind`` is right, from the measured size's margin to the marble/tolley split against
+    # its uncertainty (1.0 for members of a close-packed group, which are marbles by the set-up rule)
+    kind_confidence: float = 1.0
+    measured_diameter_mm: float | None = None
 
 
 # --- orthophotos ---------------------------------------------------------------------------------------------
@@ -291,6 +312,120 @@ def _ball_diameter_mm(area_px: float, mm_per_px: float, native_mm_per_px: float,
     return max(eq - params.size_bias_mm - params.size_bias_native_px * native_mm_per_px, 1.0)
 
 
+
+def _kind_confidence(diameter_mm: float, native_px: float, params: MarblesParams) -> float:
+    """Probability that the size-based kind is right: the margin to the split over the size's sigma."""
+    native_mm_per_px = MARBLE_DIAMETER_MM / native_px
+    sigma = math.hypot(params.size_sigma_mm, params.size_sigma_native_px * native_mm_per_px)
+    z = abs(diameter_mm - MARBLE_TOLLEY_SPLIT_MM) / sigma
+    return float(0.5 * (1.0 + math.erf(z / math.sqrt(2.0))))
+
+
+def _emit_ball(found: list, grid, camera: CameraModel, c, dmm: float, cf: float, grouped: bool,
+               kind_conf: float, base_z: float, z_mid: float, native_px: float, params: MarblesParams) -> None:
+    c = np.asarray(c, float)
+    is_tolley = dmm > MARBLE_TOLLEY_SPLIT_MM
+    kind = "tolley" if is_tolley else "marble"
+    d_true = dmm if is_tolley else MARBLE_DIAMETER_MM
+    xy_mm = grid.table_from_ortho(c[None])[0]
+    # re-aim at the ball's own centre height: bigger balls sit higher
+    z_c = base_z + d_true / 2
+    px = camera.project_mm(np.array([[xy_mm[0], xy_mm[1], z_mid]]))[0]
+    xy_c = camera.image_to_table_mm(px[None], z_c)[0]
+    r_plan = float(math.hypot(*xy_c))
+    on = base_z == 0.0
+    found.append(BallDetection(
+        kind=kind,
+        center_mm=(float(xy_c[0]), float(xy_c[1])),
+        center_z_mm=float(z_c),
+        diameter_mm=float(min(dmm, TOLLEY_MAX_DIAMETER_MM + 2.0)) if is_tolley else MARBLE_DIAMETER_MM,
+        on_ring=bool(on and r_plan <= RING_RADIUS_MM),
+        ring_margin_mm=RING_RADIUS_MM - r_plan,
+        center_px=(float(px[0]), float(px[1])),
+        confidence=float(np.clip(min(cf, kind_conf), 0.05, 1.0)),
+        position_sigma_mm=max(params.min_position_sigma_mm,
+                              params.position_sigma_native_px * MARBLE_DIAMETER_MM / native_px),
+        in_group=grouped,
+        kind_confidence=float(kind_conf),
+        measured_diameter_mm=None if grouped else float(dmm),
+    ))
+
+
+def _matched_filter_singles(mag: np.ndarray, region: np.ndarray, accepted: list[np.ndarray], marble_px: float,
+                            mm_per_px: float, single_max_px: float, thr: float, native_mm_per_px: float,
+                            params: MarblesParams
+                            ) -> list[tuple[np.ndarray, float, float]]:
+    """Single balls the threshold missed: peaks of the disc-averaged departure, checked for a ball's shape.
+
+    Returns (ortho centre, diameter mm, confidence) for each. The disc average over a marble's disc is the
+    matched filter of a ball of known size; its peaks stand out of the sand's texture far more than any pixel.
+    """
+    if region.sum() < 100:
+        return []
+    rad_px = 0.5 * marble_px
+    disc = cv2.filter2D(np.where(region, mag, 0).astype(np.float32), -1, _disc_kernel(rad_px),
+                        borderType=cv2.BORDER_CONSTANT)
+    vals = disc[region]
+    med = float(np.median(vals))
+    mad = float(np.median(np.abs(vals - med))) + 1e-3
+    level = med + params.matched_filter_mads * mad
+    # whole disc on the surface: a ball at the region's edge was cut (photo edge, rim) and is not measured here
+    inner = cv2.erode(region.astype(np.uint8), cv2.getStructuringElement(
+        cv2.MORPH_ELLIPSE, (2 * int(rad_px) + 1,) * 2)).astype(bool)
+    k = max(3, int(marble_px) | 1)
+    peaks = (disc >= cv2.dilate(disc, np.ones((k, k), np.uint8))) & inner & (disc > level)
+    rr, cc = np.nonzero(peaks)
+    order = np.argsort(-disc[rr, cc])
+    acc = [np.asarray(a, float) for a in accepted]
+    surface = float(np.median(mag[region]))
+    half_w = math.ceil(params.matched_filter_window_tolleys * TOLLEY_MAX_DIAMETER_MM / mm_per_px)
+    h, w = mag.shape
+    out = []
+    for i in order:
+        r0, c0 = int(rr[i]), int(cc[i])
+        p = np.array([c0, r0], float)
+        if any(np.hypot(*(p - a)) < marble_px for a in acc):
+            continue  # already a ball there (two touching balls are one diameter apart)
+        y0, y1, x0, x1 = r0 - half_w, r0 + half_w + 1, c0 - half_w, c0 + half_w + 1
+        if y0 < 0 or x0 < 0 or y1 > h or x1 > w:
+            continue
+        win = mag[y0:y1, x0:x1]
+        # the ball's outline at half its own contrast (a contrast-free cut: the blur's midpoint is the edge)
+        cut = surface + 0.5 * (float(disc[r0, c0]) - surface)
+        m = ((win > cut) & region[y0:y1, x0:x1]).astype(np.uint8)
+        m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3)))
+        n, lbl, st, cen = cv2.connectedComponentsWithStats(m, connectivity=8)
+        lab = lbl[half_w, half_w]
+        if lab == 0:
+            # the peak pixel itself may be below the cut (clear glass): take the component nearest the centre
+            if n < 2:
+                continue
+            d = np.hypot(cen[1:, 0] - half_w, cen[1:, 1] - half_w)
+            lab = 1 + int(np.argmin(d))
+            if d[lab - 1] > rad_px:
+                continue
+        x, y, bw, bh, area = (int(v) for v in st[lab])
+        if x == 0 or y == 0 or x + bw >= m.shape[1] or y + bh >= m.shape[0]:
+            continue  # runs on past a ball's size: a line, a blade, the rim
+        sub = lbl[y:y + bh, x:x + bw] == lab
+        solid = _solid(sub, marble_px)
+        area = int(solid.sum())
+        if area > single_max_px or area < params.min_area_ratio * math.pi * rad_px ** 2:
+            continue
+        blob = _Blob(np.zeros(2), area, 0.0, solid, (x, y, bw, bh), 0.0)
+        if _elongation(blob) > params.max_single_elongation:
+            continue
+        ctr = np.array([x0 + x + float(np.nonzero(solid)[1].mean()), y0 + y + float(np.nonzero(solid)[0].mean())])
+        # size as every other single ball: its area above the surface's threshold, less the soft rim (the
+        # half-contrast cut of a faint ball takes in its contact shadow too)
+        core = int((solid & (win[y:y + bh, x:x + bw] > thr)).sum())
+        dmm = _ball_diameter_mm(max(core, 1), mm_per_px, native_mm_per_px, params)
+        conf = float(min(1.0, (float(disc[r0, c0]) - med) / (2 * params.matched_filter_mads * mad)))
+        acc.append(ctr)
+        out.append((ctr, dmm, conf))
+    return out
+
+
 def detect_marbles(
     frame_bgr: np.ndarray, camera: CameraModel, params: MarblesParams = DEFAULT_PARAMS
 ) -> tuple[BallDetection, ...]:
@@ -304,7 +439,9 @@ def detect_marbles(
     # (surface height, region in plan radius) for the ring top and for the ground beyond the rim
     layers = (
         (0.0, 0.0, RING_RADIUS_MM + 0.5 * RIM_WIDTH_MM),
-        (-RING_HEIGHT_MM, RING_RADIUS_MM + RIM_WIDTH_MM + 5.0, RING_RADIUS_MM + RIM_WIDTH_MM + GROUND_SEARCH_MM),
+        # from the foot of the shoulder: a ball rolled off rests on the ground with its centre a radius beyond
+        # the foot, so its whole disc lies beyond it and none of the sand does
+        (-RING_HEIGHT_MM, RING_RADIUS_MM + RIM_WIDTH_MM, RING_RADIUS_MM + RIM_WIDTH_MM + GROUND_SEARCH_MM),
     )
     for base_z, r_lo, r_hi in layers:
         z_mid = base_z + MARBLE_DIAMETER_MM / 2
@@ -345,6 +482,12 @@ def detect_marbles(
         mag_n, _ = _saliency(img, region, int(params.single_background_mm / mm_per_px), params)
         thr_n = _threshold(mag_n, region, params)
         singles = [b for b in _blobs(mag_n, region & ~taken, thr_n, min_area, marble_px) if b.area_px <= single_max]
+        accepted_ortho: list[np.ndarray] = []
+
+        def emit(c, dmm, cf, grouped, kind_conf, acc=accepted_ortho, grid=grid, base_z=base_z, z_mid=z_mid):
+            acc.append(np.asarray(c, float))
+            _emit_ball(found, grid, camera, c, dmm, cf, grouped, kind_conf, base_z, z_mid, native_px, params)
+
         for b in groups + singles:
             is_group = b.area_px > single_max
             t, m_ = (thr, mag) if is_group else (thr_n, mag_n)
@@ -379,29 +522,15 @@ def detect_marbles(
                 conf = [float(min(1.0, 0.5 + c / 2)) for c in cov[keep]]
                 grouped = True
             for c, dmm, cf in zip(centers, diam, conf):
-                is_tolley = dmm > MARBLE_TOLLEY_SPLIT_MM
-                kind = "tolley" if is_tolley else "marble"
-                d_true = dmm if is_tolley else MARBLE_DIAMETER_MM
-                xy_mm = grid.table_from_ortho(c[None])[0]
-                # re-aim at the ball's own centre height: bigger balls sit higher
-                z_c = base_z + d_true / 2
-                px = camera.project_mm(np.array([[xy_mm[0], xy_mm[1], z_mid]]))[0]
-                xy_c = camera.image_to_table_mm(px[None], z_c)[0]
-                r_plan = float(math.hypot(*xy_c))
-                on = base_z == 0.0
-                found.append(BallDetection(
-                    kind=kind,
-                    center_mm=(float(xy_c[0]), float(xy_c[1])),
-                    center_z_mm=float(z_c),
-                    diameter_mm=float(min(dmm, TOLLEY_MAX_DIAMETER_MM + 2.0)) if is_tolley else MARBLE_DIAMETER_MM,
-                    on_ring=bool(on and r_plan <= RING_RADIUS_MM),
-                    ring_margin_mm=RING_RADIUS_MM - r_plan,
-                    center_px=(float(px[0]), float(px[1])),
-                    confidence=float(np.clip(cf, 0.05, 1.0)),
-                    position_sigma_mm=max(params.min_position_sigma_mm,
-                                          params.position_sigma_native_px * MARBLE_DIAMETER_MM / native_px),
-                    in_group=grouped,
-                ))
+                emit(c, dmm, cf, grouped, 1.0 if grouped else _kind_confidence(dmm, native_px, params))
+        # faint balls the threshold split or missed: a ball is a disc of known size, so the colour departure
+        # averaged over a marble's disc is a matched filter with far less noise than any single pixel
+        # (on the ring top only: the ground's paving joints and grass make ball-sized crossings there)
+        extra = [] if base_z != 0.0 else _matched_filter_singles(
+            mag_n, region & ~taken, accepted_ortho, marble_px, mm_per_px, single_max, thr_n,
+            MARBLE_DIAMETER_MM / native_px, params)
+        for c, dmm, cf in extra:
+            emit(c, dmm, cf, False, _kind_confidence(dmm, native_px, params))
     return tuple(found)
 
 
@@ -449,6 +578,8 @@ def analyze_marbles(
             "confidence": round(b.confidence, 3),
             "position_sigma_mm": round(b.position_sigma_mm, 3),
             "in_group": b.in_group,
+            "kind_confidence": round(b.kind_confidence, 3),
+            "measured_diameter_mm": None if b.measured_diameter_mm is None else round(b.measured_diameter_mm, 2),
         })
     counts = {
         "marbles_on_ring": sum(p["kind"] == "marble" and p["on_ring"] for p in pieces),
