@@ -701,6 +701,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
     fitted_bias = None
     ol = outline(camera, solid, w.center_mm, params.n_outline)
     origin = w.center_mm.copy()
+    start = w.center_mm.copy()
     reach = params.profile_half_px * camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1])))
     valid = _valid_outline(w, ol.angles, winks, labels, grid, params, block_mask, reach)
     for it in range(params.refine_iterations):
@@ -716,6 +717,9 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         w.fit_fraction = frac
         w.center_px = ol.center_px
         if frac < params.min_fit_fraction or valid.sum() < 6:
+            # too little outline to fit (or left after the steps so far, which it therefore did not support):
+            # the coarse centre stands, with its own uncertainty
+            w.center_mm = start
             w.sigma_mm = max(w.sigma_mm, 0.5 * grid.mm_per_px + 0.3)
             return None
         prof = sample_profiles(image_bgr, pts[valid], ol.normals_px[valid], params.profile_half_px,
@@ -732,6 +736,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
             if np.all(np.isfinite(cov_free)):
                 w.edge_offset_px = b_free
         if not np.all(np.isfinite(cov)):
+            w.center_mm = start
             w.sigma_mm = max(w.sigma_mm, 0.5 * grid.mm_per_px + 0.3)
             return None
         step = np.clip(delta, -3.0, 3.0)
@@ -756,6 +761,13 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         w.sigma_mm = sigma
         if float(np.linalg.norm(step)) < 0.03:
             break
+    # A fit less certain than the coarse centre it started from (a short arc of a wink a few pixels wide in a
+    # far corner) does not override it: the two combine by their variances.
+    coarse_sigma = 0.5 * max(grid.mm_per_px, reach / params.profile_half_px)
+    if w.sigma_mm > coarse_sigma:
+        wf = coarse_sigma ** 2 / (coarse_sigma ** 2 + w.sigma_mm ** 2)
+        w.center_mm = start + wf * (w.center_mm - start)
+        w.sigma_mm = math.sqrt(1.0 / (1.0 / coarse_sigma ** 2 + 1.0 / w.sigma_mm ** 2))
     w.center_px = camera.project_mm(np.array([[w.center_mm[0], w.center_mm[1], w.z_mm]]))[0]
     return fitted_bias
 
