@@ -185,11 +185,11 @@ def test_a_moved_pot_is_found_where_it_stands():
     assert math.dist(m.pot.center_mm, (40.0, -25.0)) < 3.0
 
 
-def test_far_corner_winks_a_few_pixels_wide_keep_their_coarse_centre_when_the_fit_is_weaker():
-    # 960x540 of the whole mat: about 2 mm per pixel, so a corner wink is 4-6 pixels across and its outline
-    # arc is short (green on green felt hardly shows one). A sub-pixel fit less certain than the coarse centre
-    # must not drag the wink millimetres away.
-    cam = default_camera(960, 540, tilt_deg=25)
+def test_far_corner_winks_keep_their_coarse_centre_when_the_fit_is_weaker():
+    # The far corners of a 1920x1080 view of the whole mat at 25 degrees: winks a few pixels across whose
+    # outline arc is short (a large blue one beside the baseline paint). A sub-pixel fit less certain than the
+    # coarse centre must not drag the wink millimetres away (it did, by 2 mm, before the two were combined).
+    cam = default_camera(1920, 1080, tilt_deg=25)
     spots = [(880, 420), (-880, 420), (860, -430), (-870, -400), (840, 395), (-845, -430)]
     winks = [SynthWink(f"w{i}", COLORS[i % 4], "small" if i % 2 else "large", xy) for i, xy in enumerate(spots)]
     m = measure_tiddlywinks(render(winks, cam, seed=5), cam)
