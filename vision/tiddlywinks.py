@@ -389,6 +389,17 @@ def _name(cands: list[WinkCandidate]) -> None:
             c.order_confidence = {rename.get(k, k): v for k, v in c.order_confidence.items()}
 
 
+#: Size confidence of a wink whose own radius was not measured (most of its outline hidden, or in the pot): the
+#: size then rests on a partial view, and its position uncertainty already allows for the other radius.
+SIZE_UNVERIFIED_CONFIDENCE = 0.6
+
+
+def _size_confidence(c: WinkCandidate, params: TiddlywinksParams) -> float:
+    if c.potted or c.fit_fraction < params.winks.size_fit_fraction:
+        return min(c.size_confidence, SIZE_UNVERIFIED_CONFIDENCE)
+    return c.size_confidence
+
+
 def _finish(cands: list[WinkCandidate], params: TiddlywinksParams, cs: ColourScene, camera: CameraModel):
     undecided: list[tuple[str, str, float]] = []
     seen = set()
@@ -416,6 +427,7 @@ def _finish(cands: list[WinkCandidate], params: TiddlywinksParams, cs: ColourSce
             tilt_azimuth_deg=float(c.tilt_azimuth_deg) % 360.0, potted=c.potted, off_mat=off_mat,
             above=tuple(sorted(c.above)), order_confidence=dict(c.order_confidence), confidence=float(conf),
             center_px=(float(cpx[0]), float(cpx[1])), visible_fraction=float(c.fit_fraction),
+            size_confidence=_size_confidence(c, params),
             occluded_by_pot=c.occluded_by_pot))
         dets.append(PieceDetection(kind=PieceKind.WINK, center_px=(float(cpx[0]), float(cpx[1])),
                                    radius_px=max(1e-3, c.radius_mm / camera.mm_per_px_at(tuple(c.center_mm))),
@@ -490,6 +502,7 @@ def document_from_measurement(m: Measurement, image_path: str | None = None) -> 
         wm = by_id[rec["id"]]
         rec["center_px"] = [round(wm.center_px[0], 2), round(wm.center_px[1], 2)]
         rec["uncertainty_mm"] = round(float(wm.sigma_mm), 4)
+        rec["size_confidence"] = round(float(wm.size_confidence), 3)
         rec["order_confidence"] = {k: round(v, 3) for k, v in sorted(wm.order_confidence.items())}
         if wm.occluded_by_pot:
             rec["occluded_by_pot"] = True

@@ -106,6 +106,7 @@ class WinkCandidate:
     edge_offset_px: float | None = None
     fit_rms_px: float = 0.0
     ring_strength: dict[str, float] | None = None  # outline edge strength per size (``check_sizes``)
+    size_confidence: float = 1.0  # how sure the size is (a close call between the two radii lowers it)
 
     @property
     def radius_mm(self) -> float:
@@ -879,3 +880,4 @@ def check_sizes(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Camer
             w.center_mm = c_large if w.size == "large" else c_small
         elif cur < RING_SWITCH_RATIO * oth:
             w.confidence = min(w.confidence, 0.6)
+            w.size_confidence = min(w.size_confidence, 0.6)
