@@ -389,14 +389,25 @@ def apply_shot(state: GameState, before_scene: TiddlywinksScene, after_scene: Ti
                                 params=match_params)
     after = _scene_for_state(state, diff.after)
     bw = {w.wink_id: w for w in before_scene.winks}
-    # Missing winks: not seen anywhere after the shot: treated as off the mat, the umpire confirms.
-    if diff.missing:
-        after = with_winks(after, list(after.winks) + [replace(bw[m], off_mat=True) for m in diff.missing])
+    # Missing winks: not seen anywhere after the shot. Of the colour the pot hides (a pot of a wink colour), it
+    # most likely went in where the camera cannot see it; otherwise off the mat. The umpire confirms either.
+    hidden = after_scene.pot_hides_color
+    into_pot = tuple(m for m in diff.missing if hidden is not None and bw[m].color is hidden)
+    off = tuple(m for m in diff.missing if m not in into_pot)
+    if into_pot:
+        after = with_winks(after, list(after.winks) + [replace(bw[m], potted=True, center_mm=after.pot_center_mm,
+                                                               above=()) for m in into_pot])
+        rulings.append(_ruling("TW 5(c)", Decision.REFER_TO_UMPIRE,
+                               f"{', '.join(into_pot)} not seen after the shot; the pot hides {hidden.value} "
+                               "winks: taken as potted; the umpire corrects if it is elsewhere.", params,
+                               piece_ids=into_pot))
+    if off:
+        after = with_winks(after, list(after.winks) + [replace(bw[m], off_mat=True) for m in off])
         rulings.append(_ruling("TW 7(a)", Decision.REFER_TO_UMPIRE,
-                               f"{', '.join(diff.missing)} not seen after the shot: taken as off the mat; the "
+                               f"{', '.join(off)} not seen after the shot: taken as off the mat; the "
                                "umpire corrects if it is in the pot or elsewhere.", params,
-                               piece_ids=diff.missing))
-    out_ids = tuple(sorted(set(diff.out) | set(diff.missing)))
+                               piece_ids=off))
+    out_ids = tuple(sorted(set(diff.out) | set(off)))
     moved_colors = {bw[w].color for w in diff.moved if w in bw}
     notes: list[str] = []
     # TW 12: the moved winks must include one of the colour due (the played wink); else refer, don't guess.
@@ -424,7 +435,8 @@ def apply_shot(state: GameState, before_scene: TiddlywinksScene, after_scene: Ti
         rulings.append(judge_time_expiry(replace(after, potted_out_order=()), expiry_color, params))
         state = replace(state, expired_in=expiry_color, turns_left=left[skipped:])
     # Turn accounting (TW 5(c), 7(a)).
-    potted_colors = [bw[w].color for w in diff.potted]
+    shot_potted = tuple(sorted({*diff.potted, *into_pot}))
+    potted_colors = [bw[w].color for w in shot_potted]
     out_colors = [bw[w].color for w in out_ids if w in bw]
     new_turn, shot_rulings = judge_shot(turn if turn.color is color else replace(turn, color=color),
                                         potted=potted_colors, left_field=out_colors, params=params)
@@ -470,7 +482,7 @@ def apply_shot(state: GameState, before_scene: TiddlywinksScene, after_scene: Ti
         state = replace(state, pending=tuple(pending))
         if len(placed) + len(newly) >= 3:
             report = ShotReport(kind="shot", shot_number=shot_number, turn_number=report_turn, color=color,
-                                due_color=due, wink=diff.played_id, diff=replace(diff, after=state.scene, out=out_ids),
+                                due_color=due, wink=diff.played_id, diff=replace(diff, after=state.scene, out=out_ids, potted=shot_potted),
                                 shots_left=new_turn.shots_left, elapsed_s=elapsed_s, notes=tuple(notes))
             state = _final(state, END_POT_OUT, rulings, params)
             return state, report, tuple(rulings)
@@ -483,12 +495,12 @@ def apply_shot(state: GameState, before_scene: TiddlywinksScene, after_scene: Ti
     if ceases.decision is Decision.GAME_CEASES:
         rulings.append(ceases)
         report = ShotReport(kind="shot", shot_number=shot_number, turn_number=report_turn, color=color,
-                            due_color=due, wink=diff.played_id, diff=replace(diff, after=state.scene, out=out_ids),
+                            due_color=due, wink=diff.played_id, diff=replace(diff, after=state.scene, out=out_ids, potted=shot_potted),
                             shots_left=new_turn.shots_left, elapsed_s=elapsed_s, notes=tuple(notes))
         return _final(state, END_CEASES, rulings, params), report, tuple(rulings)
     state = _settle_turn(state, rulings, params)
     report = ShotReport(kind="shot", shot_number=shot_number, turn_number=report_turn, color=color,
-                        due_color=due, wink=diff.played_id, diff=replace(diff, after=state.scene, out=out_ids),
+                        due_color=due, wink=diff.played_id, diff=replace(diff, after=state.scene, out=out_ids, potted=shot_potted),
                         shots_left=new_turn.shots_left, elapsed_s=elapsed_s, notes=tuple(notes))
     return state, report, tuple(rulings)
 

@@ -141,9 +141,13 @@ class TiddlywinksScene:
     eps_mm: float | None = None
     corner_signs: dict[Color, tuple[int, int]] = field(default_factory=lambda: dict(DEFAULT_CORNER_SIGNS))
     last_shot_color: Color | None = None
+    #: A pot whose inside is a wink colour hides potted winks of that colour from the camera.
+    pot_hides_color: Color | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "winks", tuple(self.winks))
+        if self.pot_hides_color is not None:
+            object.__setattr__(self, "pot_hides_color", Color(self.pot_hides_color))
         if self.last_shot_color is not None:
             object.__setattr__(self, "last_shot_color", Color(self.last_shot_color))
         if self.unplayed_corners is not None:

@@ -24,7 +24,12 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, SMALL_WINK_RADIUS_MM
 from vision.types import VisionError
+
+#: One small wink's share of the mat's area (the gate watches the mat): every threshold below is a count of
+#: these, so the gate sees one wink move at any resolution or framing of the whole mat.
+WINK_AREA_FRACTION = math.pi * SMALL_WINK_RADIUS_MM ** 2 / (4 * MAT_HALF_LENGTH_MM * MAT_HALF_WIDTH_MM)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,11 +39,14 @@ class MotionParams:
     work_width_px: int = 240  # 1920 -> 240: 1/64 of the area; a wink is still ~3 px across
     blur_ksize: int = 3
     level: int = 14  # grey levels: above sensor/codec noise after the blur
-    start_fraction: float = 0.0005  # a squidger alone, or a single wink hopping, is ~0.1 %
+    # a wink that moves changes its old and its new place: two wink areas; a squidger alone is more
+    start_fraction: float = 2.0 * WINK_AREA_FRACTION
     start_frames: int = 2
-    stop_fraction: float = 0.0002
+    stop_fraction: float = 1.5 * WINK_AREA_FRACTION  # less than one wink still moving between two frames
     quiet_frames: int = 5  # at 15 fps a third of a second; scale with fps (see ``for_fps``)
-    max_rest_change_fraction: float = 0.003  # a hand on the mat is ~1 %, a moved wink ~0.01 %
+    # a rest differs from the last one by the winks the shot moved (two areas each); a hand held still over
+    # the mat is larger than five moved winks (a shot moving more waits for ``max_quiet_frames``)
+    max_rest_change_fraction: float = 10.0 * WINK_AREA_FRACTION
     max_quiet_frames: int = 45
     reference_alpha: float = 0.05  # running average of the rest reference while quiet
 

@@ -476,7 +476,8 @@ def scene_from_measurement(m: Measurement) -> TiddlywinksScene:
             tilt_azimuth_deg=wm.tilt_azimuth_deg,
             above=None if undecided else tuple(wm.above), potted=wm.potted, off_mat=wm.off_mat,
             unplayed=unplayed, position_sigma_mm=round(float(wm.sigma_mm), 4), confidence=wm.confidence))
-    return TiddlywinksScene(winks=tuple(winks), pot_center_mm=(float(m.pot.center_mm[0]), float(m.pot.center_mm[1])))
+    return TiddlywinksScene(winks=tuple(winks), pot_center_mm=(float(m.pot.center_mm[0]), float(m.pot.center_mm[1])),
+                            pot_hides_color=m.pot_hides_color)
 
 
 def squidge_off_scene(scene: TiddlywinksScene) -> TiddlywinksScene | None:
@@ -518,7 +519,7 @@ def document_from_measurement(m: Measurement, image_path: str | None = None) -> 
                   "center_px": np.round(cam.project_mm(np.array([[pc[0], pc[1], 0.0]]))[0], 3).tolist(),
                   "found": bool(m.pot.found), "displaced": bool(m.pot.displaced),
                   "uncertainty_mm": round(float(m.pot.sigma_mm), 4),
-                  "hides_color": m.pot_hides_color}
+                  "hides_color": m.pot_hides_color}  # also in scene_to_document, kept here beside the pot
     doc["calibration"] = {"source": m.calibration.source,
                           "reprojection_error_mm": round(float(m.calibration.reprojection_error_mm), 4),
                           "camera": cam.to_dict()}

@@ -331,3 +331,22 @@ def test_apply_shot_direct_signature():
     before = state.scene
     new, report, _rulings = apply_shot(state, before, nudge(before, "blue-L1"), Color.BLUE, 12.0)
     assert report.color is Color.BLUE and new.clock_start_s == 12.0 and new.due_color is Color.GREEN
+
+
+def _without(scene: TiddlywinksScene, wink_id: str) -> TiddlywinksScene:
+    return replace(scene, winks=tuple(w for w in scene.winks if w.wink_id != wink_id))
+
+
+def test_a_wink_vanishing_into_a_pot_that_hides_its_colour_is_taken_as_potted():
+    """A blue pot hides blue winks: a blue wink not seen after blue's shot most likely went in (TW 5(c) bonus),
+    and the umpire is asked to confirm; the same wink vanishing with a grey pot is taken as off the mat."""
+    state = new_game(full_scene(), Color.BLUE, time_limit_s=None)
+    hidden = replace(_without(state.scene, "blue-S1"), pot_hides_color=Color.BLUE)
+    s1, report, rulings = shoot(state, hidden)
+    assert report.diff.potted == ("blue-S1",) and report.diff.out == ()
+    assert s1.scene.wink("blue-S1").potted and s1.due_color is Color.BLUE  # the bonus shot
+    assert ("TW 5(c)", Decision.REFER_TO_UMPIRE) in decisions(rulings)
+    plain = _without(state.scene, "blue-S1")
+    s2, report2, rulings2 = shoot(state, plain)
+    assert report2.diff.out == ("blue-S1",) and not s2.scene.wink("blue-S1").potted
+    assert ("TW 7(a)", Decision.REFER_TO_UMPIRE) in decisions(rulings2)
