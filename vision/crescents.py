@@ -74,6 +74,27 @@ def _classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: C
     return np.where(ok, cls, -1)
 
 
+def _felt_at(felt: np.ndarray, grid: OrthoGrid, pts: np.ndarray) -> np.ndarray:
+    cr = np.clip(np.rint(grid.ortho_from_table(pts)).astype(int), 0, [felt.shape[1] - 1, felt.shape[0] - 1])
+    return felt[cr[:, 1], cr[:, 0]]
+
+
+def _clear_of(pts: np.ndarray, near: list[WinkCandidate], blend: float, exclude_mask: np.ndarray | None,
+              grid: OrthoGrid, params: CrescentParams) -> np.ndarray:
+    """Plan samples on the felt, clear of its edge, of the pot and of other winks found (and their blur)."""
+    edge = params.mat_edge_clear_mm + blend
+    pts = pts[(np.abs(pts[:, 0]) < MAT_HALF_LENGTH_MM - edge) & (np.abs(pts[:, 1]) < MAT_HALF_WIDTH_MM - edge)]
+    for o in near:
+        pts = pts[np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + blend]
+    if exclude_mask is not None and len(pts):
+        cr = np.rint(grid.ortho_from_table(pts)).astype(int)
+        ok = (cr[:, 0] >= 0) & (cr[:, 0] < exclude_mask.shape[1]) & (cr[:, 1] >= 0) & (cr[:, 1] < exclude_mask.shape[0])
+        hit = np.ones(len(pts), bool)
+        hit[ok] = exclude_mask[cr[ok, 1], cr[ok, 0]]
+        pts = pts[~hit]
+    return pts
+
+
 def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene,
                     grid: OrthoGrid, exclude_mask: np.ndarray | None = None,
                     params: CrescentParams = CrescentParams()) -> list[WinkCandidate]:
@@ -88,35 +109,35 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
     gx, gy = np.meshgrid(g, g)
     offsets = np.column_stack([gx.ravel(), gy.ravel()])
     cell_mm2 = params.step_mm ** 2
+    d_off = np.linalg.norm(offsets, axis=1)
+    coarse = offsets[(np.abs(offsets[:, 0] % 1.0) < 1e-6) & (np.abs(offsets[:, 1] % 1.0) < 1e-6)]
+    d_coarse = np.linalg.norm(coarse, axis=1)
+    felt = cs.background_bgr.astype(np.float32) / 255.0  # the local felt colour (ortho grid)
     for upper in live:
         mmpp = camera.mm_per_px_at((float(upper.center_mm[0]), float(upper.center_mm[1])))
         blend = params.blend_px * mmpp
         r_up = upper.radius_mm
-        d_off = np.linalg.norm(offsets, axis=1)
+        near = [o for o in [*live, *found] if o is not upper
+                and np.linalg.norm(o.center_mm - upper.center_mm) < r_up + params.reach_mm + o.radius_mm + blend]
+        inner = upper.center_mm + offsets[d_off < r_up - 1.5]
+        upper_bgr = np.median(_sample(image_bgr, camera, inner[::4], WINK_THICKNESS_MM), axis=0)
+        # first look on a 1 mm raster: does any other wink colour show beside it at all?
+        cp = upper.center_mm + coarse[(d_coarse > r_up + blend) & (d_coarse < r_up + params.reach_mm)]
+        cp = _clear_of(cp, near, blend, exclude_mask, grid, params)
+        if len(cp) < params.min_area_mm2:
+            continue
+        ccls = _classes(_sample(image_bgr, camera, cp, WINK_THICKNESS_MM), _felt_at(felt, grid, cp), upper_bgr, cs,
+                        params)
+        counts = np.bincount(ccls[ccls >= 0], minlength=len(COLOR_NAMES))
+        counts[COLOR_NAMES.index(upper.color)] = 0
+        if counts.max() < 0.5 * params.min_area_mm2:
+            continue
         ring = (d_off > r_up + blend) & (d_off < r_up + params.reach_mm)
-        pts = upper.center_mm + offsets[ring]
-        # on the felt, clear of its edge (the table and the mat's side show beyond it)
-        edge = params.mat_edge_clear_mm + blend
-        pts = pts[(np.abs(pts[:, 0]) < MAT_HALF_LENGTH_MM - edge) & (np.abs(pts[:, 1]) < MAT_HALF_WIDTH_MM - edge)]
-        if exclude_mask is not None and len(pts):
-            cr = np.rint(grid.ortho_from_table(pts)).astype(int)
-            ok = (cr[:, 0] >= 0) & (cr[:, 0] < exclude_mask.shape[1]) & (cr[:, 1] >= 0) & (cr[:, 1] < exclude_mask.shape[0])
-            hit = np.ones(len(pts), bool)
-            hit[ok] = exclude_mask[cr[ok, 1], cr[ok, 0]]
-            pts = pts[~hit]
-        # samples another found wink explains (its disc and its blended rim) say nothing about a hidden one
-        for o in [*live, *found]:
-            if o is upper:
-                continue
-            pts = pts[np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + blend]
+        pts = _clear_of(upper.center_mm + offsets[ring], near, blend, exclude_mask, grid, params)
         if len(pts) < 20:
             continue
         colours = _sample(image_bgr, camera, pts, WINK_THICKNESS_MM)
-        felt = cs.background_bgr.astype(np.float32) / 255.0
-        cr = np.clip(np.rint(grid.ortho_from_table(pts)).astype(int), 0, [felt.shape[1] - 1, felt.shape[0] - 1])
-        inner = upper.center_mm + offsets[d_off < r_up - 1.5]
-        upper_bgr = np.median(_sample(image_bgr, camera, inner, WINK_THICKNESS_MM), axis=0)
-        cls = _classes(colours, felt[cr[:, 1], cr[:, 0]], upper_bgr, cs, params)
+        cls = _classes(colours, _felt_at(felt, grid, pts), upper_bgr, cs, params)
         for k, name in enumerate(COLOR_NAMES):
             if name == upper.color:
                 continue
@@ -131,14 +152,14 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
                 cg = cg[np.linalg.norm(cg - upper.center_mm, axis=1) < r_up + r - 2.0]
                 if len(cg) == 0:
                     continue
-                near = np.linalg.norm(pts - centroid, axis=1) <= 2 * r + 1.0
-                sp, sm = pts[near].astype(np.float32), mine[near]
+                local = np.linalg.norm(pts - centroid, axis=1) <= 2 * r + 1.0
+                sp, sm = pts[local].astype(np.float32), mine[local]
                 cgf = cg.astype(np.float32)
                 dx = sp[None, :, 0] - cgf[:, None, 0]
                 dy = sp[None, :, 1] - cgf[:, None, 1]
                 inside = dx * dx + dy * dy < r * r  # (n centres, n samples)
                 inter = (inside & sm[None, :]).sum(axis=1)
-                union = (inside | sm[None, :]).sum(axis=1) + int((mine & ~near).sum())
+                union = (inside | sm[None, :]).sum(axis=1) + int((mine & ~local).sum())
                 iou = inter / np.maximum(union, 1)
                 i = int(np.argmax(iou))
                 if best is None or iou[i] > best[0]:
