@@ -5,6 +5,9 @@ reference); split the foreground into blobs; explain each blob by pose hypothese
 (upright at (x, y, yaw) for each size, lying on a face, a tilted piece standing on a lying one) and keep the
 best silhouette IoU. Size follows from the fitted millimetres, not pixels. Colour comes from the ratio of the
 piece to the table behind it. A piece whose runner-up hypothesis is close is flagged for a human look.
+Pairs must be physical (``pyramids_physics``): pieces on the table do not pass through each other, and a
+tilted piece's base rests on the lying piece under it. Each upright piece is searched for a smaller piece
+stacked on it, from the colour step at that piece's rim (``pyramids_stack``).
 
 Without a calibration the camera is assumed straight overhead at a scale estimated from the pieces
 themselves; every verdict then carries a lower confidence and is flagged.
@@ -13,7 +16,7 @@ themselves; every verdict then carries a lower confidence and is flagged.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -26,7 +29,7 @@ from geometry.pyramids import (
     lying_centroid_mm,
     points_for,
 )
-from vision.pyramids_color import classify_color
+from vision.pyramids_color import classify_color, classify_stacked_color
 from vision.pyramids_fit import (
     BlobFitter,
     PieceHypothesis,
@@ -34,12 +37,20 @@ from vision.pyramids_fit import (
     hull_px,
     single_seeds,
 )
+from vision.pyramids_physics import interpenetration_mm, tilted_support_gap_mm
 from vision.pyramids_segment import difference_map, foreground_mask, shadow_mask, table_reference_bgr
+from vision.pyramids_stack import StackParams, StackVerdict, find_stacked_piece
 from vision.types import VisionError
 
 # Share of an upright base that may overlap a lying piece's plan before the pair is physically impossible
 # (the base would rest on the lying piece: then the piece is tilted, IT I-1); the rest is fitting slack.
 UPRIGHT_OVERLAP_MAX_RATIO = 0.08
+# Largest clearance (mm) between a tilted piece's base and the lying piece it rests on: fitting slack on the
+# base's height over the lying piece (plan errors of ~1-2 mm at slopes up to 40 deg); more and it would float.
+SUPPORT_GAP_MAX_MM = 4.0
+# Depth (mm) to which two fitted pieces on the table may overlap in 3-D before the pair is impossible: the
+# fitting slack of a silhouette fit (about 1-2 mm in plan at 1080p) plus the moulded wall's thickness.
+INTERPENETRATION_MAX_MM = 3.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,6 +74,7 @@ class PyramidDetectorParams:
     flag_margin_iou: float = 0.02  # runner-up hypothesis of another verdict within this IoU: flag
     flag_min_iou: float = 0.70  # best hypothesis below this IoU: flag
     flag_min_color_confidence: float = 0.12
+    stack: StackParams = field(default_factory=StackParams)  # pieces stacked on upright ones (vision/pyramids_stack.py)
 
     def __post_init__(self) -> None:
         if self.work_width_px < 320:
@@ -262,6 +274,23 @@ def _interpenetrate(pieces) -> bool:
     return False
 
 
+def _physical(pieces) -> bool:
+    """No two pieces resting on the table (upright or lying) pass through each other, and a tilted piece's
+    base rests on a lying piece of the hypothesis (IT I-1) rather than floating above it."""
+    on_table = [p.pose() for p in pieces if p.kind in ("upright", "lying")]
+    for i, a in enumerate(on_table):
+        for b in on_table[i + 1 :]:
+            if interpenetration_mm(a, b) > INTERPENETRATION_MAX_MM:
+                return False
+    lying = [p.pose() for p in pieces if p.kind == "lying"]
+    for p in pieces:
+        if p.kind != "tilted":
+            continue
+        if not lying or min(tilted_support_gap_mm(p.pose(), lp) for lp in lying) > SUPPORT_GAP_MAX_MM:
+            return False
+    return True
+
+
 def _pair_plausible(fitter: BlobFitter, pieces) -> bool:
     """Both pieces of a pair must be seen: mostly inside the blob, and each with its own visible part."""
     hulls = [Polygon(hull_px(fitter.camera, p.pose())).buffer(0) for p in pieces]
@@ -310,6 +339,10 @@ def _fit_blob(
                 pieces, iou = fitter.refine([a, b], max_evals=400)
                 candidates.append((iou, pieces))
     candidates = [c for c in candidates if len(c[1]) == 1 or not _interpenetrate(c[1])]
+    # an alternative the silhouette supports nearly as well still makes the verdict uncertain even when
+    # physics rules it out: the fit does not discriminate, and the truth may be a configuration not tried
+    rivals = candidates
+    candidates = [c for c in candidates if len(c[1]) == 1 or _physical(c[1])]
     candidates.sort(key=lambda t: -t[0])
     # prefer fewer pieces unless the pair clearly explains more
     best_single = max((c for c in candidates if len(c[1]) == 1), key=lambda t: t[0])
@@ -322,7 +355,7 @@ def _fit_blob(
     ):
         chosen = best_pair
     desc = _describe(chosen[1])
-    runner = max((c for c in candidates if _describe(c[1]) != desc), key=lambda t: t[0], default=(0.0, []))
+    runner = max((c for c in rivals if _describe(c[1]) != desc), key=lambda t: t[0], default=(0.0, []))
     return _Verdict(pieces=chosen[1], iou=chosen[0], runner_up_iou=runner[0], runner_up_desc=_describe(runner[1]))
 
 
@@ -428,13 +461,15 @@ def detect_pyramids(
             blobs, _ = _blobs(mask, cam, params)
 
     detections: list[PyramidDetection] = []
+    n_ids = 0
     inv = 1.0 / scale
     for contour in blobs:
         verdict = _fit_blob(cam, contour, params, shadow_offset)
         if verdict.iou < params.min_blob_iou:
             continue  # no pyramid makes this silhouette: tape end, grain, a shadow fragment
         hulls = [hull_px(cam, p.pose()) for p in verdict.pieces]
-        group_ids = [f"p{len(detections) + k + 1}" for k in range(len(verdict.pieces))]
+        group_ids = [f"p{n_ids + k + 1}" for k in range(len(verdict.pieces))]
+        n_ids += len(verdict.pieces)
         for k, hyp in enumerate(verdict.pieces):
             pose: PyramidPose = hyp.pose()
             others = [p for j, p in enumerate(verdict.pieces) if j != k]
@@ -456,6 +491,14 @@ def detect_pyramids(
             if er.sum() >= 12:
                 region = er
             sel = region > 0
+            stack = None
+            if hyp.kind == "upright" and calibrated:
+                stack = find_stacked_piece(work, cam, pose, params.stack)
+                if stack.evidence is not None and stack.verdict != "none":
+                    # the lower piece's own colour from its skirt, below the upper piece's rim
+                    skirt = stack.evidence.skirt_sel & (mask > 0)
+                    if skirt.sum() >= 12:
+                        sel = skirt
             if sel.sum() < 4:
                 color, ccon = "clear", 0.0
             else:
@@ -500,7 +543,65 @@ def detect_pyramids(
                     plan_centroid_mm=tuple(float(v) for v in pose.vertices_mm()[:, :2].mean(axis=0)),
                 )
             )
+            if stack is not None and stack.verdict != "none":
+                n_ids += 1
+                detections.append(
+                    _stacked_detection(
+                        f"p{n_ids}", detections[-1], stack, work, ref, cam, inv, colours, params, calibrated
+                    )
+                )
     return tuple(detections)
+
+
+def _stacked_detection(
+    piece_id: str,
+    lower: PyramidDetection,
+    stack: StackVerdict,
+    work: np.ndarray,
+    table_ref: np.ndarray,
+    cam: CameraModel,
+    inv: float,
+    colours,
+    params: PyramidDetectorParams,
+    calibrated: bool,
+) -> PyramidDetection:
+    """The piece found on an upright one: its pose rides on the lower piece, its colour is the cap's
+    (``classify_stacked_color``), and it is flagged when the colour or its presence is uncertain."""
+    ev = stack.evidence
+    upper = ev.upper
+    skirt_bgr = np.median(work[ev.skirt_sel], axis=0)
+    cap = work[ev.cap_sel]
+    color, ccon, rival = classify_stacked_color(
+        cap, np.broadcast_to(skirt_bgr, cap.shape), table_ref[ev.cap_sel], colours
+    )
+    reasons = list(stack.reasons)
+    if rival is not None:
+        reasons.append(f"stacked piece {color} against the table, {rival} against the piece beneath")
+    if ccon < params.flag_min_color_confidence:
+        reasons.append(f"colour uncertain ({ccon:.2f})")
+    if lower.flagged:
+        reasons.append(f"rests on {lower.piece_id}, itself flagged")
+    conf = min(lower.confidence, stack.confidence * float(np.clip(0.5 + ccon, 0, 1)))
+    center_px = cam.project_mm(upper.base_center_mm[None])[0]
+    apex_px = cam.project_mm(upper.apex_mm()[None])[0]
+    return PyramidDetection(
+        piece_id=piece_id,
+        color=color,
+        size=upper.size,
+        pose="nested",
+        center_px=(float(center_px[0] * inv), float(center_px[1] * inv)),
+        center_mm=(float(upper.base_center_mm[0]), float(upper.base_center_mm[1])),
+        apex_px=(float(apex_px[0] * inv), float(apex_px[1] * inv)),
+        outline_px=tuple((float(x * inv), float(y * inv)) for x, y in ev.cap_px),
+        axis_tilt_deg=upper.axis_tilt_deg(),
+        confidence=float(np.clip(conf, 0.0, 1.0)),
+        flagged=bool(reasons) or not calibrated,
+        reasons=tuple(reasons),
+        supported_by=(lower.piece_id,),
+        color_confidence=ccon,
+        fit_iou_ratio=lower.fit_iou_ratio,
+        plan_centroid_mm=tuple(float(v) for v in upper.vertices_mm()[:, :2].mean(axis=0)),
+    )
 
 
 def analyze_ice_tiddlywinks(

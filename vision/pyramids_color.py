@@ -77,3 +77,24 @@ def classify_color(piece_bgr: np.ndarray, table_bgr: np.ndarray, allowed=None) -
     d1 = ranked[1][1] if len(ranked) > 1 else d0 + 10.0
     conf = float(1.0 / (1.0 + math.exp(-(d1 - d0))))  # two-class posterior, 0.5 .. 1
     return best, float(np.clip(2.0 * conf - 1.0, 0.0, 1.0))
+
+
+OPAQUE = ("black", "white")
+
+
+def classify_stacked_color(
+    cap_bgr: np.ndarray, under_bgr: np.ndarray, table_bgr: np.ndarray, allowed=None
+) -> tuple[str, float, str | None]:
+    """Colour of a piece stacked on another, and a rival colour when the photo does not settle it.
+
+    The cap is seen against the table through both pieces (``table_bgr``), or against the lower piece alone
+    (``under_bgr``). Opaque plastic shows its own lightness whatever lies beneath, so a black or white verdict
+    against the table stands. A translucent cap is named from the table (the upper walls, nearest the camera,
+    dominate its tint and scatter); if the lower piece as background names another plastic, that plastic is
+    returned as the rival and the caller flags the piece.
+    """
+    color, conf = classify_color(cap_bgr, table_bgr, allowed)
+    if color in OPAQUE:
+        return color, conf, None
+    rival, _ = classify_color(cap_bgr, under_bgr, allowed)
+    return color, conf, (rival if rival != color else None)
