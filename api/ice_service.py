@@ -196,14 +196,24 @@ def _plan_centroid_truth(p: dict) -> np.ndarray:
     return v[:, :2].mean(axis=0)
 
 
-def _match(truth_xy: list[np.ndarray], found_xy: list[np.ndarray]) -> dict[int, int]:
+#: Matching cost added when one of a truth/found pair is a nested (stacked) piece and the other is not: a stacked
+#: piece and the one beneath share a plan centroid, and only the stacking tells them apart.
+NESTING_MISMATCH_MM = 8.0
+
+
+def _match(truth_xy: list[np.ndarray], found_xy: list[np.ndarray], truth_nested: list[bool] | None = None,
+           found_nested: list[bool] | None = None) -> dict[int, int]:
     from scipy.optimize import linear_sum_assignment
 
     if not truth_xy or not found_xy:
         return {}
-    C = np.array([[float(np.linalg.norm(a - b)) for b in found_xy] for a in truth_xy])
+    D = np.array([[float(np.linalg.norm(a - b)) for b in found_xy] for a in truth_xy])
+    C = D
+    if truth_nested is not None and found_nested is not None:
+        # only the assignment prefers like with like; the gate is on plan distance alone
+        C = D + NESTING_MISMATCH_MM * (np.asarray(truth_nested)[:, None] != np.asarray(found_nested)[None, :])
     r, c = linear_sum_assignment(np.minimum(C, 1e6))
-    return {int(i): int(j) for i, j in zip(r, c) if C[i, j] <= MATCH_GATE_MM}
+    return {int(i): int(j) for i, j in zip(r, c) if D[i, j] <= MATCH_GATE_MM}
 
 
 def _baseline(frame_bgr: np.ndarray, camera: CameraModel) -> list[dict]:
@@ -229,7 +239,8 @@ def _baseline(frame_bgr: np.ndarray, camera: CameraModel) -> list[dict]:
 
 def _tally_image(truth: dict, found: list[dict], tally: dict, name: str, failures: list[str]) -> None:
     vis = [p for p in truth["pieces"] if not p["hidden"]]
-    m = _match([_plan_centroid_truth(p) for p in vis], [np.asarray(f["xy"]) for f in found])
+    m = _match([_plan_centroid_truth(p) for p in vis], [np.asarray(f["xy"]) for f in found],
+               [p.get("pose") == "nested" for p in vis], [f.get("pose") == "nested" for f in found])
     resolved: dict[str, int] = {}  # scores once a human has looked at every flagged piece
     for j, f in enumerate(found):
         if not f.get("flagged"):
