@@ -19,7 +19,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, WINK_THICKNESS_MM
-from vision.colour import COLOR_NAMES, ColourScene, hue_distance_deg
+from vision.colour import CLASS_NEUTRAL, COLOR_NAMES, ColourScene, hue_distance_deg
 from vision.ortho import OrthoGrid
 from vision.winks import RADII_MM, WinkCandidate
 
@@ -39,6 +39,8 @@ class CrescentParams:
     max_hue_deg: float = 30.0  # hue distance to the class centre
     min_off_blend: float = 0.35  # distance from the upper-wink/felt blend line, in units of their difference
     mat_edge_clear_mm: float = 3.0  # the mat's edge band (mixed felt and table pixels)
+    first_look_mm: float = 6.0  # the first look's reach beyond the rim (1 mm raster of the label image)
+    first_look_min_mm2: float = 3.0  # another colour's label area there that calls for the fine search
 
 
 def _sample(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray, z_mm: float) -> np.ndarray:
@@ -119,19 +121,20 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         r_up = upper.radius_mm
         near = [o for o in [*live, *found] if o is not upper
                 and np.linalg.norm(o.center_mm - upper.center_mm) < r_up + params.reach_mm + o.radius_mm + blend]
+        # First look, in the label image: a crescent the label opening thinned still leaves some of its own
+        # colour's pixels just beyond the rim; none there, nothing to search.
+        cp = upper.center_mm + coarse[(d_coarse > r_up + blend + 0.5) & (d_coarse < r_up + params.first_look_mm)]
+        cp = _clear_of(cp, near, blend, exclude_mask, grid, params)
+        if len(cp) == 0:
+            continue
+        cr = np.rint(grid.ortho_from_table(cp)).astype(int)
+        ok = (cr[:, 0] >= 0) & (cr[:, 0] < cs.labels.shape[1]) & (cr[:, 1] >= 0) & (cr[:, 1] < cs.labels.shape[0])
+        lab = cs.labels[cr[ok, 1], cr[ok, 0]]
+        k_up = COLOR_NAMES.index(upper.color) + 1
+        if int(((lab >= 1) & (lab < CLASS_NEUTRAL) & (lab != k_up)).sum()) < params.first_look_min_mm2:
+            continue
         inner = upper.center_mm + offsets[d_off < r_up - 1.5]
         upper_bgr = np.median(_sample(image_bgr, camera, inner[::4], WINK_THICKNESS_MM), axis=0)
-        # first look on a 1 mm raster: does any other wink colour show beside it at all?
-        cp = upper.center_mm + coarse[(d_coarse > r_up + blend) & (d_coarse < r_up + params.reach_mm)]
-        cp = _clear_of(cp, near, blend, exclude_mask, grid, params)
-        if len(cp) < params.min_area_mm2:
-            continue
-        ccls = _classes(_sample(image_bgr, camera, cp, WINK_THICKNESS_MM), _felt_at(felt, grid, cp), upper_bgr, cs,
-                        params)
-        counts = np.bincount(ccls[ccls >= 0], minlength=len(COLOR_NAMES))
-        counts[COLOR_NAMES.index(upper.color)] = 0
-        if counts.max() < 0.5 * params.min_area_mm2:
-            continue
         ring = (d_off > r_up + blend) & (d_off < r_up + params.reach_mm)
         pts = _clear_of(upper.center_mm + offsets[ring], near, blend, exclude_mask, grid, params)
         if len(pts) < 20:
