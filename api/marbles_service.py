@@ -23,6 +23,7 @@ from adjudicator.marbles import (
     judge_on_ring,
     judge_setup,
 )
+from api.camera_input import camera_from
 from calibration.camera import CameraModel
 from geometry.marbles import RING_RADIUS_MM
 from vision.marbles import analyze_marbles
@@ -36,20 +37,8 @@ class MarblesInputError(ValueError):
     """A document or calibration given to the marbles service is unusable; the message names it."""
 
 
-def _camera(calibration) -> CameraModel | None:
-    if calibration is None or isinstance(calibration, CameraModel):
-        return calibration
-    if hasattr(calibration, "camera"):
-        return calibration.camera
-    if isinstance(calibration, (str, Path)):
-        try:
-            calibration = json.loads(Path(calibration).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise MarblesInputError(f"{calibration}: cannot read the calibration: {exc}") from None
-    if isinstance(calibration, dict):
-        cal = calibration.get("calibration", calibration)
-        return CameraModel.from_dict(cal.get("camera", cal))
-    raise MarblesInputError(f"calibration must be a CameraModel, a dict or a JSON path, got {type(calibration)}")
+def _camera(calibration):
+    return camera_from(calibration, MarblesInputError)
 
 
 def analyze_marbles_photo(frame_bgr: np.ndarray, calibration=None, *, image_path: str | None = None,

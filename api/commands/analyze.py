@@ -43,6 +43,9 @@ def analyze_image(path: Path, calibration_path: Path | None, game: str = "tiddly
     if game == "marbles":
         from api.marbles_service import analyze_marbles_photo
         return frame, analyze_marbles_photo(frame, calibration_path, image_path=str(path))
+    if game == "dominoes":
+        from api.dominoes_service import analyze_dominoes_photo
+        return frame, analyze_dominoes_photo(frame, calibration_path, image_path=str(path))
     if game != "tiddlywinks":
         raise ImageReadError(f"game {game!r} has no photo analysis (tiddlywinks, marbles; "
                              "Ice Tiddly Winks: tableref score)")
@@ -80,6 +83,8 @@ def run_analyze(args: argparse.Namespace) -> int:
     if args.annotate is not None:
         if args.game == "marbles":
             from api.marbles_service import annotate_marbles as annotate
+        elif args.game == "dominoes":
+            from api.dominoes_service import annotate_dominoes as annotate
         else:
             from api.overlay import annotate_tiddlywinks as annotate
         out = annotate(frame, doc)
@@ -91,6 +96,9 @@ def run_analyze(args: argparse.Namespace) -> int:
     elif args.game == "marbles":
         from api.marbles_service import summary_lines as marbles_summary
         print("\n".join(marbles_summary(doc)))
+    elif args.game == "dominoes":
+        from api.dominoes_service import summary_lines as dominoes_summary
+        print("\n".join(dominoes_summary(doc)))
     else:
         print("\n".join(summary_lines(doc)))
     return 0
@@ -101,7 +109,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description="Detect mat, pot and winks in IMAGE, measure them in table mm and "
                                           "print the scene with its rulings.")
     p.add_argument("image", type=Path, metavar="IMAGE")
-    p.add_argument("--game", choices=("tiddlywinks", "marbles"), default="tiddlywinks")
+    p.add_argument("--game", choices=("tiddlywinks", "marbles", "dominoes"), default="tiddlywinks")
     p.add_argument("--calibration", type=Path, default=None, metavar="CAL.json",
                    help="stored calibration (default: self-calibrate from the mat)")
     p.add_argument("--json", action="store_true", help="print the analysis document as JSON")

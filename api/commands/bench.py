@@ -375,10 +375,18 @@ def _bench_ice(args: argparse.Namespace) -> list[str]:
                      log=lambda s: print(s, flush=True), show_failures=args.failures)
 
 
+def _bench_dominoes(args: argparse.Namespace) -> list[str]:
+    from api.bench_dominoes import bench_dominoes
+    # at least 40 simulated photos (issue 9), about 3.5 s each to render once
+    return bench_dominoes(n_fresh=max(40, min(args.fresh, 48)) if args.fresh else 0, cache=args.cache,
+                          log=lambda s: print(s, flush=True), show_failures=args.failures)
+
+
 LINE_BENCHES: dict[str, Callable[[argparse.Namespace], list[str]]] = {
     "tiddlywinks-video": _bench_video,
     "marbles": _bench_marbles,
     "ice-tiddlywinks": _bench_ice,
+    "dominoes": _bench_dominoes,
 }
 
 

@@ -1,0 +1,239 @@
+"""Tiddly-Wink dominoes for the CLI and the service: a photo's tiles and layout with rulings, hands, overlay.
+
+``tableref analyze IMAGE --game dominoes`` and the HTTP analysis route call :func:`analyze_dominoes_photo`;
+``tableref dominoes-hands`` calls :func:`settle_hands`. Vision finds and reads the tiles (pixels), this module
+puts them on the table (a calibration's camera, or the tiles' own size from straight above), and the
+adjudicator rules on the layout (DM P2) and the hands (DM A3).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from adjudicator.dominoes import judge_deal, judge_hand_end, judge_joins, parse_variant
+from adjudicator.types import Decision
+from api.camera_input import camera_from
+from geometry.dominoes import (
+    NOMINAL_TILE_THICKNESS_MM,
+    NOMINAL_TILE_WIDTH_MM,
+    Bone,
+    PlacedTile,
+    find_joins,
+    free_ends,
+)
+from vision.dominoes import DEFAULT_DOMINO_PARAMS, DominoDetectorParams, TileDetection, detect_dominoes
+
+GAME = "dominoes"
+
+
+class DominoesInputError(ValueError):
+    """An input to the dominoes service is unusable; the message names it."""
+
+
+def _camera(calibration):
+    return camera_from(calibration, DominoesInputError)
+
+
+def _to_table(dets: tuple[TileDetection, ...], camera, image_size_wh: tuple[int, int]
+              ) -> tuple[list[np.ndarray], dict[str, Any]]:
+    """Each tile's quad in table mm. With a camera: the rays through its corners meet the plane of the tile
+    tops. Without: straight above, scaled so the median tile is the nominal width (the frame is then the
+    image's, y up, origin at the image centre)."""
+    quads = [np.asarray(d.quad_px, float) for d in dets]
+    if camera is not None:
+        out = [camera.image_to_table_mm(q, NOMINAL_TILE_THICKNESS_MM) for q in quads]
+        return out, {"source": "camera", "camera": camera.to_dict()}
+    widths = [d.width_px for d in dets if d.face_up] or [d.width_px for d in dets]
+    mm_per_px = NOMINAL_TILE_WIDTH_MM / float(np.median(widths)) if widths else 1.0
+    cx, cy = image_size_wh[0] / 2, image_size_wh[1] / 2
+    out = [np.column_stack([(q[:, 0] - cx) * mm_per_px, (cy - q[:, 1]) * mm_per_px]) for q in quads]
+    return out, {"source": "tile_scale_assumed", "mm_per_px": mm_per_px,
+                 "note": f"no calibration: overhead view assumed, tiles taken as {NOMINAL_TILE_WIDTH_MM:g} mm wide"}
+
+
+def placed_tile(det: TileDetection, quad_mm: np.ndarray) -> PlacedTile:
+    """The geometry of a detection: centre, direction (towards half b), width and length in table mm."""
+    q = np.asarray(quad_mm, float)
+    mid_a, mid_b = (q[0] + q[1]) / 2, (q[2] + q[3]) / 2
+    axis = mid_b - mid_a
+    length = float(np.linalg.norm(axis))
+    width = float((np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3])) / 2)
+    bone = Bone(a=det.pips[0], b=det.pips[1]) if det.face_up and det.pips is not None else None
+    return PlacedTile(tile_id=det.tile_id, center_mm=tuple(q.mean(axis=0)),
+                      angle_deg=float(np.degrees(np.arctan2(axis[1], axis[0]))), width_mm=max(width, 1e-3),
+                      length_mm=max(length, 1e-3), bone=bone, face_up=det.face_up,
+                      confidence=float(min(max(det.confidence, 0.0), 1.0)))
+
+
+def _connected_pieces(ids: list[str], joins) -> int:
+    parent = {i: i for i in ids}
+
+    def find(i: str) -> str:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for j in joins:
+        parent[find(j.tile_id)] = find(j.other_id)
+    return len({find(i) for i in ids})
+
+
+def layout_of(tiles: list[PlacedTile]) -> dict[str, Any]:
+    """Joins between touching tiles, the layout's tiles (those in a join), its free ends, and legality: False
+    with a bad join, None when a tile in a join could not be read (or lies face down), else True."""
+    joins = find_joins(tiles)
+    in_layout = sorted({j.tile_id for j in joins} | {j.other_id for j in joins})
+    ends = free_ends(tiles, joins)
+    by_id = {t.tile_id: t for t in tiles}
+    bad = [j for j in joins if j.matches is False]
+    unread = [j for j in joins if j.matches is None]
+    pieces = _connected_pieces(in_layout, joins)
+    return {
+        "tile_ids": in_layout,
+        "joins": [{"tile": j.tile_id, "half": j.half, "other": j.other_id, "other_half": j.other_half,
+                   "pips": j.pips, "other_pips": j.other_pips, "matches": j.matches, "gap_mm": round(j.gap_mm, 2),
+                   "crosswise": j.crosswise} for j in joins],
+        "open_ends": [{"tile": tid, "half": h, "pips": by_id[tid].pips(h)} for tid, h in ends],
+        # a line of play is one piece: seen in several, a tile between them was not found, so no "legal"
+        "legal": False if bad else (None if unread or not joins or pieces > 1 else True),
+        "bad_joins": len(bad),
+        "pieces": pieces,
+        "_joins": joins,
+    }
+
+
+def analyze_dominoes_photo(frame_bgr: np.ndarray, calibration=None, *, image_path: str | None = None,
+                           variant: str = "british", params: DominoDetectorParams = DEFAULT_DOMINO_PARAMS
+                           ) -> dict[str, Any]:
+    """The analysis document of one photograph: tiles (pixels and table mm, pips or the reason they are not
+    read, face up or down), the layout (joins, open ends, legal or not) and the DM P2 rulings."""
+    v = parse_variant(variant)
+    if not isinstance(frame_bgr, np.ndarray) or frame_bgr.ndim != 3:
+        raise DominoesInputError("the photo must be a colour image")
+    camera = _camera(calibration)
+    t0 = time.perf_counter()
+    dets = detect_dominoes(frame_bgr, params)
+    t_detect = time.perf_counter() - t0
+    h, w = frame_bgr.shape[:2]
+    quads_mm, cal = _to_table(dets, camera, (w, h))
+    placed = [placed_tile(d, q) for d, q in zip(dets, quads_mm)]
+    layout = layout_of(placed)
+    joins = layout.pop("_joins")
+    rulings = [r.to_dict() for r in judge_joins(joins)] if joins else []
+    tiles = []
+    for d, p, q in zip(dets, placed, quads_mm):
+        rec = d.to_dict()
+        rec.update({"outline_mm": [[round(float(x), 2), round(float(y), 2)] for x, y in q],
+                    "center_mm": [round(v_, 2) for v_ in p.center_mm], "angle_deg": round(p.angle_deg % 360, 2),
+                    "width_mm": round(p.width_mm, 2), "length_mm": round(p.length_mm, 2),
+                    "in_layout": d.tile_id in layout["tile_ids"]})
+        tiles.append(rec)
+    open_note = ("American: a single arm, one of these ends is the open end (the other is the lead's)"
+                 if v.value == "american" else "British: both ends of the line are open")
+    layout["open_ends_note"] = open_note
+    return {
+        "game": GAME,
+        "variant": v.value,
+        "image": {"path": image_path, "size_wh_px": [w, h]},
+        "tiles": tiles,
+        "counts": {"tiles": len(dets), "face_up": sum(d.face_up for d in dets),
+                   "face_down": sum(not d.face_up for d in dets),
+                   "unreadable": sum(1 for d in dets if d.face_up and d.pips is None)},
+        "layout": layout,
+        "rulings": rulings,
+        "calibration": cal,
+        "timing_ms": {"detect": round(t_detect * 1000, 1)},
+    }
+
+
+# --- hands (DM A3) ---------------------------------------------------------------------------------------------
+
+
+def hand_of(doc: dict[str, Any]) -> list[str | None]:
+    """The tiles of a hand photo: ``"a-b"`` for each read tile, None for a tile that could not be read (a face-
+    down tile in a hand photo is a tile whose pips are not shown: unread too)."""
+    out: list[str | None] = []
+    for t in doc["tiles"]:
+        out.append(f"{t['pips'][0]}-{t['pips'][1]}" if t["face_up"] and t["pips"] is not None else None)
+    return out
+
+
+def settle_hands(frames: list[tuple[str, np.ndarray]], *, players: int | None = None, variant: str = "british",
+                 max_pips: int = 6, boneyard: int | None = None) -> dict[str, Any]:
+    """One photo per remaining hand -> each pip total (DM P5) and the winner of a blocked hand (DM A3, ties share
+    by DM I-4). With ``players``, the photos must be one per player."""
+    if not frames:
+        raise DominoesInputError("no hand photos given")
+    if players is not None and players != len(frames):
+        raise DominoesInputError(f"{players} players but {len(frames)} hand photos: give one photo per hand")
+    hands: dict[str, list] = {}
+    per_hand = []
+    for name, frame in frames:
+        doc = analyze_dominoes_photo(frame, image_path=name, variant=variant)
+        tiles = hand_of(doc)
+        key = Path(name).stem
+        if key in hands:
+            key = f"{key}#{len(hands) + 1}"
+        hands[key] = tiles
+        read = [t for t in tiles if t is not None]
+        per_hand.append({"player": key, "image": name, "tiles": tiles, "tile_count": len(tiles),
+                         "unread": sum(t is None for t in tiles),
+                         "pips": None if len(read) != len(tiles) else sum(Bone.parse(t).total_pips for t in read),
+                         "known_pips": sum(Bone.parse(t).total_pips for t in read)})
+    ruling = judge_hand_end(variant, hands)
+    rulings = [ruling.to_dict()]
+    if players is not None and boneyard is not None:
+        rulings.append(judge_deal(variant, players, max_pips, boneyard=boneyard).to_dict())
+    winners = list(ruling.colors) if ruling.decision is Decision.WINNER else []
+    return {"game": GAME, "variant": parse_variant(variant).value, "hands": per_hand, "winners": winners,
+            "decision": ruling.decision.value, "rulings": rulings}
+
+
+# --- overlay and summary ---------------------------------------------------------------------------------------
+
+
+def annotate_dominoes(frame_bgr: np.ndarray, doc: dict[str, Any]) -> np.ndarray:
+    """A copy of the photo with each tile's outline and reading (green read, red unreadable, grey face down) and
+    every bad join as a red line between the two tiles."""
+    out = frame_bgr.copy()
+    scale = max(1.0, min(out.shape[:2]) / 900)
+    centers = {}
+    for t in doc.get("tiles", []):
+        q = np.round(np.asarray(t["outline_px"], float)).astype(np.int32)
+        colour = (150, 150, 150) if not t["face_up"] else ((0, 200, 0) if t["pips"] is not None else (0, 0, 255))
+        cv2.polylines(out, [q], True, colour, max(1, int(2 * scale)), cv2.LINE_AA)
+        label = "down" if not t["face_up"] else ("?" if t["pips"] is None else f"{t['pips'][0]}|{t['pips'][1]}")
+        c = tuple(int(v) for v in t["center_px"])
+        centers[t["id"]] = c
+        cv2.putText(out, label, (c[0] - int(12 * scale), c[1] + int(5 * scale)), cv2.FONT_HERSHEY_SIMPLEX,
+                    0.5 * scale, (0, 0, 0), max(1, int(3 * scale)), cv2.LINE_AA)
+        cv2.putText(out, label, (c[0] - int(12 * scale), c[1] + int(5 * scale)), cv2.FONT_HERSHEY_SIMPLEX,
+                    0.5 * scale, (255, 255, 255), max(1, int(scale)), cv2.LINE_AA)
+    for j in doc.get("layout", {}).get("joins", []):
+        if j["matches"] is False and j["tile"] in centers and j["other"] in centers:
+            cv2.line(out, centers[j["tile"]], centers[j["other"]], (0, 0, 255), max(2, int(3 * scale)), cv2.LINE_AA)
+    return out
+
+
+def summary_lines(doc: dict[str, Any]) -> list[str]:
+    c = doc["counts"]
+    lay = doc["layout"]
+    lines = [(f"{c['tiles']} tiles: {c['face_up']} face up ({c['unreadable']} unreadable), {c['face_down']} face down; "
+             f"calibration {doc['calibration']['source']}")]
+    for t in doc["tiles"]:
+        what = ("face down" if not t["face_up"] else
+                f"{t['pips'][0]}|{t['pips'][1]}" if t["pips"] is not None else "UNREADABLE: " + "; ".join(t["reasons"]))
+        lines.append(f"  {t['id']}: {what}{' (layout)' if t['in_layout'] else ''}")
+    legal = {None: f"undecided (an unread tile, or the line seen in {lay['pieces']} pieces)", True: "legal",
+             False: f"ILLEGAL ({lay['bad_joins']} bad joins)"}
+    lines.append(f"layout: {len(lay['tile_ids'])} tiles, {len(lay['joins'])} joins, {legal[lay['legal']]}; open ends "
+                 + (", ".join(f"{e['tile']}.{e['half']}={e['pips']}" for e in lay["open_ends"]) or "none"))
+    for r in doc["rulings"]:
+        lines.append(f"  [{r['rule']}] {r['decision']}: {r['explanation']}")
+    return lines

@@ -1,0 +1,628 @@
+"""Finding domino tiles in a photograph and reading them (RULES.md 3; issue 9).
+
+Every face-up tile has a centre bar: a short stroke of ink (dark on ivory, light on black) across the middle of
+the tile, with the tile's face on both sides of it. The detector finds such strokes (a spinner's two pieces are
+joined), then measures the tile around each from its own face colour: walking beside the bar, clear of the pips,
+to the long edges gives the width; the ends are where the face stops across the whole width. The four sides are
+then fitted to edge points and intersected, since a tilted camera sees the top as a general quadrilateral. The
+quadrilateral is cut at the bar, each half warped (``cv2.getPerspectiveTransform``) to a square top view and
+its pips read there (``vision.dominoes_pips``). Every candidate is measured and read, and of overlapping ones
+the best read is kept; one with no bar stroke where its halves meet, or not one face colour, is not a tile.
+Face-down tiles are face-coloured rectangles of the found tiles' size with no marks. A tile whose halves do not
+read as a standard pip pattern is reported with ``pips`` None and the reason: flagged, never guessed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from geometry.dominoes import LENGTH_TO_WIDTH_RATIO
+from vision.dominoes_pips import read_tile
+from vision.types import VisionError
+
+# Grey levels above the local mean for the strict pass over light ink (white paint is ~150 above a black face).
+LIGHT_INK_STRICT_CONTRAST = 60.0
+# Below this share of face-coloured area a candidate is not a tile at all (wood grain, print on a box).
+NOT_A_TILE_FACE_RATIO = 0.6
+# The centre bar spans at least this share of the width where the two halves meet (0.55-0.9 on real sets).
+MIN_BAR_RATIO = 0.3
+MAX_BAR_RATIO = 0.95
+# A blank-blank (no pips to check) must show an edge on each side (seam, shadow or table) this far off the face
+# (Lab, darker counting fully): the pale wood patch that passed for a 0-0 on a real photo scored 6.
+MIN_OUTLINE_CONTRAST = 12.0
+# Length over width of a tile as seen (2.0 standard, 1.6 on some sets, perspective adds a little either way).
+ASPECT_RANGE = (1.35, 2.5)
+# Tiles of one set look the same size: a candidate outside this band of the median width is not one of them.
+SIZE_BAND = (0.7, 1.4)
+
+
+class DominoVisionError(VisionError):
+    """A frame the dominoes detector cannot work on; the message names the problem."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DominoDetectorParams:
+    """Thresholds of the tile finder (pixels scale with the image; ratios with the tile).
+
+    ``local_block_ratio``: the local-contrast window as a share of the image's shorter side.
+    ``ink_contrast``: grey levels a bar must differ from its surroundings.
+    ``face_tolerance``: Lab distance within which a pixel still counts as the tile's face while walking.
+    """
+
+    local_block_ratio: float = 0.06
+    ink_contrast: float = 12.0
+    min_bar_length_px: float = 7.0
+    min_bar_elongation: float = 3.0
+    face_tolerance: float = 28.0
+    max_pips: int = 12
+    find_face_down: bool = True
+
+    def __post_init__(self) -> None:
+        if not 0 < self.local_block_ratio < 0.5:
+            raise DominoVisionError(f"local_block_ratio must be in (0, 0.5), got {self.local_block_ratio!r}")
+        if self.max_pips not in (6, 9, 12):
+            raise DominoVisionError(f"max_pips is 6, 9 or 12 (the set), got {self.max_pips!r}")
+
+
+DEFAULT_DOMINO_PARAMS = DominoDetectorParams()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TileDetection:
+    """One tile in the image. ``quad_px`` corners: (a, -u), (a, +u), (b, +u), (b, -u) (as geometry.dominoes).
+
+    ``pips`` is (a, b) when both halves read; ``half_pips`` has each half (None = unreadable); ``reasons`` says
+    why a half was not read. Face-down tiles have ``face_up`` False and no pips.
+    """
+
+    tile_id: str
+    quad_px: tuple[tuple[float, float], ...]
+    center_px: tuple[float, float]
+    width_px: float
+    length_px: float
+    face_up: bool
+    half_pips: tuple[int | None, int | None]
+    reasons: tuple[str, ...] = ()
+    style: str = "ivory"
+    confidence: float = 1.0
+    detector: str = "dominoes.bar"
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def pips(self) -> tuple[int, int] | None:
+        a, b = self.half_pips
+        return None if a is None or b is None else (a, b)
+
+    @property
+    def readable(self) -> bool:
+        return not self.face_up or self.pips is not None
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.tile_id,
+            "face_up": self.face_up,
+            "pips": None if self.pips is None else list(self.pips),
+            "half_pips": list(self.half_pips),
+            "readable": self.readable,
+            "flagged": not self.readable,
+            "reasons": list(self.reasons),
+            "style": self.style,
+            "outline_px": [[round(x, 2), round(y, 2)] for x, y in self.quad_px],
+            "center_px": [round(v, 2) for v in self.center_px],
+            "width_px": round(self.width_px, 2),
+            "length_px": round(self.length_px, 2),
+            "confidence": round(self.confidence, 3),
+            "detector": self.detector,
+        }
+
+
+# --- bar candidates -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Bar:
+    center: np.ndarray  # (x, y)
+    along: np.ndarray  # unit vector along the stroke
+    length: float
+    thickness: float
+    dark_ink: bool
+
+
+def _bar_candidates(gray: np.ndarray, params: DominoDetectorParams) -> list[_Bar]:
+    h, w = gray.shape
+    block = max(15, int(params.local_block_ratio * min(h, w)) | 1)
+    g = gray.astype(np.float32)
+    local = cv2.blur(g, (block, block))
+    out: list[_Bar] = []
+    # light ink twice: white paint on a black face is far lighter than the glare it may run into, so a second,
+    # stricter threshold parts a bar from a glare patch that the first one merges it with
+    passes = ((True, params.ink_contrast), (False, params.ink_contrast), (False, LIGHT_INK_STRICT_CONTRAST))
+    for dark, contrast in passes:
+        m = ((local - g) > contrast) if dark else ((g - local) > contrast)
+        m = m.astype(np.uint8)
+        n, lab, stats, _ = cv2.connectedComponentsWithStats(m, connectivity=8)
+        for i in range(1, n):
+            x, y, bw, bh, area = stats[i]
+            if max(bw, bh) < params.min_bar_length_px or area < 6 or max(bw, bh) > 0.5 * min(h, w):
+                continue
+            ys, xs = np.nonzero(lab[y:y + bh, x:x + bw] == i)
+            pts = np.column_stack([xs + x, ys + y]).astype(np.float32)
+            (cx, cy), (rw, rh), ang = cv2.minAreaRect(pts)
+            length = max(rw, rh)
+            thick = max(1.0, area / max(length, 1.0))  # mean thickness: a spinner's bump does not count
+            if length < params.min_bar_length_px or length / thick < params.min_bar_elongation:
+                continue
+            # a stroke, not a curve: much of its rotated box is ink (a spinner widens the box in the middle)
+            if area / max(1.0, length * max(1.0, min(rw, rh))) < 0.35:
+                continue
+            t = math.radians(ang if rw >= rh else ang + 90.0)
+            out.append(_Bar(np.array([cx, cy]), np.array([math.cos(t), math.sin(t)]), float(length), float(thick),
+                            dark))
+    return _merge_collinear(out)
+
+
+def _merge_collinear(bars: list[_Bar]) -> list[_Bar]:
+    """Add the join of two collinear pieces: a bar interrupted by a spinner (a brass stud at the tile's centre).
+
+    The pieces stay candidates too: side-by-side tiles in a hand also have collinear bars, and the tile built on
+    their join does not measure up, while each bar's own tile does.
+    """
+    out: list[_Bar] = []
+    for i, b in enumerate(bars):
+        best = None
+        for j in range(i + 1, len(bars)):
+            c = bars[j]
+            if c.dark_ink != b.dark_ink or abs(float(b.along @ c.along)) < 0.985:
+                continue
+            d = c.center - b.center
+            across = abs(float(d @ np.array([-b.along[1], b.along[0]])))
+            along = abs(float(d @ b.along))
+            gap = along - (b.length + c.length) / 2
+            if across < 1.5 * max(b.thickness, c.thickness) and -1.0 < gap < 0.5 * min(b.length, c.length) + 3:
+                best = j
+                break
+        out.append(b)
+        if best is None:
+            continue
+        c = bars[best]
+        ends = [b.center + b.along * b.length / 2, b.center - b.along * b.length / 2,
+                c.center + b.along * c.length / 2 * np.sign(float(c.along @ b.along)),
+                c.center - b.along * c.length / 2 * np.sign(float(c.along @ b.along))]
+        t = [float((p - b.center) @ b.along) for p in ends]
+        lo, hi = min(t), max(t)
+        # the direction through both pieces' centres is far better than either short piece's own
+        d = c.center - b.center
+        along = d / max(float(np.linalg.norm(d)), 1e-9)
+        if float(along @ b.along) < 0:
+            along = -along
+        if float(along @ b.along) < 0.995:
+            continue  # side by side, not one stroke: the pieces' centres do not lie on their own line
+        out.append(_Bar(b.center + b.along * (lo + hi) / 2, along, hi - lo, max(b.thickness, c.thickness),
+                        b.dark_ink))
+    return out
+
+
+# --- walking across the face --------------------------------------------------------------------------------
+
+
+def _sample(lab: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """Lab colours at points (N, 2) (nearest pixel); NaN outside the image."""
+    h, w = lab.shape[:2]
+    xi = np.round(pts[:, 0]).astype(int)
+    yi = np.round(pts[:, 1]).astype(int)
+    ok = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
+    out = np.full((len(pts), 3), np.nan, np.float32)
+    out[ok] = lab[yi[ok], xi[ok]]
+    return out
+
+
+def _is_face(colours: np.ndarray, face: np.ndarray, tol: float, dark_face: bool) -> np.ndarray:
+    dl = colours[:, 0] - face[0]
+    dc = np.hypot(colours[:, 1] - face[1], colours[:, 2] - face[2])
+    if dark_face:
+        ok = (dl < tol) & (dl > -2.0 * tol) & (dc < tol)
+    else:
+        # glare is lighter and colourless: still the face
+        ok = (dl > -tol) & (dc < tol * 0.8)
+    return ok & np.isfinite(colours[:, 0])
+
+
+def _off_face(colours: np.ndarray, face: np.ndarray, dark_face: bool) -> np.ndarray:
+    """How far each colour is from the face: darker (or, on a black face, lighter) counts fully, the other way
+    a quarter on ivory (glare is lighter) and half on black, chroma fully. NaN outside -> large."""
+    dl = colours[:, 0] - face[0]
+    dc = np.hypot(colours[:, 1] - face[1], colours[:, 2] - face[2])
+    away = np.where(dl > 0, 0.3 * dl, -0.5 * dl) if dark_face else np.where(dl < 0, -dl, 0.25 * dl)
+    out = away + dc
+    return np.where(np.isfinite(out), out, 255.0)
+
+
+EDGE_RISE = 22.0  # off-face rise (Lab units, darker counting fully) that marks the end of a tile's face
+EDGE_RISE_MIN = 9.0  # ... at the least, with nothing stronger in the window
+
+
+def _edge(lab: np.ndarray, start: np.ndarray, direction: np.ndarray, face: np.ndarray, dark_face: bool,
+          lo_px: float, hi_px: float) -> float | None:
+    """Distance from ``start`` along ``direction`` to the face's edge, searched in [lo_px, hi_px].
+
+    The edge is the first place in the window where the off-face profile rises ``EDGE_RISE`` above the face
+    before it (a seam, the bevel's shade, the table), placed at the steepest point of that rise; None when the
+    window shows no edge. The first crossing, not the strongest: a neighbour's pip beyond a pale seam is
+    darker than the seam.
+    """
+    steps = np.arange(0.0, hi_px + 3.0, 0.5)
+    prof = _off_face(_sample(lab, start[None, :] + steps[:, None] * direction[None, :]), face, dark_face)
+    prof = cv2.GaussianBlur(prof.reshape(1, -1).astype(np.float32), (0, 0), 1.0).ravel()
+    base = float(np.median(prof[steps <= max(lo_px, 2.0)]))
+    window = (steps >= lo_px) & (steps <= hi_px)
+    if not window.any():
+        return None
+    # a faint seam between two touching tiles is all there is to see: then half the window's rise will do
+    rise = min(EDGE_RISE, max(EDGE_RISE_MIN, 0.5 * (float(prof[window].max()) - base)))
+    sel = np.nonzero(window & (prof > base + rise))[0]
+    if len(sel) == 0:
+        return None
+    k = int(sel[0])
+    g = np.diff(prof)
+    j0 = max(0, k - 6)
+    j = j0 + int(np.argmax(g[j0:k + 1])) if k > j0 else k
+    return float(steps[j] + 0.25)
+
+
+def _measure_tile(lab: np.ndarray, bar: _Bar, params: DominoDetectorParams):
+    """The tile around a bar candidate: (quad_px, width_px, length_px, face_lab, dark_face) or None."""
+    e = bar.along
+    n = np.array([-e[1], e[0]])
+    # beside the bar, clear of its ink and of the pips (the nearest pip edge is ~0.17 of the width out)
+    off = float(np.clip(1.5 * bar.thickness, 0.08 * bar.length, 0.14 * bar.length))
+    # the face just beside the bar (clear of the pips, which sit a quarter width out)
+    flank = np.vstack([bar.center + s * n * off + t * e * bar.length for s in (-1, 1) for t in (-0.15, 0, 0.15)])
+    cols = _sample(lab, flank)
+    if not np.all(np.isfinite(cols[:, 0])):
+        return None
+    face = np.median(cols, axis=0)
+    dark_face = face[0] < 100
+    if dark_face == bar.dark_ink:
+        return None  # ink must contrast with the face: dark ink on a light face or light ink on a dark face
+    if np.sum(np.linalg.norm(cols - face, axis=1) > params.face_tolerance * 1.5) > 1:
+        return None
+    # the ink of a bar is well off the face (a seam between two tiles is only a shade)
+    ink = _off_face(_sample(lab, bar.center[None, :]), face, dark_face)[0]
+    if ink < params.ink_contrast * 1.5:
+        return None
+    ell = bar.length
+    # width: beside the bar on both sides, out to the long edges
+    plus, minus = [], []
+    for s in (-1, 1):
+        st = bar.center + s * n * off
+        plus.append(_edge(lab, st, e, face, dark_face, 0.45 * ell, 1.05 * ell))
+        minus.append(_edge(lab, st, -e, face, dark_face, 0.45 * ell, 1.05 * ell))
+    plus = [v for v in plus if v is not None]
+    minus = [v for v in minus if v is not None]
+    if not plus or not minus:
+        return None
+    p_, m_ = min(plus), min(minus)
+    width = p_ + m_
+    if width < ell * 0.95 or width > ell * 2.2:
+        return None
+    center = bar.center + e * (p_ - m_) / 2
+    # a bar ends inside the face; a seam between two tiles runs on to the edges (its dark gap never gives way
+    # to face between its end and the tile's side)
+    for sign, edge_at in ((1, p_), (-1, m_)):
+        t0, t1 = ell / 2 + 1.5, edge_at - 1.0
+        if t1 - t0 >= 2.5:  # too narrow a margin to tell in a blurred photo
+            seg = bar.center[None, :] + sign * np.arange(t0, t1, 0.5)[:, None] * e[None, :]
+            if float(np.min(_off_face(_sample(lab, seg), face, dark_face))) > EDGE_RISE:
+                return None
+    # length: along n, just inside the long edges (clear of the pip columns); a pip can only cut a walk short
+    # the ends: where the face stops across the whole width (a row of pips still leaves half of it face; a
+    # seam or the table leaves none)
+    ends = [_face_end(lab, center, e, s * n, width, face, dark_face) for s in (-1, 1)]
+    # the bar is at the middle of the tile: an end lost against a same-coloured neighbour (or found early in a
+    # dense row of pips) mirrors the other; with neither, the standard 2:1 tile (the sides are fitted next)
+    plausible = [v is not None and 0.7 * width <= v <= 1.3 * width for v in ends]
+    if ends[0] is None and ends[1] is None:
+        ends = [width * LENGTH_TO_WIDTH_RATIO / 2] * 2
+    elif ends[0] is None or ends[1] is None or (abs(ends[0] - ends[1]) > 0.25 * max(ends) and any(plausible)
+                                                  and not all(plausible)):
+        good = ends[0] if plausible[0] else ends[1] if plausible[1] else (ends[0] or ends[1])
+        ends = [good, good]
+    la, lb = ends
+    if abs(la - lb) > 0.25 * max(la, lb):
+        # both look like ends but disagree: one walk ran past a faint seam or stopped at a dense pip row; the
+        # one nearer a standard half (0.8-1 width) is taken for both, and the fit of the ends settles it
+        good = min((la, lb), key=lambda v: abs(v - 0.95 * width))
+        if not 0.7 * width <= good <= 1.3 * width:
+            return None
+        la = lb = good
+    hw = width / 2
+    quad = np.array([center - n * la - e * hw, center - n * la + e * hw, center + n * lb + e * hw,
+                     center + n * lb - e * hw])
+    quad = _refine_quad(lab, _refine_quad(lab, quad, face, dark_face), face, dark_face)
+    # the bar's place along the refined tile (perspective moves it off the middle)
+    mid_a, mid_b = (quad[0] + quad[1]) / 2, (quad[2] + quad[3]) / 2
+    axis = mid_b - mid_a
+    split = float(np.clip((bar.center - mid_a) @ axis / (axis @ axis), 0.3, 0.7))
+    width = float((np.linalg.norm(quad[1] - quad[0]) + np.linalg.norm(quad[2] - quad[3])) / 2)
+    return quad, width, float(np.linalg.norm(axis)), face, dark_face, split
+
+
+FACE_OK = 22.0  # off-face distance under which a pixel is the tile's face
+END_FACE_SHARE = 0.3  # across the width, less than this share of face pixels is past the tile's end
+
+
+def _face_end(lab: np.ndarray, center: np.ndarray, across: np.ndarray, outward: np.ndarray, width: float,
+              face: np.ndarray, dark_face: bool) -> float | None:
+    """Distance from the bar to the tile's end along ``outward``: the first step (past 0.55 of the width) where
+    under ``END_FACE_SHARE`` of a cross-section is the face. None when the face never stops within 1.35 widths."""
+    vs = np.arange(0.3 * width, 1.35 * width, 0.5)
+    us = np.linspace(-0.42, 0.42, 15) * width
+    pts = center[None, None, :] + vs[:, None, None] * outward[None, None, :] + us[None, :, None] * across[None, None, :]
+    off = _off_face(_sample(lab, pts.reshape(-1, 2)), face, dark_face).reshape(len(vs), len(us))
+    # a seam seen a few degrees off square crosses the samples at slightly different steps: each sample takes
+    # the worst of its neighbours along the length (3 % of the width either way)
+    k = 2 * math.ceil(0.03 * width / 0.5) + 1
+    off = cv2.dilate(off.astype(np.float32), np.ones((k, 1), np.uint8))
+    share = (off < FACE_OK).mean(axis=1)
+    share = np.convolve(share, np.ones(3) / 3, mode="same")
+    past = np.nonzero((vs >= 0.55 * width) & (share < END_FACE_SHARE))[0]
+    if len(past) == 0:
+        return None
+    return float(vs[past[0]])
+
+
+def outline_contrast(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_face: bool) -> float:
+    """How clearly the quad's four sides are tile edges: for each side the median, over points along it, of the
+    strongest off-face value just outside it (a seam, a shadow, the table); the weakest side counts. A patch of
+    pale wood that passes for a blank tile has a side with nothing there."""
+    width = float(np.linalg.norm(quad[1] - quad[0]))
+    centre = quad.mean(axis=0)
+    offsets = np.arange(-0.02 * width, 0.1 * width + 0.5, 1.0)
+    sides = []
+    for k in range(4):
+        p, q = quad[k], quad[(k + 1) % 4]
+        d = (q - p) / max(float(np.linalg.norm(q - p)), 1e-9)
+        out_n = np.array([-d[1], d[0]])
+        if out_n @ ((p + q) / 2 - centre) < 0:
+            out_n = -out_n
+        best = []
+        for f in np.linspace(0.2, 0.8, 5):
+            pts = (p + (q - p) * f)[None, :] + offsets[:, None] * out_n[None, :]
+            best.append(float(_off_face(_sample(lab, pts), face, dark_face).max()))
+        sides.append(float(np.median(best)))
+    return min(sides)
+
+
+def _line_intersection(p1, d1, p2, d2) -> np.ndarray | None:
+    a = np.array([d1, -d2]).T
+    if abs(np.linalg.det(a)) < 1e-6:
+        return None
+    t = np.linalg.solve(a, p2 - p1)
+    return p1 + t[0] * d1
+
+
+def _refine_quad(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_face: bool) -> np.ndarray:
+    """Fit each of the four sides to edge points found along it, and intersect them: a tilted camera sees the
+    tile's top as a general quadrilateral, not the rectangle the bar and four walks give."""
+    width = float(np.linalg.norm(quad[1] - quad[0]))
+    centre = quad.mean(axis=0)
+    lines = []
+    for k in range(4):
+        p, q = quad[k], quad[(k + 1) % 4]
+        side = q - p
+        length = float(np.linalg.norm(side))
+        d = side / length
+        out_n = np.array([-d[1], d[0]])
+        if out_n @ ((p + q) / 2 - centre) < 0:
+            out_n = -out_n
+        long_side = length > 1.4 * width
+        # start inside, clear of the pips, and look for the edge up to a fifth of a width beyond the rough side
+        inset = 0.12 * width if long_side else 0.1 * width
+        pts = []
+        for f in np.linspace(0.2, 0.8, 7 if long_side else 5):
+            if long_side and abs(f - 0.5) < 0.08:
+                continue  # the bar's ends
+            st = p + side * f - out_n * inset
+            v = _edge(lab, st, out_n, face, dark_face, 0.3 * inset, inset + 0.2 * width)
+            if v is not None:
+                pts.append(st + out_n * v)
+        if len(pts) < 3:
+            lines.append((p, d))
+            continue
+        pts = np.asarray(pts)
+        # robust: drop the point furthest from the median offset, then fit
+        off = (pts - p) @ out_n
+        keep = np.abs(off - np.median(off)) <= max(1.5, 0.04 * width)
+        pts = pts[keep] if keep.sum() >= 3 else pts
+        c = pts.mean(axis=0)
+        _, _, vt = np.linalg.svd(pts - c)
+        dd = vt[0] if vt[0] @ d > 0 else -vt[0]
+        if abs(dd @ d) < 0.97:
+            lines.append((p, d))  # more than 14 degrees off the rough side: not this side's edge
+            continue
+        lines.append((c, dd))
+    corners = []
+    for k in range(4):
+        c = _line_intersection(lines[k - 1][0], lines[k - 1][1], lines[k][0], lines[k][1])
+        if c is None or np.linalg.norm(c - quad[k]) > 0.3 * width:
+            return quad
+        corners.append(c)
+    return np.asarray(corners)
+
+
+# --- the detector -------------------------------------------------------------------------------------------
+
+
+def _drop_seam_tiles(cands: list) -> list:
+    """Drop a candidate built on the seam between two tiles: it covers half of each of two other candidates that
+    do not overlap each other (two blank halves either side of a seam look like a 0-0 double)."""
+    from shapely.geometry import Polygon
+
+    polys = [Polygon(c[1]) for c in cands]
+    keep = []
+    for i, (c, p) in enumerate(zip(cands, polys)):
+        halves = [j for j, q in enumerate(polys) if j != i and 0.25 < p.intersection(q).area / p.area < 0.75]
+        seam = any(polys[j].intersection(polys[k]).area < 0.1 * polys[j].area
+                   for x, j in enumerate(halves) for k in halves[x + 1:])
+        if not seam:
+            keep.append(c)
+    return keep
+
+
+def _retry_longer(frame_bgr, quad, split, a, b, facts, params):
+    """A pip on a half's end outline means that end was found short (a pale seam, glare at the end): push the
+    end(s) concerned out by a tenth of the width, up to twice, and keep the first quad both of whose halves read
+    cleanly. Nothing is taken that does not read cleanly, so a wrong end is still flagged, never guessed."""
+    q = np.asarray(quad, float).copy()
+    width = float(np.linalg.norm(q[1] - q[0]))
+    axis = (q[2] + q[3]) / 2 - (q[0] + q[1]) / 2
+    axis /= max(float(np.linalg.norm(axis)), 1e-9)
+    grow_a, grow_b = "outline" in a.reason, "outline" in b.reason
+    for step in (1, 2):
+        d = 0.1 * width * step
+        t = q.copy()
+        if grow_a:
+            t[0] -= axis * d
+            t[1] -= axis * d
+        if grow_b:
+            t[2] += axis * d
+            t[3] += axis * d
+        length0 = float(np.linalg.norm((q[2] + q[3]) / 2 - (q[0] + q[1]) / 2))
+        sp = (split * length0 + (d if grow_a else 0.0)) / (length0 + d * (grow_a + grow_b))
+        ra, rb, f = read_tile(frame_bgr, t, sp, params.max_pips)
+        if ra.pips is not None and rb.pips is not None:
+            return t, sp, ra, rb, f
+    return quad, split, a, b, facts
+
+
+def _quad_poly(q: np.ndarray) -> np.ndarray:
+    return np.round(q).astype(np.int32).reshape(-1, 1, 2)
+
+
+def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAULT_DOMINO_PARAMS
+                    ) -> tuple[TileDetection, ...]:
+    """Every tile found in ``frame_bgr``: face-up tiles with their pips read (or flagged), then face-down ones."""
+    if not isinstance(frame_bgr, np.ndarray) or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3:
+        raise DominoVisionError(f"expected a BGR image (H, W, 3), got {getattr(frame_bgr, 'shape', type(frame_bgr))}")
+    h, w = frame_bgr.shape[:2]
+    if min(h, w) < 32:
+        raise DominoVisionError(f"image of {w}x{h} px is too small to hold a readable domino")
+    gray = cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY)
+    lab = cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
+    bars = _bar_candidates(gray, params)
+    # measure and read every candidate, then keep the best of overlapping ones: a seam between two tiles can pass
+    # for a bar, but the "tile" around it does not read as two standard halves, while the true tile does
+    cands = []
+    for bar in bars:
+        m = _measure_tile(lab, bar, params)
+        if m is None:
+            continue
+        quad, width, length, _face, dark_face, split = m
+        a, b, facts = read_tile(frame_bgr, quad, split, params.max_pips)
+        if "outline" in a.reason or "outline" in b.reason:
+            quad, split, a, b, facts = _retry_longer(frame_bgr, quad, split, a, b, facts, params)
+        if facts["face_ratio"] < NOT_A_TILE_FACE_RATIO:
+            continue  # not one face colour: wood, a box, a hand
+        if facts["bar_ratio"] < MIN_BAR_RATIO:
+            continue  # no stroke across the tile where its halves meet: the quad is not this tile
+        if facts["bar_ratio"] > MAX_BAR_RATIO:
+            continue  # a stroke from side to side: the gap between two tiles, not a bar (which ends inside)
+        if not ASPECT_RANGE[0] <= length / width <= ASPECT_RANGE[1]:
+            continue  # not shaped like a domino (halves are squares on most sets, 0.8 x 1 on some)
+        if (a.pips, b.pips) == (0, 0) and outline_contrast(
+                lab, quad, np.asarray(facts["face_lab"], np.float32), dark_face) < MIN_OUTLINE_CONTRAST:
+            continue  # a blank-blank has no pips to vouch for it: with a side showing no edge, it is table
+        halves_read = int(a.pips is not None) + int(b.pips is not None)
+        cands.append(((halves_read, min(a.score, b.score), -abs(length / width - 2.0)), quad, width, length,
+                      dark_face, a, b, facts))
+    cands = _drop_seam_tiles(cands)
+    if len(cands) >= 3:
+        med = float(np.median([c[2] for c in cands if c[0][0] == 2] or [c[2] for c in cands]))
+        cands = [c for c in cands if SIZE_BAND[0] * med <= c[2] <= SIZE_BAND[1] * med]
+    cands.sort(key=lambda c: c[0], reverse=True)
+    taken = np.zeros((h, w), np.uint8)
+    tiles: list[TileDetection] = []
+    for _, quad, width, length, dark_face, a, b, facts in cands:
+        c = quad.mean(axis=0)
+        cx, cy = round(c[0]), round(c[1])
+        if taken[min(max(cy, 0), h - 1), min(max(cx, 0), w - 1)]:
+            continue
+        mask = np.zeros((h, w), np.uint8)
+        cv2.fillPoly(mask, [_quad_poly(quad)], 1)
+        area = float(mask.sum())
+        if area > 0 and float((mask & taken).sum()) / area > 0.25:
+            continue
+        taken |= mask
+        reasons = tuple(f"half {name}: {r.reason}" for name, r in (("a", a), ("b", b)) if r.pips is None)
+        tiles.append(TileDetection(
+            tile_id=f"T{len(tiles)}", quad_px=tuple((float(x), float(y)) for x, y in quad),
+            center_px=(float(c[0]), float(c[1])), width_px=float(width),
+            length_px=float(length), face_up=True, half_pips=(a.pips, b.pips), reasons=reasons,
+            style="black" if dark_face else "ivory", confidence=float(min(a.score, b.score)),
+            extra={"face_lab": facts["face_lab"]},
+        ))
+    if params.find_face_down and tiles:
+        tiles += _face_down_tiles(frame_bgr, lab, tiles, taken, params)
+    return tuple(tiles)
+
+
+def _face_down_tiles(frame_bgr: np.ndarray, lab: np.ndarray, tiles: list[TileDetection], taken: np.ndarray,
+                     params: DominoDetectorParams) -> list[TileDetection]:
+    """Face-coloured rectangles of the found tiles' size, with no bar: tiles lying face down."""
+    h, w = lab.shape[:2]
+    width = float(np.median([t.width_px for t in tiles]))
+    out: list[TileDetection] = []
+    k = len(tiles)
+    blocked = cv2.dilate(taken, np.ones((3, 3), np.uint8), iterations=max(1, int(0.06 * width)))
+    for style in sorted({t.style for t in tiles}):
+        face = np.median([t.extra["face_lab"] for t in tiles if t.style == style], axis=0)
+        ok = _is_face(lab.reshape(-1, 3), np.asarray(face, np.float32), params.face_tolerance,
+                      style == "black").reshape(h, w)
+        m = (ok & (blocked == 0)).astype(np.uint8)
+        m = cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(m, connectivity=4)
+        tile_area = 2.0 * width * width
+        for i in range(1, n):
+            area = stats[i, cv2.CC_STAT_AREA]
+            if area < 0.6 * tile_area or area > 6.5 * tile_area:
+                continue
+            ys, xs = np.nonzero(labels == i)
+            (cx, cy), (rw, rh), ang = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
+            if area / max(1.0, rw * rh) < 0.8:
+                continue
+            long_side, short_side = max(rw, rh), min(rw, rh)
+            t = math.radians(ang if rw >= rh else ang + 90.0)
+            along = np.array([math.cos(t), math.sin(t)])  # the rectangle's long direction
+            across = np.array([-along[1], along[0]])
+            # one tile (W x 2W) or several side by side (kW x 2W): split along the short dimension
+            pieces = []
+            if abs(long_side - 2 * width) < 0.3 * width and abs(short_side - width) < 0.3 * width:
+                pieces = [(np.array([cx, cy]), along, long_side, short_side)]
+            elif abs(long_side / 2 - width) < 0.3 * width or abs(short_side - 2 * width) < 0.3 * width:
+                # a row of tiles: the 2W side is one of the two; the other is k widths
+                two_w, k_w, dir_two, dir_k = ((short_side, long_side, across, along)
+                                              if abs(short_side - 2 * width) < abs(long_side - 2 * width)
+                                              else (long_side, short_side, along, across))
+                count = round(k_w / width)
+                if count >= 1 and abs(k_w - count * width) < 0.35 * width * max(1, count) ** 0.5 \
+                        and abs(two_w - 2 * width) < 0.3 * width:
+                    step = k_w / count
+                    for j in range(count):
+                        c = np.array([cx, cy]) + dir_k * (-k_w / 2 + step * (j + 0.5))
+                        pieces.append((c, dir_two, two_w, step))
+            for c, ax, ln, wd in pieces:
+                nrm = np.array([-ax[1], ax[0]])
+                quad = np.array([c - ax * ln / 2 - nrm * wd / 2, c - ax * ln / 2 + nrm * wd / 2,
+                                 c + ax * ln / 2 + nrm * wd / 2, c + ax * ln / 2 - nrm * wd / 2])
+                a, b, _ = read_tile(frame_bgr, quad, 0.5, params.max_pips)
+                if (a.pips or 0) + (b.pips or 0) > 0 or a.pips is None or b.pips is None:
+                    continue  # marks on it: not a plain back
+                out.append(TileDetection(
+                    tile_id=f"T{k}", quad_px=tuple((float(x), float(y)) for x, y in quad),
+                    center_px=(float(c[0]), float(c[1])), width_px=float(wd), length_px=float(ln), face_up=False,
+                    half_pips=(None, None), style=style, confidence=0.8, detector="dominoes.back"))
+                k += 1
+    return out

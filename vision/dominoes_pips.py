@@ -1,0 +1,304 @@
+"""Reading the pips of one domino tile from its rectified top view.
+
+The tile is warped (``cv2.getPerspectiveTransform``) to a canonical top view ``CANON_W_PX`` wide and twice as
+long, half ``a`` on top (rows 0 .. W), half ``b`` below. In each half, pips are blobs that differ from the tile's
+own face colour (darker or more coloured on an ivory face, lighter on a black one), sized relative to the tile
+width, and their centres must sit on the standard pip grid (3 x 3 at quarter points, or 3 x 4 for the double-
+twelve values). A half whose blobs do not fit a standard pattern is unreadable: flagged, never guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from geometry.dominoes import PIP_LAYOUTS
+
+CANON_W_PX = 96  # canonical tile width (px); the tile is 2 x this long
+# Pip diameter is 0.11-0.17 of the tile width on the sets we know; accept a wide band around it.
+PIP_MIN_DIAMETER_RATIO = 0.055
+PIP_MAX_DIAMETER_RATIO = 0.26
+EDGE_MARGIN_RATIO = 0.07  # the bevel and the tile's outline: no pip centre is closer to the edge than this
+BAR_MARGIN_RATIO = 0.07  # the centre bar band, half-height (of the width)
+# A set's pip spacing may be this much wider or narrower than the quarter-point grid, the pattern this far off
+# the half's centre; after that fit, a pip centre may sit GRID_FIT_TOLERANCE_RATIO (of the width) from its point.
+GRID_SCALE_RANGE = (0.75, 1.3)
+GRID_MAX_SHIFT_RATIO = 0.1
+GRID_FIT_TOLERANCE_RATIO = 0.08
+# The face of a tile is one colour: a half whose pip-free area is less than this share face-coloured (within
+# FACE_DISTANCE in Lab, darker counting fully and glare half) is wood grain, a box, or two things at once.
+MIN_FACE_RATIO = 0.8
+BLANK_MAX_MARKED = 0.06
+FACE_DISTANCE = 30.0  # a pip centre may sit this far (of the width) from its grid point
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HalfReading:
+    """The pips of one half, or ``pips=None`` with the reason it could not be read."""
+
+    pips: int | None
+    blob_count: int
+    reason: str = ""
+    score: float = 1.0  # 1 = every blob on its grid point, falls with the worst offset
+    bar_ratio: float = 0.0  # share of the width the centre bar's stroke spans at this half's bar edge
+
+
+def rectify_tile(frame_bgr: np.ndarray, quad_px: np.ndarray, width_px: int = CANON_W_PX) -> np.ndarray:
+    """The tile's top view: ``quad_px`` corners in order (a, -u), (a, +u), (b, +u), (b, -u) -> a W x 2W image."""
+    w = int(width_px)
+    dst = np.float32([[0, 0], [w - 1, 0], [w - 1, 2 * w - 1], [0, 2 * w - 1]])
+    M = cv2.getPerspectiveTransform(np.float32(quad_px), dst)
+    return cv2.warpPerspective(frame_bgr, M, (w, 2 * w), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def face_colour_lab(tile_lab: np.ndarray) -> np.ndarray:
+    """The face colour: the median of the tile's inner area (pips and bar are a small share of it)."""
+    w = tile_lab.shape[1]
+    m = int(0.12 * w)
+    inner = tile_lab[m:-m, m:-m].reshape(-1, 3).astype(np.float32)
+    face = np.median(inner, axis=0)
+    if face[0] < 100:
+        # a black face with large white pips: the median is pulled up, the darker part is the face
+        dark = inner[inner[:, 0] <= np.percentile(inner[:, 0], 35)]
+        face = np.median(dark, axis=0)
+    return face
+
+
+def feature_mask(tile_lab: np.ndarray, face_lab: np.ndarray, dark_face: bool) -> np.ndarray:
+    """Pixels that are not the face: ink, paint or drilled pips (uint8 0/255).
+
+    Lightness is compared with the face around each pixel (a median over a third of the width), so a pip under
+    a glare patch, or in the shade at one end, still stands out from what surrounds it.
+    """
+    lab = tile_lab.astype(np.float32)
+    w = tile_lab.shape[1]
+    k = max(5, int(0.35 * w) | 1)
+    local = cv2.medianBlur(np.ascontiguousarray(tile_lab[..., 0]).astype(np.uint8), k).astype(np.float32)
+    dl = lab[..., 0] - face_lab[0]
+    dll = lab[..., 0] - local
+    dc = np.hypot(lab[..., 1] - face_lab[1], lab[..., 2] - face_lab[2])
+    spread = float(np.percentile(np.abs(dl), 50))
+    if dark_face:
+        # white paint is far lighter than a black face's sheen or glare: half-way to the brightest paint
+        top = float(np.percentile(dl, 99.5))
+        m = (dl > max(35.0, 4 * spread, 0.55 * top)) & (dll > 25.0)
+    else:
+        # glare is lighter and colourless, so it is never a pip; paint is darker or coloured
+        m = ((dl < -max(32.0, 4 * spread)) | (dll < -28.0)) | ((dc > 22.0) & (dl < -8.0))
+    m = m.astype(np.uint8) * 255
+    return cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+
+
+def _assign(centers: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Greedy nearest assignment of centres to reference points (n <= 12): ref index per centre."""
+    d = np.linalg.norm(centers[:, None, :] - ref[None, :, :], axis=2)
+    out = np.full(len(centers), -1)
+    used: set[int] = set()
+    for i in np.argsort(d.min(axis=1)):
+        j = next(j for j in np.argsort(d[i]) if j not in used)
+        used.add(int(j))
+        out[i] = j
+    return out
+
+
+def _fit_grid(centers_uv: np.ndarray) -> tuple[int | None, float, str]:
+    """Match blob centres (unit square of a half) to the standard layouts; (pips, score, reason).
+
+    Sets differ in pip spacing and a quad may sit a little off the tile, so the layout may be scaled about the
+    half's centre (``GRID_SCALE_RANGE``) and shifted (``GRID_MAX_SHIFT_RATIO``) before the residual is judged.
+    """
+    n = len(centers_uv)
+    if n == 0:
+        return 0, 1.0, ""
+    if n not in PIP_LAYOUTS:
+        return None, 0.0, f"{n} blobs is more than a half holds"
+    base = np.asarray(PIP_LAYOUTS[n]) - 0.5
+    c = centers_uv - 0.5
+    best = np.inf
+    for fu in (1.0, -1.0):
+        for fv in (1.0, -1.0):
+            ref = base * np.array([fu, fv])
+            k, t = 1.0, np.zeros(2)
+            for _ in range(3):
+                idx = _assign(c, k * ref + t)
+                r = ref[idx]
+                if n == 1:
+                    k, t = 1.0, c[0] - r[0]
+                else:
+                    # least squares for c = k r + t
+                    rc, cc = r - r.mean(axis=0), c - c.mean(axis=0)
+                    den = float((rc * rc).sum())
+                    k = float((rc * cc).sum() / den) if den > 1e-9 else 1.0
+                    k = float(np.clip(k, *GRID_SCALE_RANGE))
+                    t = c.mean(axis=0) - k * r.mean(axis=0)
+                t = np.clip(t, -GRID_MAX_SHIFT_RATIO, GRID_MAX_SHIFT_RATIO)
+            idx = _assign(c, k * ref + t)
+            if len(set(idx.tolist())) != n:
+                continue
+            worst = float(np.max(np.linalg.norm(c - (k * ref[idx] + t), axis=1)))
+            best = min(best, worst)
+    if best > GRID_FIT_TOLERANCE_RATIO:
+        return None, 0.0, f"{n} blobs off the standard {n}-pip pattern by {best:.2f} of the width"
+    return n, float(1.0 - best / GRID_FIT_TOLERANCE_RATIO * 0.5), ""
+
+
+def read_half(mask_half: np.ndarray, max_pips: int = 12) -> HalfReading:
+    """Count the pips in one half's feature mask (W x W, the tile end at row 0, the bar at the last row)."""
+    r, bar_ratio = _read_half(mask_half, max_pips)
+    return HalfReading(pips=r.pips, blob_count=r.blob_count, reason=r.reason, score=r.score, bar_ratio=bar_ratio)
+
+
+def _read_half(mask_half: np.ndarray, max_pips: int) -> tuple[HalfReading, float]:
+    w = mask_half.shape[1]
+    m = mask_half.copy()
+    band = round(BAR_MARGIN_RATIO * w)
+    edge = round(EDGE_MARGIN_RATIO * w)
+    # the centre bar: long horizontal strokes near the half's last rows (an opening with a line longer than any
+    # pip keeps only them), taken out with a pixel of margin so a pip beside the bar stands alone
+    near_bar = np.zeros_like(m)
+    near_bar[-round(0.22 * w):, :] = m[-round(0.22 * w):, :]
+    line = cv2.morphologyEx(near_bar, cv2.MORPH_OPEN, np.ones((1, max(3, int(0.3 * w))), np.uint8))
+    cols = np.nonzero(line.any(axis=0))[0]
+    bar_ratio = float(len(cols)) / w
+    m[cv2.dilate(line, np.ones((3, 3), np.uint8)) > 0] = 0
+    m[-band:, :] = 0
+    # cut thin bridges (a pip's rim touching the bar, a scratch) narrower than a third of the smallest pip
+    k = max(3, round(PIP_MIN_DIAMETER_RATIO * w * 0.7) | 1)
+    m = cv2.morphologyEx(m, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    n, _lab, stats, cents = cv2.connectedComponentsWithStats(m, connectivity=8)
+    a_min = np.pi * (PIP_MIN_DIAMETER_RATIO * w / 2) ** 2
+    a_max = np.pi * (PIP_MAX_DIAMETER_RATIO * w / 2) ** 2
+    blobs = []
+    odd = []
+    for i in range(1, n):
+        x, y, bw, bh, area = stats[i]
+        cx, cy = cents[i]
+        if area < a_min * 0.6:
+            continue  # speck of noise or grain
+        fill = area / float(bw * bh)
+        aspect = max(bw, bh) / max(1, min(bw, bh))
+        near_border = min(x, y, w - (x + bw), (w - band) - (y + bh)) < 0.12 * w
+        if aspect > 4 and near_border:
+            continue  # a line along the outline: the tile's own edge shading or a neighbour's seam
+        # the outline is the end (row 0) and the two sides; the last rows are the bar, not an outline
+        touches = x <= 0 or y <= 0 or x + bw >= w
+        corner = 0.15 * w
+        in_corner = min(x, w - (x + bw)) < corner and y < corner  # the rounded corners are at the tile's end
+        near = cx < edge or cx > w - 1 - edge or cy < edge or cy > w - 1 - band
+        if touches or near:
+            # the table beyond a rounded corner touches both the end and a side; a pip near a corner does not
+            background_corner = in_corner and y <= 0 and (x <= 0 or x + bw >= w)
+            if cy > w - 1 - band or area < a_min * 0.6 or (touches and (background_corner or aspect > 3)):
+                continue  # the bar's band, a speck, the background in a rounded corner, a seam along the side
+            if aspect <= 2.2 and fill >= 0.45 and area <= a_max:
+                # a pip on (or cut by) the outline means the outline is wrong: never count what is left
+                odd.append(f"pip-sized blob on the tile's outline at ({cx / w:.2f}, {cy / w:.2f})")
+            continue
+        if area > a_max or aspect > 2.2 or fill < 0.45:
+            odd.append(f"blob of {area} px (aspect {aspect:.1f}) is not a pip")
+            continue
+        blobs.append((cx / w, cy / w, area))
+    if odd:
+        return HalfReading(pips=None, blob_count=len(blobs), reason="; ".join(odd), score=0.0), bar_ratio
+    if blobs:
+        areas = np.asarray([b[2] for b in blobs], float)
+        if areas.max() > 2.6 * np.median(areas) or areas.min() < 0.35 * np.median(areas):
+            return HalfReading(pips=None, blob_count=len(blobs), reason="pip sizes disagree (merged or hidden pip)",
+                               score=0.0), bar_ratio
+    pips, score, reason = _fit_grid(np.asarray([(b[0], b[1]) for b in blobs], float).reshape(-1, 2))
+    if pips is not None and pips > max_pips:
+        return HalfReading(pips=None, blob_count=len(blobs), reason=f"{pips} pips exceeds the set's {max_pips}",
+                           score=0.0), bar_ratio
+    return HalfReading(pips=pips, blob_count=len(blobs), reason=reason, score=score), bar_ratio
+
+
+def half_quads(quad_px: np.ndarray, split_ratio: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """The two halves' quads of a tile quad, cut at the centre bar (``split_ratio`` of the way from end a).
+
+    Each is ordered so that its first two corners lie on the tile's end and its last two on the bar.
+    """
+    q = np.asarray(quad_px, np.float64)
+    m1 = q[1] + (q[2] - q[1]) * split_ratio  # on the +u long edge
+    m0 = q[0] + (q[3] - q[0]) * split_ratio  # on the -u long edge
+    half_a = np.array([q[0], q[1], m1, m0])
+    half_b = np.array([q[2], q[3], m0, m1])  # seen from end b: its -u/+u swap so the half is not mirrored
+    return half_a, half_b
+
+
+def rectify_half(frame_bgr: np.ndarray, quad_px: np.ndarray, width_px: int = CANON_W_PX) -> np.ndarray:
+    """One half's top view, W x W, the tile end on row 0 and the bar on the last row."""
+    w = int(width_px)
+    dst = np.float32([[0, 0], [w - 1, 0], [w - 1, w - 1], [0, w - 1]])
+    M = cv2.getPerspectiveTransform(np.float32(quad_px), dst)
+    return cv2.warpPerspective(frame_bgr, M, (w, w), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def read_tile(frame_bgr: np.ndarray, quad_px: np.ndarray, split_ratio: float = 0.5, max_pips: int = 12
+              ) -> tuple[HalfReading, HalfReading, dict]:
+    """Both halves of the tile ``quad_px`` in ``frame_bgr`` (each rectified on its own, cut at the bar)."""
+    qa, qb = half_quads(quad_px, split_ratio)
+    ha = cv2.cvtColor(rectify_half(frame_bgr, qa), cv2.COLOR_BGR2LAB)
+    hb = cv2.cvtColor(rectify_half(frame_bgr, qb), cv2.COLOR_BGR2LAB)
+    face = face_colour_lab(np.vstack([ha, hb]))
+    dark_face = bool(face[0] < 100)
+    ma, mb = feature_mask(ha, face, dark_face), feature_mask(hb, face, dark_face)
+    a = _blank_is_clean(read_half(ma, max_pips), ha, face)
+    b = _blank_is_clean(read_half(mb, max_pips), hb, face)
+    uniform = min(face_ratio(ha, ma, face, dark_face), face_ratio(hb, mb, face, dark_face))
+    if uniform < MIN_FACE_RATIO:
+        why = f"only {uniform:.0%} of the half is the tile's face"
+        a = a if a.pips is None else HalfReading(pips=None, blob_count=a.blob_count, reason=why, score=0.0)
+        b = b if b.pips is None else HalfReading(pips=None, blob_count=b.blob_count, reason=why, score=0.0)
+    return a, b, {"face_lab": [float(v) for v in face], "dark_face": dark_face, "face_ratio": uniform,
+                  "bar_ratio": centre_bar_ratio(frame_bgr, quad_px, split_ratio, face, dark_face)}
+
+
+def centre_bar_ratio(frame_bgr: np.ndarray, quad_px: np.ndarray, split_ratio: float, face_lab: np.ndarray,
+                     dark_face: bool, width_px: int = CANON_W_PX) -> float:
+    """Share of the tile's width spanned by a stroke across the tile where its halves meet: the centre bar a
+    true tile shows there (a quad turned a quarter or cut between two tiles shows none)."""
+    w = int(width_px)
+    q = np.asarray(quad_px, np.float64)
+    dst = np.float32([[0, 0], [w - 1, 0], [w - 1, 2 * w - 1], [0, 2 * w - 1]])
+    M = cv2.getPerspectiveTransform(np.float32(q), dst)
+    tile = cv2.warpPerspective(frame_bgr, M, (w, 2 * w), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    row = round(split_ratio * 2 * w)
+    band = cv2.cvtColor(tile[max(0, row - int(0.08 * w)):row + int(0.08 * w) + 1], cv2.COLOR_BGR2LAB).astype(np.float32)
+    dl = band[..., 0] - face_lab[0]
+    ink = (dl > 25.0) if dark_face else (dl < -18.0)
+    line = cv2.morphologyEx(ink.astype(np.uint8), cv2.MORPH_OPEN, np.ones((1, max(3, int(0.3 * w))), np.uint8))
+    return float(line.any(axis=0).mean())
+
+
+def _blank_is_clean(r: HalfReading, half_lab: np.ndarray, face_lab: np.ndarray) -> HalfReading:
+    """A half read as blank must look blank: more than ``BLANK_MAX_MARKED`` of its inner area far from the face
+    (in lightness either way) means pips were there and not segmented (blur, glare): unreadable, never 0."""
+    if r.pips != 0:
+        return r
+    w = half_lab.shape[1]
+    m = round(EDGE_MARGIN_RATIO * w)
+    band = round(0.15 * w)
+    inner = half_lab[m:w - band, m:w - m, 0].astype(np.float32)
+    marked = float((np.abs(inner - face_lab[0]) > 40.0).mean())
+    if marked > BLANK_MAX_MARKED:
+        return HalfReading(pips=None, blob_count=r.blob_count, score=0.0, bar_ratio=r.bar_ratio,
+                           reason=f"read as blank but {marked:.0%} of it is marked")
+    return r
+
+
+def face_ratio(half_lab: np.ndarray, features: np.ndarray, face_lab: np.ndarray, dark_face: bool) -> float:
+    """Share of a half's inner area (pips and their rims left out) that shows the tile's face colour."""
+    w = half_lab.shape[1]
+    m = round(EDGE_MARGIN_RATIO * w)
+    band = round(BAR_MARGIN_RATIO * w)
+    lab = half_lab[m:w - band, m:w - m].astype(np.float32)
+    feat = cv2.dilate(features, np.ones((5, 5), np.uint8))[m:w - band, m:w - m] > 0
+    dl = lab[..., 0] - face_lab[0]
+    dc = np.hypot(lab[..., 1] - face_lab[1], lab[..., 2] - face_lab[2])
+    # glare is lighter than the face on ivory and black alike: it counts little
+    away = np.where(dl > 0, 0.4 * dl, -0.5 * dl) if dark_face else np.where(dl < 0, -dl, 0.5 * dl)
+    ok = (away + dc) < FACE_DISTANCE
+    rest = ~feat
+    return float(ok[rest].mean()) if rest.any() else 0.0
