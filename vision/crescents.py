@@ -11,7 +11,6 @@ radius whose uncovered part best matches those samples (intersection over union)
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import cv2

@@ -106,8 +106,8 @@ def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, 
                 continue
             cpx = c.center_px if c.center_px is not None else camera.project_mm(
                 np.array([[c.center_mm[0], c.center_mm[1], c.z_mm]]))[0]
-            cv2.circle(explained, (int(round(cpx[0] - x0)), int(round(cpx[1] - y0))),
-                       int(round(c.radius_mm / mmpp)), 1, -1)
+            cv2.circle(explained, (round(cpx[0] - x0), round(cpx[1] - y0)),
+                       round(c.radius_mm / mmpp), 1, -1)
         while True:
             free = region & (1 - explained)
             if free.sum() < params.min_region_fraction * small_area:
@@ -119,7 +119,7 @@ def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, 
                 break
             size = "large" if d >= params.large_depth_fraction * r_px["large"] else "small"
             disc = np.zeros_like(region)
-            cv2.circle(disc, (int(ix), int(iy)), int(round(r_px[size])), 1, -1)
+            cv2.circle(disc, (int(ix), int(iy)), round(r_px[size]), 1, -1)
             new = int((disc & free).sum())
             explained |= disc
             if new < params.min_new_fraction * small_area:

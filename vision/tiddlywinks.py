@@ -21,15 +21,15 @@ from geometry import tiddlywinks as tw
 from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, POT_TOP_RADIUS_MM, WINK_THICKNESS_MM
 from geometry.records import scene_to_document
 from geometry.types import DEFAULT_CORNER_SIGNS, Color, TiddlywinksScene, Wink
-from vision.crescents import crescent_lowers
-from vision.potted import winks_in_pot
 from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene, classify_bgr
+from vision.crescents import crescent_lowers
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.pot import PotDetection, PotParams, detect_pot
+from vision.potted import winks_in_pot
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
 from vision.winks import (
-    WinkCandidate,
     RADII_MM,
+    WinkCandidate,
     WinkDetectorParams,
     assign_poses,
     check_sizes,
