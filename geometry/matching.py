@@ -233,6 +233,18 @@ def associate(before: TiddlywinksScene, after: TiddlywinksScene,
             relabelled.append(appeared[j].wink_id)
         missing = [w for w in missing if w.wink_id not in dist]
         appeared = [w for w in appeared if w.wink_id not in pairs]
+    # 5. A wink that left the mat while one of its colour appeared in the pot went in: in the cup only part of a
+    # wink shows, so its size may be misread (any distance: a shot pots from anywhere).
+    if missing and any(w.potted for w in appeared):
+        for color in sorted({w.color for w in missing}, key=lambda c: c.value):
+            ms = [w for w in missing if w.color is color]
+            ap = [w for w in appeared if w.potted and w.color is color]
+            for i, j, d in _assign(ms, ap, math.inf):
+                pairs[ap[j].wink_id] = ms[i].wink_id
+                dist[ms[i].wink_id] = d
+                relabelled.append(ap[j].wink_id)
+        missing = [w for w in missing if w.wink_id not in dist]
+        appeared = [w for w in appeared if w.wink_id not in pairs]
     return Association(pairs=pairs, relabelled=tuple(sorted(relabelled)),
                        missing=tuple(sorted(w.wink_id for w in missing)),
                        appeared=tuple(sorted(w.wink_id for w in appeared)), distances_mm=dist)

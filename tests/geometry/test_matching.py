@@ -142,3 +142,16 @@ def test_unplayed_winks_rearranged_behind_the_baseline_are_not_moves():
     after = scene(w("a", "green", "small", 860, 420, unplayed=True), w("b", "green", "small", 150, 0))
     d = diff_rest_states(before, after, played_color=Color.GREEN)
     assert d.moved == ("g2",) and d.disturbed == ()
+
+
+def test_a_wink_potted_and_read_at_the_other_size_in_the_cup_is_the_same_wink():
+    """In the cup only part of a wink shows: a large blue gone from the mat and a small blue new in the pot are
+    one wink, potted (not one out and one appeared)."""
+    before = scene(w("b1", "blue", "large", 300, 100), w("g1", "green", "small", -400, -300))
+    after = scene(w("p", "blue", "small", 3, -2, potted=True), w("g", "green", "small", -400, -300))
+    d = diff_rest_states(before, after, played_color=Color.BLUE)
+    assert d.potted == ("b1",) and d.out == () and d.missing == () and d.appeared == ()
+    # a green wink new in the pot does not explain a blue one gone
+    after2 = scene(w("p", "green", "small", 3, -2, potted=True), w("g", "green", "small", -400, -300))
+    d2 = diff_rest_states(before, after2, played_color=Color.BLUE)
+    assert d2.missing == ("b1",) and d2.appeared != ()
