@@ -222,29 +222,25 @@ def associate(before: TiddlywinksScene, after: TiddlywinksScene,
         # An earlier potted wink not seen again is still in the pot (hidden by the rim): not missing.
         missing += [bs[i] for i in range(len(bs)) if i not in used_b and not bs[i].potted]
         appeared += [as_[j] for j in range(len(as_)) if j not in used_a]
-    # 4. Colour or size misread: leftovers at the same spot are one wink.
     relabelled: list[str] = []
-    if missing and appeared:
-        missing.sort(key=lambda w: w.wink_id)
-        appeared.sort(key=lambda w: (w.center_mm, w.wink_id))
-        for i, j, d in _assign(missing, appeared, params.relabel_radius_mm):
-            pairs[appeared[j].wink_id] = missing[i].wink_id
-            dist[missing[i].wink_id] = d
-            relabelled.append(appeared[j].wink_id)
-        missing = [w for w in missing if w.wink_id not in dist]
-        appeared = [w for w in appeared if w.wink_id not in pairs]
+
+    def relabel(gone: list[Wink], new: list[Wink], gate_mm: float) -> None:
+        for i, j, d in _assign(gone, new, gate_mm):
+            pairs[new[j].wink_id] = gone[i].wink_id
+            dist[gone[i].wink_id] = d
+            relabelled.append(new[j].wink_id)
+
+    # 4. Colour or size misread: leftovers at the same spot are one wink.
+    missing.sort(key=lambda w: w.wink_id)
+    appeared.sort(key=lambda w: (w.center_mm, w.wink_id))
+    relabel(missing, appeared, params.relabel_radius_mm)
     # 5. A wink that left the mat while one of its colour appeared in the pot went in: in the cup only part of a
     # wink shows, so its size may be misread (any distance: a shot pots from anywhere).
-    if missing and any(w.potted for w in appeared):
-        for color in sorted({w.color for w in missing}, key=lambda c: c.value):
-            ms = [w for w in missing if w.color is color]
-            ap = [w for w in appeared if w.potted and w.color is color]
-            for i, j, d in _assign(ms, ap, math.inf):
-                pairs[ap[j].wink_id] = ms[i].wink_id
-                dist[ms[i].wink_id] = d
-                relabelled.append(ap[j].wink_id)
-        missing = [w for w in missing if w.wink_id not in dist]
-        appeared = [w for w in appeared if w.wink_id not in pairs]
+    for color in sorted({w.color for w in missing if w.wink_id not in dist}, key=lambda c: c.value):
+        relabel([w for w in missing if w.color is color and w.wink_id not in dist],
+                [w for w in appeared if w.potted and w.color is color and w.wink_id not in pairs], math.inf)
+    missing = [w for w in missing if w.wink_id not in dist]
+    appeared = [w for w in appeared if w.wink_id not in pairs]
     return Association(pairs=pairs, relabelled=tuple(sorted(relabelled)),
                        missing=tuple(sorted(w.wink_id for w in missing)),
                        appeared=tuple(sorted(w.wink_id for w in appeared)), distances_mm=dist)
