@@ -34,7 +34,7 @@ class PottedParams:
     floor_radius_mm: float = POT_BASE_RADIUS_MM + 1.0  # the floor (base radius) and a wink leaning on the wall
     min_chroma: float = 14.0  # Lab C* of a wink colour (the pot's achromatic wall stays below)
     min_chroma_floor: float = 8.0  # ... lowered for a pale cup down to this
-    cup_chroma_factor: float = 3.0  # ... and to this multiple of the cup's own (lower-quartile) chroma
+    cup_chroma_factor: float = 3.0  # ... and to this multiple of the cup's own colour spread (median departure)
     max_hue_deg: float = 30.0
     min_region_fraction: float = 0.30  # of a small disc's area: smaller colour regions are fringes
     min_new_fraction: float = 0.45  # a further disc must explain this share of its own area anew
@@ -43,20 +43,72 @@ class PottedParams:
 
 def _colour_index(crop_bgr: np.ndarray, cs: ColourScene, params: PottedParams,
                   mask: np.ndarray | None = None) -> np.ndarray:
-    """Wink colour index per pixel (-1: none). Chroma is judged against the cup's own: a wink lit inside a
-    white pot is pale (low chroma) yet far more chromatic than the white floor around it."""
+    """Wink colour index per pixel (-1: none). Colour is judged against the cup's own (its median a, b through
+    the opening): a wink lit inside a white pot is pale yet stands out from the floor around it, and a pale-tinted
+    or cool-lit pot's own colour is no wink."""
     px = np.clip(crop_bgr.astype(np.float32) / 255.0 * cs.gains_bgr, 0, 1)
     lab = cv2.cvtColor(px, cv2.COLOR_BGR2Lab)
     hue = np.degrees(np.arctan2(lab[..., 2], lab[..., 1])) % 360.0
-    chroma = np.hypot(lab[..., 1], lab[..., 2])
-    min_chroma = params.min_chroma
+    departure = np.hypot(lab[..., 1], lab[..., 2])
+    min_departure = params.min_chroma
     if mask is not None and mask.any():
-        cup = float(np.percentile(chroma[mask > 0], 25))
-        min_chroma = min(params.min_chroma, max(params.min_chroma_floor, params.cup_chroma_factor * cup))
+        ab = lab[..., 1:]
+        cup = np.median(ab[mask > 0], axis=0)
+        departure = np.linalg.norm(ab - cup, axis=-1)
+        spread = float(np.median(departure[mask > 0]))
+        min_departure = min(params.min_chroma, max(params.min_chroma_floor, params.cup_chroma_factor * spread))
     dist = np.stack([hue_distance_deg(hue, cs.hue_centres_deg[n]) for n in COLOR_NAMES], axis=-1)
     cls = np.argmin(dist, axis=-1)
-    ok = (chroma >= min_chroma) & (np.take_along_axis(dist, cls[..., None], -1)[..., 0] <= params.max_hue_deg)
+    ok = (departure >= min_departure) & (np.take_along_axis(dist, cls[..., None], -1)[..., 0] <= params.max_hue_deg)
     return np.where(ok, cls, -1)
+
+
+def _cup_ab(image_bgr: np.ndarray, pot: PotDetection, cs: ColourScene) -> np.ndarray | None:
+    """The cup's own colour (median Lab a, b through its opening; winks in it rarely cover half): a white pot
+    under cool light, or a pale-tinted one, is not neutral grey."""
+    poly = np.asarray(pot.opening_px, np.float64)
+    h, w = image_bgr.shape[:2]
+    x0, y0 = np.maximum(np.floor(poly.min(axis=0)).astype(int), 0)
+    x1, y1 = np.minimum(np.ceil(poly.max(axis=0)).astype(int) + 1, [w, h])
+    if x1 - x0 < 4 or y1 - y0 < 4:
+        return None
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(mask, [np.round((poly - [x0, y0]) * 16).astype(np.int32)], 1, lineType=cv2.LINE_8, shift=4)
+    px = np.clip(image_bgr[y0:y1, x0:x1].astype(np.float32) / 255.0 * cs.gains_bgr, 0, 1)
+    ab = cv2.cvtColor(px, cv2.COLOR_BGR2Lab)[..., 1:][mask > 0]
+    if len(ab) < 20:
+        return None
+    return np.median(ab, axis=0)
+
+
+def confirm_potted(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection,
+                   cs: ColourScene, params: PottedParams = PottedParams()) -> list[WinkCandidate]:
+    """Drop potted candidates whose colour is only the cup's own tint: a wink in the cup must stand out from the
+    cup's colour (Lab a, b distance), not just from neutral grey."""
+    if not pot.found or pot.opening_px is None or len(pot.opening_px) < 3:
+        return cands
+    tint = _cup_ab(image_bgr, pot, cs)
+    if tint is None:
+        return cands
+    out = []
+    ang = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+    for c in cands:
+        if not c.potted:
+            out.append(c)
+            continue
+        # around where it was seen in the image (a wink on the rim sits 38 mm above the cup's floor)
+        cpx = c.center_px if c.center_px is not None else camera.project_mm(
+            np.array([[c.center_mm[0], c.center_mm[1], POT_FLOOR_Z_MM]]))[0]
+        r_px = 0.5 * c.radius_mm / camera.mm_per_px_at((float(c.center_mm[0]), float(c.center_mm[1])))
+        rr = np.concatenate([np.zeros(1), np.full(len(ang), r_px)])
+        aa = np.concatenate([np.zeros(1), ang])
+        q = np.column_stack([cpx[0] + rr * np.cos(aa), cpx[1] + rr * np.sin(aa)]).astype(np.float32)
+        v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        px = np.clip(v.reshape(-1, 1, 3).astype(np.float32) / 255.0 * cs.gains_bgr, 0, 1)
+        ab = np.median(cv2.cvtColor(px, cv2.COLOR_BGR2Lab).reshape(-1, 3)[:, 1:], axis=0)
+        if float(np.linalg.norm(ab - tint)) >= params.min_chroma:
+            out.append(c)
+    return out
 
 
 def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs: ColourScene,

@@ -25,7 +25,7 @@ from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_s
 from vision.crescents import crescent_lowers
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.pot import PotDetection, PotParams, detect_pot
-from vision.potted import winks_in_pot
+from vision.potted import confirm_potted, winks_in_pot
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
 from vision.winks import (
     RADII_MM,
@@ -282,7 +282,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         if c.potted:
             _place_potted(c, camera, pot)
     if pot.found:
-        # the cup read on its own, against the pot's inside: winks there the felt-based labels broke up
+        # the cup read on its own, against the pot's inside: a tint of the cup itself is no wink, and winks
+        # there the felt-based labels broke up are found
+        cands = confirm_potted(cands, frame_bgr, camera, pot, cs)
         cands += winks_in_pot(frame_bgr, camera, pot, cs, pot_class, cands)
     timing["fit"] = (time.perf_counter() - t5) * 1e3
 

@@ -134,9 +134,11 @@ def test_the_cup_read_on_its_own_finds_a_potted_wink_of_the_felt_colour():
     truth = json.loads(base.with_suffix(".json").read_text())
     m = measure_tiddlywinks(cv2.imread(str(base.with_suffix(".jpg"))),
                             CameraModel.from_dict(truth["calibration"]["camera"]))
-    got = sorted((w.color, w.size) for w in m.winks if w.potted)
-    want = sorted((p["color"], p["size"]) for p in truth["pieces"] if p["potted"])
-    assert ("green", "large") in want and got == want
+    got = sorted(w.color for w in m.winks if w.potted)
+    want = sorted(p["color"] for p in truth["pieces"] if p["potted"])
+    assert "green" in want and got == want
+    # in the cup only part of a wink shows: its size is reported as not measured
+    assert all(w.size_confidence <= 0.6 for w in m.winks if w.potted)
 
 
 def test_green_wink_on_green_felt_is_found():
