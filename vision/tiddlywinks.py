@@ -25,7 +25,7 @@ from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_s
 from vision.crescents import crescent_lowers
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.pot import PotDetection, PotParams, detect_pot
-from vision.potted import confirm_potted, winks_in_pot
+from vision.potted import POT_FLOOR_Z_MM, confirm_potted, winks_in_pot
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
 from vision.winks import (
     RADII_MM,
@@ -40,8 +40,6 @@ from vision.winks import (
 
 #: Height of the orthophoto plane: the top face of a flat wink.
 ORTHO_Z_MM = WINK_THICKNESS_MM
-#: Height of the floor of the cup where potted winks rest (a wink on the rim sits at the top).
-POT_FLOOR_Z_MM = 3.25
 #: Calibrations whose table origin comes from the photograph's own mat outline (not a measured reference).
 SELF_CALIBRATED_SOURCES = ("mat", "corners")
 #: Position uncertainty of a wink partly hidden behind the pot whose size the fit could not confirm.
