@@ -140,16 +140,18 @@ def dedupe_same_spot(scene: TiddlywinksScene, max_offset_ratio: float = 0.6
 
 
 def trim_to_equipment(scene: TiddlywinksScene) -> tuple[TiddlywinksScene, tuple[str, ...]]:
-    """At most two large and four small winks per colour (TW 2): the least confident extras are dropped
-    (a detector's phantoms); returns the scene and the dropped ids."""
+    """At most six winks per colour (TW 2): the least confident extras are dropped (a detector's phantoms);
+    returns the scene and the dropped ids. A colour's count is capped, not each size's: three 'large' winks of
+    one colour are likelier a size misread (a partly hidden wink) than a phantom, and dropping a real wink would
+    make a later shot pair the played wink with it."""
     keep: list[Wink] = []
     dropped: list[str] = []
-    groups: dict[tuple[str, str], list[Wink]] = {}
+    groups: dict[Color, list[Wink]] = {}
     for w in scene.winks:
-        groups.setdefault(_group(w), []).append(w)
-    for key, ws in groups.items():
+        groups.setdefault(w.color, []).append(w)
+    cap = LARGE_WINKS_PER_COLOR + SMALL_WINKS_PER_COLOR
+    for ws in groups.values():
         ranked = sorted(ws, key=lambda w: (-w.confidence, w.position_sigma_mm, w.wink_id))
-        cap = group_capacity(key[1])
         keep += ranked[:cap]
         dropped += [w.wink_id for w in ranked[cap:]]
     order = {w.wink_id: i for i, w in enumerate(scene.winks)}

@@ -155,3 +155,14 @@ def test_a_wink_potted_and_read_at_the_other_size_in_the_cup_is_the_same_wink():
     after2 = scene(w("p", "green", "small", 3, -2, potted=True), w("g", "green", "small", -400, -300))
     d2 = diff_rest_states(before, after2, played_color=Color.BLUE)
     assert d2.missing == ("b1",) and d2.appeared != ()
+
+
+def test_equipment_caps_a_colour_at_six_not_each_size():
+    """Three 'large' blue winks are likelier a size misread than a phantom: kept while the colour has six; a
+    seventh blue wink is a phantom and the least confident goes."""
+    from geometry.matching import trim_to_equipment
+    six = [w(f"b{i}", "blue", "large" if i < 3 else "small", 100.0 * i, 0, confidence=0.9) for i in range(6)]
+    kept, dropped = trim_to_equipment(scene(*six))
+    assert dropped == () and len(kept.winks) == 6
+    kept, dropped = trim_to_equipment(scene(*six, w("bx", "blue", "small", 900, 0, confidence=0.5)))
+    assert dropped == ("bx",) and len(kept.winks) == 6
