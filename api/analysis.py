@@ -39,9 +39,8 @@ def pot_contents_unreadable(color: str) -> Ruling:
 def add_rulings(document: dict[str, Any], scene: TiddlywinksScene) -> dict[str, Any]:
     """Attach ``rulings`` (rule order, see ``adjudicate``) and ``squidge_off`` to a scene document."""
     rulings = adjudicate(scene)
-    hidden = (document.get("pot") or {}).get("hides_color")
-    if hidden:
-        rulings = [*rulings, pot_contents_unreadable(hidden)]
+    if scene.pot_hides_color is not None:
+        rulings = [*rulings, pot_contents_unreadable(scene.pot_hides_color.value)]
     document["rulings"] = [r.to_dict() for r in rulings]
     document["squidge_off"] = squidge_off_verdict(scene)
     return document
