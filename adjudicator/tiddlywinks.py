@@ -17,6 +17,7 @@ from adjudicator.tiddlywinks_bounds import (
 )
 from adjudicator.tiddlywinks_pot import (
     is_pot_out_phase,
+    judge_pot_contents,
     judge_pot_out_separation,
     judge_pot_supported,
     judge_under_pot_base,
@@ -58,6 +59,7 @@ __all__ = [
     "judge_game_ceases",
     "judge_out_of_bounds",
     "judge_piles",
+    "judge_pot_contents",
     "judge_pot_out_separation",
     "judge_pot_supported",
     "judge_score",
@@ -554,7 +556,7 @@ def adjudicate(scene: TiddlywinksScene, params: TiddlywinksParams = DEFAULT_PARA
     """All still-photo rulings for a game in progress, in rule order.
 
     Squops and piles (TW 6(a), 1(a)(vi)); out of bounds and replacement spots (TW 7(a)); under the pot base and
-    pot-supported winks (TW 7(b)); pot-out separations (TW 8); the score (TW 10(a), else provisional TW 10(b));
+    pot-supported winks (TW 7(b)); a pot hiding a colour's potted winks (TW 5(c)); pot-out separations (TW 8); the score (TW 10(a), else provisional TW 10(b));
     the free-turn trigger (TW 11(a)); whether the game ceases (TW 6(b)). The squidge-off is judged apart
     (:func:`judge_squidge_off`).
     """
@@ -568,6 +570,7 @@ def adjudicate(scene: TiddlywinksScene, params: TiddlywinksParams = DEFAULT_PARA
         *judge_out_of_bounds(scene, params),
         *judge_under_pot_base(scene, params),
         *judge_pot_supported(scene, params, relations),
+        *judge_pot_contents(scene),
         *judge_pot_out_separation(scene, params, relations),
         judge_score(scene, params, relations, final=ceases.decision is Decision.GAME_CEASES),
         judge_free_turns(scene, params, relations),

@@ -293,3 +293,17 @@ def judge_pot_out_separation(
             moving, fixed = min(options)[2:] if options else (a, b)
             propose(moving, fixed, f"{a_id} and {b_id} are {gap:.1f} mm apart")
     return tuple(rulings)
+
+
+def judge_pot_contents(scene: TiddlywinksScene) -> tuple[Ruling, ...]:
+    """TW 5(c): a pot whose inside is a wink colour hides potted winks of that colour from the camera, so their
+    count comes from the umpire (and the score with it), never from a silent miss."""
+    color = scene.pot_hides_color
+    if color is None:
+        return ()
+    return (Ruling(game="tiddlywinks", rule="TW 5(c)", decision=Decision.REFER_TO_UMPIRE,
+                   explanation=(f"the pot's inside is {color.value}: {color.value} winks in it cannot be told "
+                                f"from its wall, so the {color.value} potted count comes from the umpire, not "
+                                "the photograph"),
+                   colors=(color,), confidence=1.0),)
+

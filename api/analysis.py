@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 
 from adjudicator.tiddlywinks import adjudicate, judge_squidge_off
-from adjudicator.types import Decision, Ruling
-from geometry.types import Color, TiddlywinksScene
+from geometry.types import TiddlywinksScene
 from vision.tiddlywinks import (
     TiddlywinksParams,
     document_from_measurement,
@@ -28,20 +27,9 @@ def squidge_off_verdict(scene: TiddlywinksScene) -> dict[str, Any] | None:
     return None if sub is None else judge_squidge_off(sub).to_dict()
 
 
-def pot_contents_unreadable(color: str) -> Ruling:
-    """A pot of a wink's own colour: potted winks of that colour cannot be counted from the photograph."""
-    return Ruling(game="tiddlywinks", rule="TW 5(c)", decision=Decision.REFER_TO_UMPIRE,
-                  explanation=(f"the pot's inside is {color}: {color} winks in it cannot be told from its wall, "
-                               f"so the {color} potted count comes from the umpire, not the photograph"),
-                  colors=(Color(color),), confidence=1.0)
-
-
 def add_rulings(document: dict[str, Any], scene: TiddlywinksScene) -> dict[str, Any]:
     """Attach ``rulings`` (rule order, see ``adjudicate``) and ``squidge_off`` to a scene document."""
-    rulings = adjudicate(scene)
-    if scene.pot_hides_color is not None:
-        rulings = [*rulings, pot_contents_unreadable(scene.pot_hides_color.value)]
-    document["rulings"] = [r.to_dict() for r in rulings]
+    document["rulings"] = [r.to_dict() for r in adjudicate(scene)]
     document["squidge_off"] = squidge_off_verdict(scene)
     return document
 

@@ -350,3 +350,12 @@ def test_a_wink_vanishing_into_a_pot_that_hides_its_colour_is_taken_as_potted():
     s2, report2, rulings2 = shoot(state, plain)
     assert report2.diff.out == ("blue-S1",) and not s2.scene.wink("blue-S1").potted
     assert ("TW 7(a)", Decision.REFER_TO_UMPIRE) in decisions(rulings2)
+
+
+def test_a_pot_hiding_a_colour_refers_that_colours_potted_count():
+    """TW 5(c) from a still: the scene says the pot hides blue, so the count of potted blue winks is the umpire's."""
+    from adjudicator.tiddlywinks import adjudicate
+    hidden = replace(full_scene(), pot_hides_color=Color.BLUE)
+    refer = [r for r in adjudicate(hidden) if r.rule == "TW 5(c)" and r.decision is Decision.REFER_TO_UMPIRE]
+    assert len(refer) == 1 and refer[0].colors == ("blue",)
+    assert not any(r.rule == "TW 5(c)" and r.decision is Decision.REFER_TO_UMPIRE for r in adjudicate(full_scene()))
