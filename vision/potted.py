@@ -38,6 +38,7 @@ class PottedParams:
     max_hue_deg: float = 30.0
     min_region_fraction: float = 0.30  # of a small disc's area: smaller colour regions are fringes
     min_new_fraction: float = 0.45  # a further disc must explain this share of its own area anew
+    known_grow_max_mm: float = 3.0  # a wink already found explains its disc grown by its uncertainty, up to this
     large_depth_fraction: float = 0.85  # interior depth (of the large radius) that only a large wink reaches
 
 
@@ -158,8 +159,10 @@ def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, 
                 continue
             cpx = c.center_px if c.center_px is not None else camera.project_mm(
                 np.array([[c.center_mm[0], c.center_mm[1], c.z_mm]]))[0]
+            # its outline in the cup is known only to its uncertainty (part of it is hidden by the wall)
+            grow_mm = min(c.sigma_mm, params.known_grow_max_mm)
             cv2.circle(explained, (round(cpx[0] - x0), round(cpx[1] - y0)),
-                       round(c.radius_mm / mmpp), 1, -1)
+                       round((c.radius_mm + grow_mm) / mmpp), 1, -1)
         while True:
             free = region & (1 - explained)
             if free.sum() < params.min_region_fraction * small_area:
