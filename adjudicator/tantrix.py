@@ -1,0 +1,572 @@
+"""Tantrix (RULES.md section 2): placement legality, moves, scores, tournament points, tie-breaks.
+
+Judges take boards as data (``geometry.tantrix.Board``: hex -> tile number and rotation) and return ``Ruling``s
+citing the clause as RULES.md names it: the verdict of a placement under ``TX A1`` and each broken rule under its
+game-rule clause (``TX G-2`` mismatch or not touching, ``TX G-4`` free move while a forced space is fillable,
+``TX G-5 R1``/``R2``/``R3``). Players are named by strings; a ruling's ``colors`` carries the players it is about.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from adjudicator.types import AdjudicatorError, Decision, Ruling
+from geometry.tantrix import (
+    EDGE_COUNT,
+    Board,
+    Hex,
+    LinkColor,
+    TantrixError,
+    neighbour,
+    neighbours,
+    opposite_edge,
+    tile,
+)
+
+GAME = "tantrix"
+TOTAL_TP = 20.0  # TX A3: 20 tournament points are shared per game
+DRAW_TP = 10.0  # TX I-1: margin 0 gives 10-10
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TpTable:
+    """TX I-1: the event's score-sheet table, margin -> the winner's tournament points (the loser gets the rest).
+
+    ``entries`` are ``(least margin, winner TPs)`` pairs; a margin takes the entry with the largest least margin
+    not above it. Validated: starts at margin 0 with 10 (10-10 draw), winner TPs never fall as the margin grows
+    and stay within [10, 20], so every game's two shares sum to 20.
+    """
+
+    entries: tuple[tuple[int, float], ...]
+
+    def __post_init__(self) -> None:
+        entries = tuple(sorted((int(m), float(tp)) for m, tp in self.entries))
+        if not entries or entries[0] != (0, DRAW_TP):
+            raise AdjudicatorError(f"TP table must give 10-10 at margin 0 (TX I-1), got {entries[:1]!r}")
+        margins = [m for m, _ in entries]
+        if len(set(margins)) != len(margins):
+            raise AdjudicatorError(f"TP table lists a margin twice: {margins!r}")
+        for (m0, tp0), (m1, tp1) in itertools.pairwise(entries):
+            if tp1 < tp0:
+                raise AdjudicatorError(f"TP table must not fall with the margin: {m0}->{tp0}, {m1}->{tp1}")
+        if entries[-1][1] > TOTAL_TP:
+            raise AdjudicatorError(f"winner TPs must not exceed {TOTAL_TP}, got {entries[-1][1]!r}")
+        object.__setattr__(self, "entries", entries)
+
+    @classmethod
+    def from_pairs(cls, pairs: Mapping[int, tuple[float, float]]) -> TpTable:
+        """From ``margin -> (winner TPs, loser TPs)`` as printed on a score sheet; each pair must sum to 20."""
+        entries = []
+        for margin, (win, lose) in pairs.items():
+            if not math.isclose(win + lose, TOTAL_TP):
+                raise AdjudicatorError(f"TP pair at margin {margin} must sum to 20, got {win}-{lose}")
+            entries.append((margin, win))
+        return cls(entries=tuple(entries))
+
+    def winner_points(self, margin: int) -> float:
+        if margin < 0:
+            raise AdjudicatorError(f"margin must be >= 0, got {margin!r}")
+        return [tp for m, tp in self.entries if m <= margin][-1]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TantrixParams:
+    """Tournament settings (TX A3) with the rule book's defaults; ``tp_table`` is the event's (TX I-1)."""
+
+    tp_table: TpTable | None = None
+    penalty_free_s: float = 20 * 60.0  # TX 3, TX I-4: 20:00 already costs one penalty
+    penalty_step_s: float = 60.0  # one more per full minute
+    adjudication_after_s: float = 25 * 60.0  # TX 3, TX I-4: strictly more than 25:00
+    wrong_call_s: float = 30.0  # TX 5: a wrong missed-forced-space call
+    clock_start_late_s: float = 5 * 60.0  # TX 6: the clock may start 5 min after the scheduled time
+    default_late_s: float = 15 * 60.0  # TX 6: default after 10 more
+    default_tp: tuple[float, float] = (15.0, 5.0)  # TX 6 (the Controller may change)
+    frame_idx: int | None = None
+
+    def __post_init__(self) -> None:
+        if not (self.penalty_free_s > 0 and self.penalty_step_s > 0 and self.adjudication_after_s > 0):
+            raise AdjudicatorError("clock limits must be positive")
+        if not math.isclose(sum(self.default_tp), TOTAL_TP):
+            raise AdjudicatorError(f"default TPs must sum to 20, got {self.default_tp!r}")
+
+
+DEFAULT_TANTRIX_PARAMS = TantrixParams()
+
+
+def _ruling(rule: str, decision: Decision, explanation: str, params: TantrixParams, **kw) -> Ruling:
+    return Ruling(game=GAME, rule=rule, decision=decision, explanation=explanation, frame_idx=params.frame_idx, **kw)
+
+
+def _tile_id(number: int) -> str:
+    return f"tile-{number}"
+
+
+# ---------------------------------------------------------------- TX A1: legality
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Violation:
+    """One broken rule of a placement: its clause, what happened, and the hexes involved."""
+
+    rule: str
+    explanation: str
+    hexes: tuple[Hex, ...] = ()
+    interpretations: tuple[str, ...] = ()
+
+
+def controlled_side_hexes(before: Board, h: Hex) -> tuple[Hex, ...]:
+    """TX G-5 R3 / TX I-2: empty hexes that reach four or more neighbours when, after a tile at ``h``, the
+    forced spaces it creates are filled in turn (colours ignored). Empty if the placement is not along a
+    controlled side.
+    """
+    filled = set(before.tiles) | {h}
+
+    def count(x: Hex) -> int:
+        return sum(n in filled for n in neighbours(x))
+
+    queue = deque(n for n in neighbours(h) if n not in filled and count(n) == 3)
+    queued = set(queue)
+    while queue:
+        x = queue.popleft()
+        filled.add(x)
+        over = tuple(sorted(n for n in neighbours(x) if n not in filled and count(n) >= 4))
+        if over:
+            return over
+        for n in neighbours(x):
+            if n not in filled and n not in queued and count(n) == 3:
+                queued.add(n)
+                queue.append(n)
+    return ()
+
+
+def restriction_violations(before: Board, h: Hex, number: int, rotation: int) -> list[Violation]:
+    """TX G-5 R1-R3 for a tile placed at ``h`` (they apply before the endgame only)."""
+    after = before.with_tile(h, number, rotation)
+    out: list[Violation] = []
+    blocked = tuple(n for n in neighbours(h) if after.is_blocked_space(n))
+    if blocked:
+        colors = ", ".join(sorted({next(iter(after.facing_colors(b).values())).value for b in blocked}))
+        out.append(Violation(rule="TX G-5 R1", hexes=blocked,
+                             explanation=f"creates forced space(s) {list(blocked)} whose three links are all {colors}"))
+    fourth = tuple(n for n in neighbours(h) if n not in after and before.neighbour_count(n) == 3)
+    if fourth:
+        out.append(Violation(rule="TX G-5 R2", hexes=fourth,
+                             explanation=f"gives forced space(s) {list(fourth)} a fourth neighbour"))
+    else:
+        over = controlled_side_hexes(before, h)
+        if over:
+            out.append(Violation(rule="TX G-5 R3", hexes=over, interpretations=("TX I-2",),
+                                 explanation=f"along a controlled side: filling the forced spaces it creates "
+                                             f"leaves {list(over)} with four or more neighbours"))
+    return out
+
+
+def fillable_forced_spaces(board: Board, hand: Iterable[int], *, endgame: bool = False) -> dict[Hex, tuple[int, ...]]:
+    """Forced spaces (TX G-3) -> the hand tiles that fit them legally.
+
+    Before the endgame a fit that would break R1-R3 does not count: such a space is pair-blocked and obliges
+    no one (TX A1). Spaces no hand tile fills are left out.
+    """
+    hand = tuple(hand)
+    out: dict[Hex, tuple[int, ...]] = {}
+    for space in board.forced_spaces():
+        fitting = []
+        for number in hand:
+            if number in board.numbers():
+                continue
+            rotations = board.fitting_rotations(number, space)
+            legal = bool(rotations) if endgame else any(
+                not restriction_violations(board, space, number, r) for r in rotations)
+            if legal:
+                fitting.append(number)
+        if fitting:
+            out[space] = tuple(fitting)
+    return out
+
+
+def forced_space_fits(board: Board, hand: Iterable[int]) -> dict[Hex, tuple[int, ...]]:
+    """Every forced space (TX G-3) -> the hand tiles that fit it for some rotation, colours only (TX P4)."""
+    hand = tuple(hand)
+    return {s: tuple(n for n in hand if board.fits(n, s)) for s in board.forced_spaces()}
+
+
+def placement_violations(
+    before: Board, h: Hex, number: int, rotation: int, *, endgame: bool = False, hand: Iterable[int] | None = None
+) -> list[Violation]:
+    """Every rule a tile placed at ``h`` breaks (TX A1); empty if legal."""
+    tile(number)
+    if h in before:
+        return [Violation(rule="TX A1", hexes=(h,), explanation=f"hex {h} already holds tile {before[h].number}")]
+    if number in before.numbers():
+        return [Violation(rule="TX A1", explanation=f"tile {number} is already on the board")]
+    out: list[Violation] = []
+    if hand is not None and number not in set(hand):
+        out.append(Violation(rule="TX A1", explanation=f"tile {number} is not in the player's hand"))
+    after = before.with_tile(h, number, rotation)
+    if len(before) and before.neighbour_count(h) == 0:
+        out.append(Violation(rule="TX G-2", hexes=(h,), explanation=f"tile {number} at {h} does not touch the Tantrix"))
+    bad = after.mismatched_edges(h)
+    if bad:
+        shown = ", ".join(f"edge {k} {after[h].edge_color(k).value} vs {after[neighbour(h, k)].number}'s "
+                          f"{after.facing_colors(h)[k].value}" for k in bad)
+        out.append(Violation(rule="TX G-2", hexes=tuple(neighbour(h, k) for k in bad),
+                             explanation=f"tile {number} at {h} mismatches: {shown}"))
+    if hand is not None and not before.is_forced_space(h):
+        fillable = fillable_forced_spaces(before, hand, endgame=endgame)
+        if fillable:
+            out.append(Violation(rule="TX G-4", hexes=tuple(fillable),
+                                 explanation=f"free move while forced space(s) can be filled: {fillable}"))
+    if not endgame:
+        out += restriction_violations(before, h, number, rotation)
+    return out
+
+
+def judge_placement(
+    before: Board,
+    h: Hex,
+    number: int,
+    rotation: int,
+    *,
+    endgame: bool = False,
+    hand: Iterable[int] | None = None,
+    params: TantrixParams = DEFAULT_TANTRIX_PARAMS,
+) -> tuple[Ruling, ...]:
+    """TX A1: the verdict on a tile placed at ``h``, then one ``ILLEGAL`` ruling per broken rule.
+
+    Without the player's ``hand`` the free-move rule (TX G-4) cannot be checked when a forced space is open: an
+    ``UNDECIDED`` ruling names the missing hand.
+    """
+    hand = None if hand is None else tuple(hand)
+    violations = placement_violations(before, h, number, rotation, endgame=endgame, hand=hand)
+    ids = (_tile_id(number),)
+    phase = "endgame" if endgame else "before the endgame"
+    evidence = {"rotation_count": rotation % EDGE_COUNT, "broken_rules_count": len(violations)}
+    if violations:
+        head = _ruling("TX A1", Decision.ILLEGAL,
+                       f"tile {number} at {h} ({phase}) breaks " + ", ".join(v.rule for v in violations),
+                       params, piece_ids=ids, evidence=evidence)
+    else:
+        head = _ruling("TX A1", Decision.LEGAL, f"tile {number} at {h} rotation {rotation % EDGE_COUNT} is legal "
+                       f"({phase})", params, piece_ids=ids, evidence=evidence)
+    out = [head]
+    out += [_ruling(v.rule, Decision.ILLEGAL, v.explanation, params, piece_ids=ids,
+                    interpretations=v.interpretations) for v in violations]
+    if hand is None and not before.is_forced_space(h) and before.forced_spaces():
+        out.append(_ruling("TX G-4", Decision.UNDECIDED,
+                           f"forced space(s) {list(before.forced_spaces())} are open but the hand is not visible; "
+                           "cannot tell whether a free move was allowed", params, piece_ids=ids))
+    return tuple(out)
+
+
+def judge_move(
+    before: Board,
+    after: Board,
+    *,
+    endgame: bool = False,
+    hand: Iterable[int] | None = None,
+    params: TantrixParams = DEFAULT_TANTRIX_PARAMS,
+) -> tuple[Ruling, ...]:
+    """TX A1 on two photos of the Tantrix: the tile placed between them and every rule it broke.
+
+    Exactly one tile must have appeared and no placed tile may have moved or vanished; otherwise the ruling is
+    ``UNDECIDED`` (several or no tiles: the umpire must look) naming what changed.
+    """
+    moved = sorted(h for h in before if h in after and after[h] != before[h])
+    gone = sorted(h for h in before if h not in after)
+    added = sorted(h for h in after if h not in before)
+    if moved or gone or len(added) != 1:
+        return (_ruling("TX A1", Decision.UNDECIDED,
+                        f"expected one new tile; added {added}, moved {moved}, removed {gone}", params,
+                        evidence={"added_count": len(added), "moved_count": len(moved), "removed_count": len(gone)}),)
+    h = added[0]
+    p = after[h]
+    return judge_placement(before, h, p.number, p.rotation, endgame=endgame, hand=hand, params=params)
+
+
+# ---------------------------------------------------------------- TX A2: score
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ColorLine:
+    """One component of a colour's link graph: a line or a loop through ``hexes``."""
+
+    color: LinkColor
+    hexes: tuple[Hex, ...]
+    is_loop: bool
+
+    @property
+    def value(self) -> int:
+        """TX A2: one point per tile, two for a loop."""
+        return len(self.hexes) * (2 if self.is_loop else 1)
+
+
+def color_lines(board: Board, color: LinkColor | str) -> tuple[ColorLine, ...]:
+    """TX A2: every line and loop of ``color``, best first.
+
+    Two adjacent tiles are linked when both show ``color`` on their shared edge; each tile carries one link of a
+    colour, so each component is a path or a cycle.
+    """
+    color = LinkColor.parse(color)
+    nodes = [h for h, p in board.tiles.items() if color in p.tile.colors]
+    adj: dict[Hex, list[Hex]] = {h: [] for h in nodes}
+    for h in nodes:
+        for k in range(EDGE_COUNT):
+            n = neighbour(h, k)
+            if n in adj and board[h].edge_color(k) is color and board[n].edge_color(opposite_edge(k)) is color:
+                adj[h].append(n)
+    seen: set[Hex] = set()
+    lines = []
+    for start in nodes:
+        if start in seen:
+            continue
+        comp, todo = [], [start]
+        seen.add(start)
+        while todo:
+            x = todo.pop()
+            comp.append(x)
+            for n in adj[x]:
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        is_loop = len(comp) >= 3 and all(len(adj[x]) == 2 for x in comp)
+        lines.append(ColorLine(color=color, hexes=tuple(sorted(comp)), is_loop=is_loop))
+    return tuple(sorted(lines, key=lambda line: (-line.value, line.hexes)))
+
+
+def color_score(board: Board, color: LinkColor | str) -> int:
+    """TX G-7: the value of ``color``'s single best line or loop (0 if the colour is not on the board)."""
+    lines = color_lines(board, color)
+    return lines[0].value if lines else 0
+
+
+def judge_score(
+    board: Board, players: Mapping[str, LinkColor | str], params: TantrixParams = DEFAULT_TANTRIX_PARAMS
+) -> tuple[Ruling, ...]:
+    """TX A2: each player's score (``SCORE``), then the winner and margin (``WINNER``; no colours on a draw)."""
+    if len(players) != 2:
+        raise AdjudicatorError(f"a Tantrix game has two players, got {list(players)!r}")
+    out = []
+    scores: dict[str, int] = {}
+    for name, color in players.items():
+        color = LinkColor.parse(color)
+        lines = color_lines(board, color)
+        best = lines[0] if lines else None
+        scores[name] = best.value if best else 0
+        kind = "no line" if best is None else f"{'loop' if best.is_loop else 'line'} of {len(best.hexes)} tiles"
+        out.append(_ruling("TX A2", Decision.SCORE, f"{name} ({color.value}): {kind}, {scores[name]} points", params,
+                           colors=(name,), piece_ids=tuple(_tile_id(board[h].number) for h in (best.hexes if best
+                                                                                                 else ())),
+                           evidence={"score_points": scores[name],
+                                     "tiles_count": 0 if best is None else len(best.hexes),
+                                     "loop_count": int(bool(best and best.is_loop))}))
+    (a, sa), (b, sb) = scores.items()
+    margin = abs(sa - sb)
+    if sa == sb:
+        out.append(_ruling("TX A2", Decision.SCORE, f"drawn {sa}-{sb}", params, evidence={"margin_points": 0}))
+    else:
+        winner = a if sa > sb else b
+        out.append(_ruling("TX A2", Decision.WINNER, f"{winner} wins {max(sa, sb)}-{min(sa, sb)} by {margin}",
+                           params, colors=(winner,), evidence={"margin_points": margin}))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- TX A3: tournament points and the clock
+
+
+def time_penalties(time_s: float, params: TantrixParams = DEFAULT_TANTRIX_PARAMS) -> int:
+    """TX 3: 0 under 20:00, else 1 + one per full minute beyond (TX I-4).
+
+    >>> [time_penalties(t) for t in (1199, 1200, 1259, 1260, 1350)]
+    [0, 1, 1, 2, 3]
+    """
+    if not math.isfinite(time_s) or time_s < 0:
+        raise AdjudicatorError(f"clock time must be a finite number of seconds >= 0, got {time_s!r}")
+    if time_s < params.penalty_free_s:
+        return 0
+    return 1 + math.floor((time_s - params.penalty_free_s) / params.penalty_step_s)
+
+
+def is_adjudication_due(time_s: float, params: TantrixParams = DEFAULT_TANTRIX_PARAMS) -> bool:
+    """TX 3: a clock strictly over 25:00 lets the Controller stop and adjudicate (TX I-4)."""
+    return time_s > params.adjudication_after_s
+
+
+def apply_penalties(base_tp: tuple[float, float], penalties: tuple[int, int]) -> tuple[float, float]:
+    """TX A3: each penalty moves 1 TP to the opponent; both net; each share clamped to [0, 20], sum kept 20.
+
+    >>> apply_penalties((17.0, 3.0), (3, 1))
+    (15.0, 5.0)
+    """
+    if not math.isclose(sum(base_tp), TOTAL_TP):
+        raise AdjudicatorError(f"base TPs must sum to 20, got {base_tp!r}")
+    a = base_tp[0] - penalties[0] + penalties[1]
+    a = min(TOTAL_TP, max(0.0, a))
+    return (a, TOTAL_TP - a)
+
+
+def wrong_call_times(times_s: tuple[float, float], wrong_party: int,
+                     params: TantrixParams = DEFAULT_TANTRIX_PARAMS) -> tuple[float, float]:
+    """TX 5: a wrong "missed forced space" call adds 30 s to the caller's clock and takes 30 s off the other's."""
+    if wrong_party not in (0, 1):
+        raise AdjudicatorError(f"wrong_party must be 0 or 1, got {wrong_party!r}")
+    t = list(times_s)
+    t[wrong_party] += params.wrong_call_s
+    t[1 - wrong_party] = max(0.0, t[1 - wrong_party] - params.wrong_call_s)
+    return (t[0], t[1])
+
+
+def judge_clock(player: str, time_s: float, params: TantrixParams = DEFAULT_TANTRIX_PARAMS) -> tuple[Ruling, ...]:
+    """TX A3 for one clock: the penalty count and, over 25:00, the adjudication flag (``REFER_TO_UMPIRE``)."""
+    p = time_penalties(time_s, params)
+    out = [_ruling("TX A3", Decision.SCORE, f"{player}: {p} time penalt{'y' if p == 1 else 'ies'} at "
+                   f"{int(time_s // 60)}:{time_s % 60:04.1f}", params, colors=(player,),
+                   evidence={"time_s": time_s, "penalty_points": p}, interpretations=("TX I-4",))]
+    if is_adjudication_due(time_s, params):
+        out.append(_ruling("TX A3", Decision.REFER_TO_UMPIRE,
+                           f"{player}'s clock is over 25:00: the Controller may stop and adjudicate, benefit of the "
+                           "doubt to the player under 25:00", params, colors=(player,),
+                           evidence={"time_s": time_s}, interpretations=("TX I-4",)))
+    return tuple(out)
+
+
+def tournament_points(
+    scores: Mapping[str, int], times_s: Mapping[str, float], params: TantrixParams
+) -> dict[str, float]:
+    """TX A3: each player's TPs from the margin (the event's table) and both clocks' penalties."""
+    if params.tp_table is None:
+        raise AdjudicatorError("tournament points need the event's TP table (TX I-1); none configured")
+    if len(scores) != 2 or set(scores) != set(times_s):
+        raise AdjudicatorError(f"need two players' scores and times, got {dict(scores)!r}, {dict(times_s)!r}")
+    (a, sa), (b, sb) = scores.items()
+    win = params.tp_table.winner_points(abs(sa - sb))
+    base = (win, TOTAL_TP - win) if sa >= sb else (TOTAL_TP - win, win)
+    ta, tb = apply_penalties(base, (time_penalties(times_s[a], params), time_penalties(times_s[b], params)))
+    return {a: ta, b: tb}
+
+
+def judge_tournament_points(
+    scores: Mapping[str, int], times_s: Mapping[str, float], params: TantrixParams = DEFAULT_TANTRIX_PARAMS
+) -> tuple[Ruling, ...]:
+    """TX A3: one ``SCORE`` ruling with both TP shares, then each clock's rulings; ``UNDECIDED`` without a table."""
+    if params.tp_table is None:
+        return (_ruling("TX A3", Decision.UNDECIDED, "no TP table configured for this event (TX I-1)", params,
+                        interpretations=("TX I-1",)),)
+    tps = tournament_points(scores, times_s, params)
+    text = ", ".join(f"{p} {tp:.1f}" for p, tp in tps.items())
+    out = [_ruling("TX A3", Decision.SCORE, f"tournament points {text}", params, colors=tuple(tps),
+                   evidence={f"{p}_tournament_points": tp for p, tp in tps.items()}, interpretations=("TX I-1",))]
+    for player, t in times_s.items():
+        out += judge_clock(player, t, params)
+    return tuple(out)
+
+
+def judge_lateness(
+    late_player: str, opponent: str, late_s: float, params: TantrixParams = DEFAULT_TANTRIX_PARAMS
+) -> Ruling:
+    """TX A3 (TX 6): a player this late after the scheduled start. From 5 min the clock may be started; from
+    15 min he defaults, 15.0-5.0 to the opponent (``FORFEIT``, ``colors`` = the defaulting player).
+    """
+    if late_s >= params.default_late_s:
+        win, lose = params.default_tp
+        return _ruling("TX A3", Decision.FORFEIT, f"{late_player} defaults ({late_s / 60:.1f} min late): "
+                       f"{opponent} {win:.1f}-{lose:.1f}", params, colors=(late_player,),
+                       evidence={"late_s": late_s, f"{opponent}_tournament_points": win,
+                                 f"{late_player}_tournament_points": lose})
+    note = "the opponent may start his clock" if late_s >= params.clock_start_late_s else "no sanction yet"
+    return _ruling("TX A3", Decision.GAME_CONTINUES, f"{late_player} {late_s / 60:.1f} min late: {note}", params,
+                   colors=(late_player,), evidence={"late_s": late_s})
+
+
+# ---------------------------------------------------------------- TX A4: tie-breaks
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GameResult:
+    """One finished game of a phase: players, their game scores and tournament points."""
+
+    player_a: str
+    player_b: str
+    score_a: int
+    score_b: int
+    tp_a: float
+    tp_b: float
+
+    def __post_init__(self) -> None:
+        if self.player_a == self.player_b:
+            raise AdjudicatorError(f"a game needs two different players, got {self.player_a!r} twice")
+        if not math.isclose(self.tp_a + self.tp_b, TOTAL_TP):
+            raise AdjudicatorError(f"TPs of a game must sum to 20, got {self.tp_a}-{self.tp_b}")
+
+    def sides(self) -> tuple[tuple[str, int, int, float], tuple[str, int, int, float]]:
+        """(player, own score, opponent score, own TPs) for both sides."""
+        return ((self.player_a, self.score_a, self.score_b, self.tp_a),
+                (self.player_b, self.score_b, self.score_a, self.tp_b))
+
+
+def _totals(games: Sequence[GameResult], among: set[str] | None = None) -> dict[str, list[float]]:
+    """player -> [TPs, wins, margin sum, own score sum] over games (only games among ``among`` if given)."""
+    out: dict[str, list[float]] = {}
+    for g in games:
+        if among is not None and not {g.player_a, g.player_b} <= among:
+            continue
+        for player, own, other, tp in g.sides():
+            row = out.setdefault(player, [0.0, 0.0, 0.0, 0.0])
+            row[0] += tp
+            row[1] += 1.0 if own > other else 0.5 if own == other else 0.0
+            row[2] += own - other
+            row[3] += own
+    return out
+
+
+def rank_players(games: Sequence[GameResult]) -> list[list[str]]:
+    """TX A4 (TX 7): players best first, grouped where still level after every tie-break.
+
+    Level on TPs: (1) TPs in the games among them, (2) wins (draw = 1/2), (3) sum of margins, (4) own tiles
+    scored, the last three over all the phase's games.
+    """
+    overall = _totals(games)
+    by_tp: dict[float, list[str]] = {}
+    for player, row in overall.items():
+        by_tp.setdefault(round(row[0], 6), []).append(player)
+    ranking: list[list[str]] = []
+    for tp in sorted(by_tp, reverse=True):
+        group = sorted(by_tp[tp])
+        if len(group) == 1:
+            ranking.append(group)
+            continue
+        among = _totals(games, set(group))
+
+        def key(p: str, among: dict[str, list[float]] = among) -> tuple[float, ...]:
+            head = among.get(p, [0.0])[0]
+            return (-round(head, 6), -overall[p][1], -overall[p][2], -overall[p][3])
+
+        levels: dict[tuple[float, ...], list[str]] = {}
+        for p in group:
+            levels.setdefault(key(p), []).append(p)
+        ranking += [sorted(levels[k]) for k in sorted(levels)]
+    return ranking
+
+
+def judge_ranking(games: Sequence[GameResult], params: TantrixParams = DEFAULT_TANTRIX_PARAMS) -> Ruling:
+    """TX A4: the phase's order (``colors`` best first); players level after every tie-break go to the Controller."""
+    ranking = rank_players(games)
+    order = tuple(p for group in ranking for p in group)
+    level = [g for g in ranking if len(g) > 1]
+    text = " > ".join("=".join(g) for g in ranking)
+    if level:
+        return _ruling("TX A4", Decision.REFER_TO_UMPIRE, f"order {text}; still level after every tie-break: "
+                       f"{level}", params, colors=order)
+    return _ruling("TX A4", Decision.WINNER, f"order {text}", params, colors=order)
+
+
+__all__ = [
+    "DEFAULT_TANTRIX_PARAMS", "GAME", "ColorLine", "GameResult", "TantrixError", "TantrixParams", "TpTable",
+    "Violation", "apply_penalties", "color_lines", "color_score", "controlled_side_hexes", "fillable_forced_spaces",
+    "forced_space_fits", "is_adjudication_due", "judge_clock", "judge_lateness", "judge_move", "judge_placement",
+    "judge_ranking", "judge_score", "judge_tournament_points", "placement_violations", "rank_players",
+    "restriction_violations", "time_penalties", "tournament_points", "wrong_call_times",
+]
