@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 from adjudicator.types import AdjudicatorError, Decision, Ruling
 from geometry.tantrix import (
+    DIRECTION_NAMES,
     EDGE_COUNT,
+    TILE_COUNT,
     Board,
     Hex,
     LinkColor,
@@ -24,12 +26,14 @@ from geometry.tantrix import (
     neighbour,
     neighbours,
     opposite_edge,
+    rotate_hex,
     tile,
 )
 
 GAME = "tantrix"
 TOTAL_TP = 20.0  # TX A3: 20 tournament points are shared per game
 DRAW_TP = 10.0  # TX I-1: margin 0 gives 10-10
+HAND_SIZE = 6  # TX G-1, TX P7: six in each hand while the bag lasts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -374,6 +378,251 @@ def judge_score(
     return tuple(out)
 
 
+# ---------------------------------------------------------------- a photographed position
+
+
+def best_hex_transform(pairs: Iterable[tuple[Hex, Hex]]) -> tuple[int, Hex, int]:
+    """The lattice rotation (sixths ccw) and translation taking most ``(src, dst)`` hexes onto each other, and how
+    many it takes: two photos (or a reading and its truth) number the same grid in their own frames."""
+    pairs = list(pairs)
+    votes: dict[tuple[int, Hex], int] = {}
+    for src, dst in pairs:
+        for s in range(EDGE_COUNT):
+            q, r = rotate_hex(src, s)
+            key = (s, (dst[0] - q, dst[1] - r))
+            votes[key] = votes.get(key, 0) + 1
+    if not votes:
+        return 0, (0, 0), 0
+    (s, t), n = max(votes.items(), key=lambda kv: (kv[1], -kv[0][0], kv[0][1]))
+    return s, t, n
+
+
+def align_board(board: Board, reference: Board) -> Board:
+    """``board`` turned and moved onto ``reference``'s frame, by the tiles (numbers) both show: the transform most
+    of them agree on, hex and rotation together. Unchanged when they share no tile."""
+    where = {p.number: h for h, p in reference.tiles.items()}
+    votes: dict[tuple[int, Hex], int] = {}
+    for h, p in board.tiles.items():
+        if p.number not in where:
+            continue
+        ref = where[p.number]
+        s = (reference[ref].rotation - p.rotation) % EDGE_COUNT
+        q, r = rotate_hex(h, s)
+        key = (s, (ref[0] - q, ref[1] - r))
+        votes[key] = votes.get(key, 0) + 1
+    if not votes:
+        return board
+    (s, (dq, dr)), _ = max(votes.items(), key=lambda kv: (kv[1], -kv[0][0], kv[0][1]))
+    return board.rotated(s).translated(dq, dr)
+
+
+def endgame_from_counts(board_count: int, hand_counts: Sequence[int] | None) -> tuple[bool, str]:
+    """TX P5 inferred from what the photo shows: the bag is empty when board and hands hold all 56 tiles. Without
+    the hands, TX P7 (six each while the bag lasts) makes a board of 44 or more tiles the endgame."""
+    if hand_counts is not None and len(hand_counts) == 2:
+        total = board_count + sum(hand_counts)
+        if total >= TILE_COUNT:
+            return True, f"board {board_count} + hands {sum(hand_counts)} = {total} tiles: the bag is empty"
+        return False, f"board {board_count} + hands {sum(hand_counts)} = {total} tiles: {TILE_COUNT - total} in the bag"
+    limit = TILE_COUNT - 2 * HAND_SIZE
+    if board_count >= limit:
+        return True, f"board of {board_count} tiles (>= {limit}): with six in each hand while the bag lasts (TX P7) " \
+                     "the bag is empty"
+    return False, f"board of {board_count} tiles (< {limit}): the bag still holds tiles (hands of six, TX P7)"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoardJudgement:
+    """The verdict on a photographed position: ``legal`` is None when an unread or doubtful tile could change it.
+
+    ``forced_spaces`` maps each forced space to each player's fitting hand tiles (empty without hands);
+    ``scores`` each colour's best line or loop; ``player_scores`` the players' (when their colours are known).
+    ``scores_exact`` is False when an unread tile could lengthen a line.
+    """
+
+    rulings: tuple[Ruling, ...]
+    legal: bool | None
+    endgame: bool
+    forced_spaces: dict[Hex, dict[str, tuple[int, ...]]]
+    scores: dict[str, int]
+    player_scores: dict[str, int]
+    scores_exact: bool
+    best_lines: dict[str, ColorLine]
+
+
+def _hex_name(h: Hex) -> str:
+    return f"({h[0]}, {h[1]})"
+
+
+def judge_board(
+    board: Board,
+    *,
+    unread: Iterable[Hex] = (),
+    doubtful: Iterable[Hex] = (),
+    hands: Mapping[str, Iterable[int]] | None = None,
+    endgame: bool | None = None,
+    players: Mapping[str, LinkColor | str] | None = None,
+    params: TantrixParams = DEFAULT_TANTRIX_PARAMS,
+) -> BoardJudgement:
+    """TX A1 on a whole photographed position, with its forced spaces (TX G-3) and scores (TX A2).
+
+    ``unread`` hexes hold a tile whose face could not be read (they count as neighbours, nothing else);
+    ``doubtful`` hexes hold a tile read with low confidence. A fault resting only on sure tiles is ``ILLEGAL``;
+    one that involves a doubtful or unread tile is ``TOO_CLOSE_TO_CALL``, and so is the whole board's verdict
+    when any such tile is on it and nothing sure is illegal. ``hands`` (player -> tile numbers) names the tiles
+    that fit each forced space and, with ``endgame`` None, lets the bag's state be inferred (TX P5).
+    """
+    unread = frozenset((int(h[0]), int(h[1])) for h in unread) - set(board.tiles)
+    doubtful = frozenset((int(h[0]), int(h[1])) for h in doubtful) & set(board.tiles)
+    unsure = unread | doubtful
+    occupied = set(board.tiles) | unread
+    hands = {str(k): tuple(int(n) for n in v) for k, v in (hands or {}).items()}
+    out: list[Ruling] = []
+    sure_faults = 0
+    unsure_faults = 0
+
+    def fault(rule: str, text: str, hexes: Iterable[Hex], **kw) -> None:
+        nonlocal sure_faults, unsure_faults
+        hexes = tuple(hexes)
+        doubt = [h for h in hexes if h in unsure]
+        if doubt:
+            unsure_faults += 1
+            out.append(_ruling(rule, Decision.TOO_CLOSE_TO_CALL, f"{text}; but the tile at "
+                               f"{', '.join(map(_hex_name, doubt))} is not read for sure", params,
+                               confidence=0.5, **kw))
+        else:
+            sure_faults += 1
+            out.append(_ruling(rule, Decision.ILLEGAL, text, params, **kw))
+
+    # TX P5: endgame or not
+    if endgame is None:
+        counts = [len(v) for v in hands.values()] if len(hands) == 2 else None
+        endgame, why = endgame_from_counts(len(occupied), counts)
+        out.append(_ruling("TX P5", Decision.GAME_CONTINUES,
+                           f"{'endgame' if endgame else 'before the endgame'} (inferred): {why}", params,
+                           confidence=1.0 if counts is not None else 0.8,
+                           evidence={"board_tiles_count": len(occupied),
+                                     "hand_tiles_count": sum(counts) if counts else 0}))
+    else:
+        out.append(_ruling("TX P5", Decision.GAME_CONTINUES, f"{'endgame' if endgame else 'before the endgame'} "
+                           "(as given)", params, evidence={"board_tiles_count": len(occupied)}))
+
+    # TX G-2: every shared edge matches (each edge once: towards E, NE, NW)
+    for h, p in sorted(board.tiles.items()):
+        for k in range(3):
+            n = neighbour(h, k)
+            if n not in board.tiles:
+                continue
+            a, b = p.edge_color(k), board[n].edge_color(opposite_edge(k))
+            if a is not b:
+                fault("TX G-2", f"tile {p.number} at {_hex_name(h)} shows {a.value} on its {DIRECTION_NAMES[k]} "
+                      f"edge, tile {board[n].number} at {_hex_name(n)} {b.value} on the shared edge (mismatch)",
+                      (h, n), piece_ids=(_tile_id(p.number), _tile_id(board[n].number)))
+
+    # TX G-2: one Tantrix (the largest connected group); every other group is not touching it
+    groups: list[set[Hex]] = []
+    seen: set[Hex] = set()
+    for start in sorted(occupied):
+        if start in seen:
+            continue
+        group, todo = {start}, [start]
+        seen.add(start)
+        while todo:
+            for n in neighbours(todo.pop()):
+                if n in occupied and n not in seen:
+                    seen.add(n)
+                    group.add(n)
+                    todo.append(n)
+        groups.append(group)
+    groups.sort(key=lambda g: (-len(g), min(g)))
+    for g in groups[1:]:
+        names = [f"{board[h].number}" if h in board.tiles else "unread" for h in sorted(g)]
+        fault("TX G-2", f"{len(g)} tile(s) at {', '.join(map(_hex_name, sorted(g)))} (tiles {', '.join(names)}) do "
+              f"not touch the Tantrix of {len(groups[0])} tiles", g,
+              piece_ids=tuple(_tile_id(board[h].number) for h in sorted(g) if h in board.tiles),
+              evidence={"tiles_count": len(g)})
+
+    # TX G-3 / P2 / P4: forced spaces and who can fill them; before the endgame TX G-5 R1 (P3) and R2/R3
+    empties = sorted({n for h in occupied for n in neighbours(h) if n not in occupied})
+    forced: dict[Hex, dict[str, tuple[int, ...]]] = {}
+    used = board.numbers()
+    for e in empties:
+        around = [n for n in neighbours(e) if n in occupied]
+        count = len(around)
+        if count == 3:
+            facing = board.facing_colors(e)
+            blind = [n for n in around if n in unread]
+            fits = {} if blind else {
+                player: tuple(n for n in hand if n not in used and board.fits(n, e)) for player, hand in hands.items()}
+            forced[e] = fits
+            shown = ", ".join(f"{DIRECTION_NAMES[k]} {c.value}" for k, c in sorted(facing.items()))
+            fit_text = ("fits unknown (a neighbour is unread)" if blind else
+                        "; ".join(f"{pl} can fill it with {list(ns) if ns else 'nothing'}" for pl, ns in fits.items())
+                        or "hands not visible")
+            out.append(_ruling("TX G-3", Decision.GAME_CONTINUES, f"forced space {_hex_name(e)}: facing {shown}; "
+                               f"{fit_text}", params,
+                               piece_ids=tuple(_tile_id(n) for ns in fits.values() for n in ns),
+                               colors=tuple(pl for pl, ns in fits.items() if ns),
+                               evidence={"neighbours_count": 3, "fitting_tiles_count": sum(map(len, fits.values()))}))
+            if not endgame and not blind and len(facing) == 3 and len(set(facing.values())) == 1:
+                color = next(iter(facing.values())).value
+                fault("TX G-5 R1", f"forced space {_hex_name(e)} has three {color} links facing it (TX P3): no tile "
+                      "can fill it; illegal before the endgame", around,
+                      piece_ids=tuple(_tile_id(board[n].number) for n in around if n in board.tiles),
+                      evidence={"neighbours_count": 3})
+        elif count >= 4 and not endgame:
+            fault("TX G-5 R2", f"empty hex {_hex_name(e)} has {count} neighbours: a forced space was given a fourth "
+                  "(R2), or a move along a controlled side left it so (R3); illegal before the endgame", (),
+                  piece_ids=tuple(_tile_id(board[n].number) for n in around if n in board.tiles),
+                  interpretations=("TX I-2",), evidence={"neighbours_count": count})
+
+    # TX A2: each colour's best line or loop, and the players'
+    best: dict[str, ColorLine] = {}
+    scores: dict[str, int] = {}
+    for c in LinkColor:
+        lines = color_lines(board, c)
+        scores[c.value] = lines[0].value if lines else 0
+        if lines:
+            best[c.value] = lines[0]
+    scores_exact = not unread
+    text = ", ".join(f"{c} {v}" for c, v in scores.items())
+    out.append(_ruling("TX A2", Decision.SCORE, f"best line or loop per colour: {text}"
+                       + ("" if scores_exact else f" (at least: {len(unread)} unread tile(s) may extend a line)"),
+                       params, confidence=1.0 if scores_exact else 0.5,
+                       evidence={f"{c}_points": v for c, v in scores.items()}))
+    player_scores: dict[str, int] = {}
+    if players:
+        colours = {str(k): LinkColor.parse(v) for k, v in players.items()}
+        player_scores = {k: scores[c.value] for k, c in colours.items()}
+        if len(colours) == 2:
+            for r in judge_score(board, colours, params):
+                out.append(r if scores_exact else _ruling(r.rule, r.decision, r.explanation + " (at least)", params,
+                                                          colors=r.colors, piece_ids=r.piece_ids,
+                                                          evidence=r.evidence, confidence=0.5))
+    if len(occupied) == TILE_COUNT:
+        out.append(_ruling("TX G-6", Decision.GAME_CEASES, "all 56 tiles are placed: the game is over",
+                           params, interpretations=("TX I-5",), evidence={"board_tiles_count": len(occupied)}))
+
+    # TX A1: the position's verdict first
+    legal: bool | None = False if sure_faults else (None if unsure else True)
+    ev = {"board_tiles_count": len(occupied), "unread_count": len(unread), "doubtful_count": len(doubtful),
+          "broken_rules_count": sure_faults, "unsure_faults_count": unsure_faults, "forced_spaces_count": len(forced)}
+    phase = "endgame" if endgame else "before the endgame"
+    if legal is False:
+        rules = sorted({r.rule for r in out if r.decision is Decision.ILLEGAL})
+        head = _ruling("TX A1", Decision.ILLEGAL, f"the position is illegal ({phase}): breaks {', '.join(rules)}",
+                       params, evidence=ev)
+    elif legal is None:
+        head = _ruling("TX A1", Decision.TOO_CLOSE_TO_CALL, f"{len(unsure)} tile(s) not read for sure "
+                       f"({len(unread)} unread, {len(doubtful)} doubtful): the umpire looks before the position is "
+                       f"called legal ({phase})", params, evidence=ev, confidence=0.5)
+    else:
+        head = _ruling("TX A1", Decision.LEGAL, f"every shared edge matches and no restriction is broken ({phase})",
+                       params, evidence=ev)
+    return BoardJudgement(rulings=(head, *out), legal=legal, endgame=endgame, forced_spaces=forced, scores=scores,
+                          player_scores=player_scores, scores_exact=scores_exact, best_lines=best)
+
+
 # ---------------------------------------------------------------- TX A3: tournament points and the clock
 
 
@@ -564,7 +813,8 @@ def judge_ranking(games: Sequence[GameResult], params: TantrixParams = DEFAULT_T
 
 
 __all__ = [
-    "DEFAULT_TANTRIX_PARAMS", "GAME", "ColorLine", "GameResult", "TantrixError", "TantrixParams", "TpTable",
+    "DEFAULT_TANTRIX_PARAMS", "GAME", "BoardJudgement", "ColorLine", "align_board", "best_hex_transform",
+    "endgame_from_counts", "judge_board", "GameResult", "TantrixError", "TantrixParams", "TpTable",
     "Violation", "apply_penalties", "color_lines", "color_score", "controlled_side_hexes", "fillable_forced_spaces",
     "forced_space_fits", "is_adjudication_due", "judge_clock", "judge_lateness", "judge_move", "judge_placement",
     "judge_ranking", "judge_score", "judge_tournament_points", "placement_violations", "rank_players",
