@@ -9,6 +9,7 @@ from pathlib import Path
 from simulation.generate import generate_calibration, generate_tiddlywinks, generate_videos
 from simulation.marbles import simulate_marbles
 from simulation.pyramids import simulate_ice_tiddlywinks
+from simulation.tantrix import generate_tantrix
 
 # game -> generator ``fn(out_dir, *, count, seed, size_wh_px) -> list[Path]``; add a game by adding an entry.
 GENERATORS = {
@@ -17,6 +18,7 @@ GENERATORS = {
     "calibration": generate_calibration,
     "ice-tiddlywinks": simulate_ice_tiddlywinks,
     "marbles": simulate_marbles,
+    "tantrix": generate_tantrix,
 }
 DEFAULT_SIZES = {"tiddlywinks-video": (1280, 720)}
 

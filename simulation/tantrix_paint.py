@@ -1,0 +1,274 @@
+"""Painting a Tantrix scene: glossy black hex tiles with link bands, their side walls, shadows, the table.
+
+Two planes are painted in table millimetres: the tile-top plane (z = thickness: faces, links, bevels, glare)
+and the table plane (z = 0: tile bodies, which show as the side walls between a top's and a footprint's
+projections, soft shadows and the table texture). Every pixel's ray through the CameraModel (distortion
+included) meets both planes; where it meets a tile top that is what it sees, else the table plane. Rays are
+computed exactly on an 8-pixel grid and interpolated bilinearly in between (the ray field is smooth, the error
+is far below a pixel), which keeps a 1080p render near a second.
+
+Glare is physical in placement: a lamp or window mirrored in the coplanar tile tops shows as one patch or
+streak across several tiles, each tile shifting it a little because no tile lies perfectly flat; the broad
+sheen follows Fresnel reflectance of the room, stronger at grazing views.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry.tantrix import EDGE_COUNT, LinkColor, tile
+from simulation.photo import PhotoSettings, finish_photo
+from simulation.pyramids_marbles_common import fresnel_schlick
+from simulation.textures import cloth_texture, felt_texture, wood_texture
+
+TEXEL_MM = 0.25  # tile layers (finer than any pixel footprint at these framings)
+RAY_GRID_PX = 8
+LINK_WIDTH_RATIO_RANGE = (0.112, 0.13)  # of flat-to-flat: 5-6 mm bands on a 46 mm tile
+BEVEL_RANGE_MM = (0.6, 1.1)
+# printed link colours, linear RGB
+LINK_RGB = {
+    "red": (0.55, 0.025, 0.018),
+    "yellow": (0.72, 0.50, 0.02),
+    "blue": (0.02, 0.085, 0.48),
+    "green": (0.03, 0.30, 0.06),
+    "white": (0.70, 0.70, 0.68),
+}
+TILE_BLACK = (0.014, 0.014, 0.016)
+_SUPERSAMPLE_SHIFT = 4
+
+
+class _Raster:
+    """A texel grid over table millimetres (x right, y up; row 0 at the top)."""
+
+    def __init__(self, lo_mm, hi_mm, texel_mm: float):
+        self.x0, self.y1, self.texel = float(lo_mm[0]), float(hi_mm[1]), float(texel_mm)
+        self.cols = int(math.ceil((hi_mm[0] - lo_mm[0]) / texel_mm)) + 1
+        self.rows = int(math.ceil((hi_mm[1] - lo_mm[1]) / texel_mm)) + 1
+
+    def to_px(self, pts_mm) -> np.ndarray:
+        p = np.asarray(pts_mm, float).reshape(-1, 2)
+        return np.column_stack([(p[:, 0] - self.x0) / self.texel, (self.y1 - p[:, 1]) / self.texel])
+
+    def to_mm(self, col: np.ndarray, row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.x0 + col * self.texel, self.y1 - row * self.texel
+
+    def sample(self, img: np.ndarray, xy_mm: np.ndarray, border=cv2.BORDER_CONSTANT) -> np.ndarray:
+        """Bilinear sample at table points ``(H, W, 2)``."""
+        mx = ((xy_mm[..., 0] - self.x0) / self.texel).astype(np.float32)
+        my = ((self.y1 - xy_mm[..., 1]) / self.texel).astype(np.float32)
+        return cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=border, borderValue=0)
+
+
+def _plane_points(camera: CameraModel, heights_mm: tuple[float, ...]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Per pixel: where its ray meets each plane z = h (``(H, W, 2)`` mm each), and |cos| of the ray to the
+    vertical (``(H, W)``)."""
+    w, h = camera.image_size_wh_px
+    gx = np.arange(0, w - 1 + RAY_GRID_PX, RAY_GRID_PX, dtype=np.float64)
+    gy = np.arange(0, h - 1 + RAY_GRID_PX, RAY_GRID_PX, dtype=np.float64)
+    xx, yy = np.meshgrid(gx, gy)
+    o, d = camera.rays_mm(np.column_stack([xx.ravel(), yy.ravel()]))
+    if np.any(d[:, 2] >= -1e-6):
+        raise ValueError("a pixel ray does not reach the table: the camera must look down at it")
+    mx, my = np.meshgrid(np.arange(w, dtype=np.float32) / RAY_GRID_PX, np.arange(h, dtype=np.float32) / RAY_GRID_PX)
+
+    def up(a: np.ndarray) -> np.ndarray:
+        return cv2.remap(a.reshape(len(gy), len(gx)).astype(np.float32), mx, my, cv2.INTER_LINEAR,
+                         borderMode=cv2.BORDER_REPLICATE)
+
+    out = []
+    for z in heights_mm:
+        s = (z - o[2]) / d[:, 2]
+        pts = o[:2] + s[:, None] * d[:, :2]
+        # table coordinates can be large: interpolate offsets from a local origin to keep float32 precise
+        out.append(np.stack([up(pts[:, 0]), up(pts[:, 1])], axis=-1).astype(np.float64))
+    return out, up(np.abs(d[:, 2]))
+
+
+def _table_texture(rng: np.random.Generator, size_mm: tuple[float, float], texel_mm: float) -> np.ndarray:
+    """Albedo of the table top (linear RGB): varnished wood, a cloth, or felt in a plain colour (often dark)."""
+    kind = int(rng.integers(3))
+    if kind == 0:
+        return wood_texture(rng, size_mm=size_mm, texel_mm=texel_mm).image
+    if kind == 1:
+        return cloth_texture(rng, size_mm=size_mm, texel_mm=texel_mm).image
+    felt = felt_texture(rng, size_mm=size_mm, texel_mm=texel_mm).image
+    colours = [(0.05, 0.22, 0.08), (0.20, 0.20, 0.21), (0.06, 0.10, 0.25), (0.03, 0.03, 0.035),
+               (0.35, 0.05, 0.05), (0.45, 0.42, 0.36), (0.10, 0.16, 0.18)]
+    colour = np.asarray(colours[int(rng.integers(len(colours)))], np.float32)
+    return felt[..., None] * colour[None, None, :]
+
+
+def _link_polyline_mm(center, angle_deg: float, s_mm: float, a: int, b: int) -> np.ndarray:
+    """Centre line of the link joining edges ``a`` and ``b`` (face edges, the tile's edge 0 at ``angle_deg``):
+    sharp = arc of radius s/2 about the shared vertex, gentle = arc of radius 1.5 s about the centre of the
+    hex across the middle edge, straight = the line through the centre (contract geometry)."""
+    c = np.asarray(center, float)
+    gap = (b - a) % EDGE_COUNT
+    if gap > 3:
+        a, b, gap = b, a, EDGE_COUNT - gap
+    f_mm = math.sqrt(3.0) * s_mm
+
+    def unit(deg):
+        return np.array([math.cos(math.radians(deg)), math.sin(math.radians(deg))])
+
+    ma = c + f_mm / 2 * unit(angle_deg + 60 * a)
+    mb = c + f_mm / 2 * unit(angle_deg + 60 * b)
+    if gap == 3:
+        return np.stack([ma, mb])
+    if gap == 1:
+        pivot, radius = c + s_mm * unit(angle_deg + 60 * a + 30), s_mm / 2
+    else:
+        pivot, radius = c + f_mm * unit(angle_deg + 60 * (a + 1)), 1.5 * s_mm
+    t0 = math.atan2(*(ma - pivot)[::-1])
+    t1 = math.atan2(*(mb - pivot)[::-1])
+    dt = (t1 - t0 + math.pi) % (2 * math.pi) - math.pi  # the short way round, through the tile
+    ts = t0 + np.linspace(0.0, dt, 24)
+    return pivot + radius * np.column_stack([np.cos(ts), np.sin(ts)])
+
+
+def _glare_sources(rng: np.random.Generator, lo_mm, hi_mm) -> list[tuple]:
+    """Mirror images of lamps and windows on the tile-top plane: (centre, sigma_major, sigma_minor, angle,
+    peak). Placed over the tiles' area, since that is where a photographer notices (and keeps) them."""
+    out = []
+    for _ in range(int(rng.integers(0, 4))):
+        c = (float(rng.uniform(lo_mm[0], hi_mm[0])), float(rng.uniform(lo_mm[1], hi_mm[1])))
+        if rng.random() < 0.35:  # a fluorescent tube or window bar: a long thin streak
+            out.append((c, float(rng.uniform(60, 220)), float(rng.uniform(2.0, 6.0)), float(rng.uniform(0, 180)),
+                        float(rng.uniform(0.15, 0.55))))
+        else:
+            out.append((c, float(rng.uniform(10, 50)), float(rng.uniform(5, 25)), float(rng.uniform(0, 180)),
+                        float(rng.uniform(0.15, 0.7))))
+    return out
+
+
+def _glare_at(sources, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    g = np.zeros(x.shape, np.float32)
+    for (cx, cy), s1, s2, ang, peak in sources:
+        t = math.radians(ang)
+        u = (x - cx) * math.cos(t) + (y - cy) * math.sin(t)
+        v = -(x - cx) * math.sin(t) + (y - cy) * math.cos(t)
+        g += (peak * np.exp(-0.5 * ((u / s1) ** 2 + (v / s2) ** 2))).astype(np.float32)
+    return g
+
+
+def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, *, glare: bool):
+    """The tile-top layer (RGB, coverage) and the table-plane body layer (RGB, coverage, shadow)."""
+    s_mm = scene.circumradius_mm
+    f_mm = scene.flat_to_flat_mm
+    top = np.zeros((ras.rows, ras.cols, 3), np.float32)
+    top_a = np.zeros((ras.rows, ras.cols), np.float32)
+    body = np.zeros((ras.rows, ras.cols, 3), np.float32)
+    body_a = np.zeros((ras.rows, ras.cols), np.float32)
+    shadow = np.zeros((ras.rows, ras.cols), np.float32)
+    link_w = f_mm * float(rng.uniform(*LINK_WIDTH_RATIO_RANGE))
+    bevel = float(rng.uniform(*BEVEL_RANGE_MM))
+    light_az = float(rng.uniform(0, 360))
+    light_el = math.radians(float(rng.uniform(35, 70)))
+    light_h = np.array([math.cos(math.radians(light_az)), math.sin(math.radians(light_az))])
+    shadow_off = light_h * -scene.thickness_mm / math.tan(light_el)  # shadows fall away from the light
+    palette = {}
+    for name, rgb in LINK_RGB.items():
+        palette[name] = tuple(float(v) for v in np.asarray(rgb) * rng.uniform(0.85, 1.12, 3))
+    black = np.asarray(TILE_BLACK, np.float32) * float(rng.uniform(0.8, 1.3))
+    lo = np.array([ras.x0, ras.y1 - ras.rows * ras.texel])
+    hi = np.array([ras.x0 + ras.cols * ras.texel, ras.y1])
+    sources = _glare_sources(rng, lo + 0.2 * (hi - lo), hi - 0.2 * (hi - lo)) if glare else []
+    sc = float(1 << _SUPERSAMPLE_SHIFT)
+    pad = int(math.ceil((s_mm + abs(shadow_off).max() + 3.0) / ras.texel))
+    for t in scene.tiles:
+        cpx = ras.to_px([t.center_mm])[0]
+        c0, r0 = max(int(cpx[0]) - pad, 0), max(int(cpx[1]) - pad, 0)
+        c1, r1 = min(int(cpx[0]) + pad + 1, ras.cols), min(int(cpx[1]) + pad + 1, ras.rows)
+        if c1 <= c0 or r1 <= r0:
+            continue
+        roi_w, roi_h = c1 - c0, r1 - r0
+
+        def local(pts_mm):
+            return np.round((ras.to_px(pts_mm) - [c0, r0]) * sc).astype(np.int32)
+
+        verts = np.column_stack([
+            t.center_mm[0] + s_mm * np.cos(np.radians(t.angle_deg + 30 + 60 * np.arange(6))),
+            t.center_mm[1] + s_mm * np.sin(np.radians(t.angle_deg + 30 + 60 * np.arange(6)))])
+        mask = np.zeros((roi_h, roi_w), np.float32)
+        cv2.fillPoly(mask, [local(verts)], 1.0, cv2.LINE_AA, _SUPERSAMPLE_SHIFT)
+        shade = np.zeros((roi_h, roi_w), np.float32)
+        cv2.fillPoly(shade, [local(verts + shadow_off)], 1.0, cv2.LINE_AA, _SUPERSAMPLE_SHIFT)
+        face = np.empty((roi_h, roi_w, 3), np.float32)
+        face[:] = black
+        number_tile = tile(t.number)
+        for color in number_tile.colors:
+            a, b = number_tile.link_edges(color)
+            name = "white" if (scene.colorblind and color is LinkColor.GREEN) else color.value
+            line = _link_polyline_mm(t.center_mm, t.angle_deg, s_mm, a, b)
+            cv2.polylines(face, [local(line)], False, palette[name], max(1, round(link_w / ras.texel)),
+                          cv2.LINE_AA, _SUPERSAMPLE_SHIFT)
+        # distance to the outline and the nearest edge (for the bevel and the side walls)
+        cols, rows = np.meshgrid(np.arange(c0, c1, dtype=np.float32), np.arange(r0, r1, dtype=np.float32))
+        x, y = ras.to_mm(cols, rows)
+        dx, dy = x - t.center_mm[0], y - t.center_mm[1]
+        normals = np.radians(t.angle_deg + 60 * np.arange(EDGE_COUNT))
+        proj = np.stack([dx * math.cos(n) + dy * math.sin(n) for n in normals])
+        inset = f_mm / 2 - proj.max(axis=0)
+        nearest = proj.argmax(axis=0)
+        facing_light = np.cos(normals - math.radians(light_az))[nearest].astype(np.float32)
+        # bevel: the rim rounds off, darker except where it faces the light and catches it
+        rim = np.clip(1.0 - inset / bevel, 0.0, 1.0)
+        face *= (1.0 - 0.5 * rim)[..., None]
+        face += (rim * np.clip(facing_light, 0, 1) ** 3 * 0.12)[..., None]
+        face *= (1.0 + 0.03 * rng.standard_normal((roi_h, roi_w), dtype=np.float32))[..., None]
+        if sources:
+            wobble = rng.normal(0.0, 2.5, 2)
+            face += (_glare_at(sources, x + wobble[0], y + wobble[1]) * float(rng.uniform(0.6, 1.1)))[..., None] \
+                * np.asarray([1.0, 0.98, 0.93], np.float32)
+        sl = (slice(r0, r1), slice(c0, c1))
+        m = mask[..., None]
+        top[sl] = top[sl] * (1 - m) + face * m
+        top_a[sl] = np.maximum(top_a[sl], mask)
+        wall = black * (0.6 + 1.6 * np.clip(facing_light, 0.0, 1.0))[..., None]
+        body[sl] = body[sl] * (1 - m) + wall * m
+        body_a[sl] = np.maximum(body_a[sl], mask)
+        shadow[sl] = np.maximum(shadow[sl], shade)
+    shadow = cv2.GaussianBlur(shadow, (0, 0), max(0.5, 1.2 * scene.thickness_mm / ras.texel / 4))
+    return top, top_a, body, body_a, shadow
+
+
+def render_tantrix_photo(scene, camera: CameraModel, rng: np.random.Generator, *,
+                         settings: PhotoSettings | None = None, glare: bool = True) -> np.ndarray:
+    """The photograph (BGR uint8) of ``scene`` (a simulation.tantrix.TantrixScene) seen by ``camera``."""
+    w, h = camera.image_size_wh_px
+    (on_top, on_table), cos_view = _plane_points(camera, (scene.thickness_mm, 0.0))
+    # tile layers over the tiles' area only; the table over everything the camera sees (coarser)
+    centres = np.asarray([t.center_mm for t in scene.tiles])
+    margin = scene.circumradius_mm + 3 * scene.thickness_mm + 5.0
+    ras = _Raster(centres.min(axis=0) - margin, centres.max(axis=0) + margin, TEXEL_MM)
+    top, top_a, body, body_a, shadow = _paint_tiles(scene, rng, ras, glare=glare)
+    lo_t = np.maximum(on_table.reshape(-1, 2).min(axis=0), centres.mean(axis=0) - 3000.0) - 5.0
+    hi_t = np.minimum(on_table.reshape(-1, 2).max(axis=0), centres.mean(axis=0) + 3000.0) + 5.0
+    table_texel = max(1.0, float(np.max(hi_t - lo_t)) / 2500.0)
+    tras = _Raster(lo_t, hi_t, table_texel)
+    table = _table_texture(rng, (tras.cols * table_texel, tras.rows * table_texel), table_texel)
+    table = cv2.resize(table.astype(np.float32), (tras.cols, tras.rows), interpolation=cv2.INTER_LINEAR)
+    a = ras.sample(top_a, on_top)[..., None]
+    ba = ras.sample(body_a, on_table)[..., None]
+    sh = ras.sample(shadow, on_table)[..., None]
+    ground = tras.sample(table, on_table, cv2.BORDER_REPLICATE) * (1.0 - 0.6 * np.clip(sh - ba, 0, 1))
+    img = a * ras.sample(top, on_top) + (1 - a) * (ba * ras.sample(body, on_table) + (1 - ba) * ground)
+    # uneven room light: a broad gradient and a lamp's pool, warm or cool
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    g = float(rng.uniform(0, 2 * math.pi))
+    ramp = ((xx - w / 2) * math.cos(g) + (yy - h / 2) * math.sin(g)) / max(w, h)
+    pool_c = (float(rng.uniform(0.2, 0.8)) * w, float(rng.uniform(0.2, 0.8)) * h)
+    pool = np.exp(-(((xx - pool_c[0]) ** 2 + (yy - pool_c[1]) ** 2) / (2 * (float(rng.uniform(0.3, 0.7)) * w) ** 2)))
+    light = 1.0 + float(rng.uniform(0.1, 0.4)) * ramp + float(rng.uniform(0.0, 0.5)) * pool
+    img *= light[..., None]
+    # the room mirrored in the glossy tops: Fresnel sheen, stronger at grazing views
+    room = float(rng.uniform(0.3, 1.2))
+    img += (a[..., 0] * fresnel_schlick(cos_view, 0.04).astype(np.float32) * room * light)[..., None]
+    img *= np.asarray([rng.uniform(0.95, 1.08), 1.0, rng.uniform(0.9, 1.05)], np.float32) * float(
+        rng.uniform(0.95, 1.2))
+    settings = settings or PhotoSettings.random(rng, motion_blur_probability=0.0)
+    return finish_photo(img, rng, settings=settings)
