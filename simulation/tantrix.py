@@ -164,7 +164,8 @@ def camera_for(scene: TantrixScene, rng: np.random.Generator, size_wh_px: tuple[
     target = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, 0.0])
     tilt = float(rng.uniform(0.0, MAX_TILT_DEG) if tilt_deg is None else tilt_deg)
     has_hands = any(t.place == "hand" for t in scene.tiles)
-    up_deg = 90.0 + float(rng.normal(0.0, 15.0)) if has_hands else float(rng.uniform(0.0, 360.0))
+    # with hands the yaw stays within 8 degrees so every tile of A's row lies below every board tile
+    up_deg = 90.0 + float(np.clip(rng.normal(0.0, 4.0), -8.0, 8.0)) if has_hands else float(rng.uniform(0.0, 360.0))
     up = np.array([math.cos(math.radians(up_deg)), math.sin(math.radians(up_deg)), 0.0])
     focal = float(rng.uniform(0.75, 1.05)) * w
     dist = (float(rng.uniform(-0.08, 0.02)), float(rng.uniform(0.0, 0.03)), 0.0, 0.0, 0.0)

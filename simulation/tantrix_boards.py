@@ -238,15 +238,16 @@ def deal(rng: np.random.Generator, n_tiles: int, *, defect: str | None = None,
          hands_visible: bool = True) -> TantrixDeal:
     """A position of about ``n_tiles`` board tiles, hands of six while the bag lasts (the rest, split, after).
 
-    With hidden hands the restrictions hold to the end (the photo cannot tell the endgame), so the board is
-    legal under either reading; ``bag_empty`` is true only when board + visible hands hold all 56 tiles.
+    With hidden hands the restrictions hold to the end, so the board is legal under either reading of the
+    endgame; ``bag_empty`` is true when board + visible hands hold all 56 tiles, or, with the hands out of
+    the picture, when the board holds 44 or more (six each in hand while the bag lasts, TX P7).
     """
     board, pool = play_board(rng, n_tiles, lapse_in_endgame=hands_visible)
     hexes: tuple[Hex, ...] = ()
     if defect is not None:
-        endgame = len(board) + 2 * HAND_SIZE >= TILE_COUNT
-        if endgame and defect != "mismatch" and hands_visible:
-            defect = "mismatch"  # R1/R2 lapse in the endgame: only a clash stays illegal
+        # R1/R2 lapse in the endgame (a planted tile may start it): only a clash stays illegal there
+        if len(board) + 1 + 2 * HAND_SIZE >= TILE_COUNT and defect != "mismatch":
+            defect = "mismatch"
         board, defect, hexes = plant_defect(board, pool, rng, defect)
     hands: dict[str, tuple[int, ...]] = {"A": (), "B": ()}
     if hands_visible:
@@ -255,5 +256,8 @@ def deal(rng: np.random.Generator, n_tiles: int, *, defect: str | None = None,
         else:
             half = (len(pool) + 1) // 2
             hands = {"A": tuple(pool[:half]), "B": tuple(pool[half:])}
-    shown = len(board) + sum(len(v) for v in hands.values())
-    return TantrixDeal(board=board, hands=hands, bag_empty=shown == TILE_COUNT, defect=defect, defect_hexes=hexes)
+    if hands_visible:
+        bag_empty = len(board) + sum(len(v) for v in hands.values()) == TILE_COUNT
+    else:  # the hands hold six each while the bag lasts (TX P7), so 44 placed tiles mean it is empty
+        bag_empty = len(board) + 2 * HAND_SIZE >= TILE_COUNT
+    return TantrixDeal(board=board, hands=hands, bag_empty=bag_empty, defect=defect, defect_hexes=hexes)
