@@ -25,7 +25,8 @@ from simulation.photo import PhotoSettings, finish_photo
 from simulation.pyramids_marbles_common import fresnel_schlick
 from simulation.textures import cloth_texture, felt_texture, wood_texture
 
-TEXEL_MM = 0.25  # tile layers (finer than any pixel footprint at these framings)
+TEXEL_RANGE_MM = (0.12, 0.35)  # tile layers: 2/3 of the finest pixel footprint on the tiles, within this range
+CORNER_RADIUS_MM = 1.5
 RAY_GRID_PX = 8
 LINK_WIDTH_RATIO_RANGE = (0.112, 0.13)  # of flat-to-flat: 5-6 mm bands on a 46 mm tile
 BEVEL_RANGE_MM = (0.6, 1.1)
@@ -37,7 +38,7 @@ LINK_RGB = {
     "green": (0.03, 0.30, 0.06),
     "white": (0.70, 0.70, 0.68),
 }
-TILE_BLACK = (0.014, 0.014, 0.016)
+TILE_BLACK = (0.010, 0.010, 0.012)
 _SUPERSAMPLE_SHIFT = 4
 
 
@@ -102,6 +103,19 @@ def _table_texture(rng: np.random.Generator, size_mm: tuple[float, float], texel
     return felt[..., None] * colour[None, None, :]
 
 
+def rounded_hex_mm(center, angle_deg: float, flat_to_flat_mm: float, corner_radius_mm: float,
+                   points_per_corner: int = 6) -> np.ndarray:
+    """Outline of a hex tile with rounded corners: an inner hex grown by the corner radius (ccw polygon)."""
+    inner = (flat_to_flat_mm / 2.0 - corner_radius_mm) * 2.0 / math.sqrt(3.0)
+    pts = []
+    for k in range(EDGE_COUNT):
+        v = math.radians(angle_deg + 30.0 + 60.0 * k)
+        vc = (center[0] + inner * math.cos(v), center[1] + inner * math.sin(v))
+        for a in np.radians(angle_deg + 60.0 * k + np.linspace(0.0, 60.0, points_per_corner)):
+            pts.append((vc[0] + corner_radius_mm * math.cos(a), vc[1] + corner_radius_mm * math.sin(a)))
+    return np.asarray(pts)
+
+
 def _link_polyline_mm(center, angle_deg: float, s_mm: float, a: int, b: int) -> np.ndarray:
     """Centre line of the link joining edges ``a`` and ``b`` (face edges, the tile's edge 0 at ``angle_deg``):
     sharp = arc of radius s/2 about the shared vertex, gentle = arc of radius 1.5 s about the centre of the
@@ -156,14 +170,15 @@ def _glare_at(sources, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, *, glare: bool):
-    """The tile-top layer (RGB, coverage) and the table-plane body layer (RGB, coverage, shadow)."""
+    """The tile-top layer (RGB, coverage; the footprint has the same coverage), the table-plane body layer
+    (side-wall RGB) and the soft shadows (on a 4x coarser raster, returned with it)."""
     s_mm = scene.circumradius_mm
     f_mm = scene.flat_to_flat_mm
     top = np.zeros((ras.rows, ras.cols, 3), np.float32)
     top_a = np.zeros((ras.rows, ras.cols), np.float32)
     body = np.zeros((ras.rows, ras.cols, 3), np.float32)
-    body_a = np.zeros((ras.rows, ras.cols), np.float32)
-    shadow = np.zeros((ras.rows, ras.cols), np.float32)
+    sras = _Raster((ras.x0, ras.y1 - ras.rows * ras.texel), (ras.x0 + ras.cols * ras.texel, ras.y1), 4 * ras.texel)
+    shadow = np.zeros((sras.rows, sras.cols), np.float32)
     link_w = f_mm * float(rng.uniform(*LINK_WIDTH_RATIO_RANGE))
     bevel = float(rng.uniform(*BEVEL_RANGE_MM))
     light_az = float(rng.uniform(0, 360))
@@ -178,7 +193,7 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, *, glare: bool):
     hi = np.array([ras.x0 + ras.cols * ras.texel, ras.y1])
     sources = _glare_sources(rng, lo + 0.2 * (hi - lo), hi - 0.2 * (hi - lo)) if glare else []
     sc = float(1 << _SUPERSAMPLE_SHIFT)
-    pad = int(math.ceil((s_mm + abs(shadow_off).max() + 3.0) / ras.texel))
+    pad = int(math.ceil((s_mm + 1.0) / ras.texel))
     for t in scene.tiles:
         cpx = ras.to_px([t.center_mm])[0]
         c0, r0 = max(int(cpx[0]) - pad, 0), max(int(cpx[1]) - pad, 0)
@@ -190,13 +205,11 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, *, glare: bool):
         def local(pts_mm):
             return np.round((ras.to_px(pts_mm) - [c0, r0]) * sc).astype(np.int32)
 
-        verts = np.column_stack([
-            t.center_mm[0] + s_mm * np.cos(np.radians(t.angle_deg + 30 + 60 * np.arange(6))),
-            t.center_mm[1] + s_mm * np.sin(np.radians(t.angle_deg + 30 + 60 * np.arange(6)))])
+        verts = rounded_hex_mm(t.center_mm, t.angle_deg, f_mm, CORNER_RADIUS_MM)
         mask = np.zeros((roi_h, roi_w), np.float32)
         cv2.fillPoly(mask, [local(verts)], 1.0, cv2.LINE_AA, _SUPERSAMPLE_SHIFT)
-        shade = np.zeros((roi_h, roi_w), np.float32)
-        cv2.fillPoly(shade, [local(verts + shadow_off)], 1.0, cv2.LINE_AA, _SUPERSAMPLE_SHIFT)
+        cv2.fillPoly(shadow, [np.round(sras.to_px(verts + shadow_off) * sc).astype(np.int32)], 1.0, cv2.LINE_AA,
+                     _SUPERSAMPLE_SHIFT)
         face = np.empty((roi_h, roi_w, 3), np.float32)
         face[:] = black
         number_tile = tile(t.number)
@@ -218,11 +231,12 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, *, glare: bool):
         # bevel: the rim rounds off, darker except where it faces the light and catches it
         rim = np.clip(1.0 - inset / bevel, 0.0, 1.0)
         face *= (1.0 - 0.5 * rim)[..., None]
-        face += (rim * np.clip(facing_light, 0, 1) ** 3 * 0.12)[..., None]
+        face += (rim * np.clip(facing_light, 0, 1) ** 3 * 0.05)[..., None]
         face *= (1.0 + 0.03 * rng.standard_normal((roi_h, roi_w), dtype=np.float32))[..., None]
-        if sources:
-            wobble = rng.normal(0.0, 2.5, 2)
-            face += (_glare_at(sources, x + wobble[0], y + wobble[1]) * float(rng.uniform(0.6, 1.1)))[..., None] \
+        near = [g for g in sources if math.dist(g[0], t.center_mm) < 4.0 * g[1] + s_mm]
+        wobble, gain = rng.normal(0.0, 2.5, 2), float(rng.uniform(0.6, 1.1))  # each tile lies a little off flat
+        if near:
+            face += (_glare_at(near, x + wobble[0], y + wobble[1]) * gain)[..., None] \
                 * np.asarray([1.0, 0.98, 0.93], np.float32)
         sl = (slice(r0, r1), slice(c0, c1))
         m = mask[..., None]
@@ -230,10 +244,8 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, *, glare: bool):
         top_a[sl] = np.maximum(top_a[sl], mask)
         wall = black * (0.6 + 1.6 * np.clip(facing_light, 0.0, 1.0))[..., None]
         body[sl] = body[sl] * (1 - m) + wall * m
-        body_a[sl] = np.maximum(body_a[sl], mask)
-        shadow[sl] = np.maximum(shadow[sl], shade)
-    shadow = cv2.GaussianBlur(shadow, (0, 0), max(0.5, 1.2 * scene.thickness_mm / ras.texel / 4))
-    return top, top_a, body, body_a, shadow
+    shadow = cv2.GaussianBlur(shadow, (0, 0), max(0.5, 0.3 * scene.thickness_mm / sras.texel))
+    return top, top_a, body, shadow, sras
 
 
 def render_tantrix_photo(scene, camera: CameraModel, rng: np.random.Generator, *,
@@ -244,8 +256,10 @@ def render_tantrix_photo(scene, camera: CameraModel, rng: np.random.Generator, *
     # tile layers over the tiles' area only; the table over everything the camera sees (coarser)
     centres = np.asarray([t.center_mm for t in scene.tiles])
     margin = scene.circumradius_mm + 3 * scene.thickness_mm + 5.0
-    ras = _Raster(centres.min(axis=0) - margin, centres.max(axis=0) + margin, TEXEL_MM)
-    top, top_a, body, body_a, shadow = _paint_tiles(scene, rng, ras, glare=glare)
+    footprint = min(camera.mm_per_px_at(tuple(c), scene.thickness_mm) for c in centres)
+    ras = _Raster(centres.min(axis=0) - margin, centres.max(axis=0) + margin,
+                  float(np.clip(footprint / 1.5, *TEXEL_RANGE_MM)))
+    top, top_a, body, shadow, sras = _paint_tiles(scene, rng, ras, glare=glare)
     lo_t = np.maximum(on_table.reshape(-1, 2).min(axis=0), centres.mean(axis=0) - 3000.0) - 5.0
     hi_t = np.minimum(on_table.reshape(-1, 2).max(axis=0), centres.mean(axis=0) + 3000.0) + 5.0
     table_texel = max(1.0, float(np.max(hi_t - lo_t)) / 2500.0)
@@ -253,8 +267,8 @@ def render_tantrix_photo(scene, camera: CameraModel, rng: np.random.Generator, *
     table = _table_texture(rng, (tras.cols * table_texel, tras.rows * table_texel), table_texel)
     table = cv2.resize(table.astype(np.float32), (tras.cols, tras.rows), interpolation=cv2.INTER_LINEAR)
     a = ras.sample(top_a, on_top)[..., None]
-    ba = ras.sample(body_a, on_table)[..., None]
-    sh = ras.sample(shadow, on_table)[..., None]
+    ba = ras.sample(top_a, on_table)[..., None]
+    sh = sras.sample(shadow, on_table)[..., None]
     ground = tras.sample(table, on_table, cv2.BORDER_REPLICATE) * (1.0 - 0.6 * np.clip(sh - ba, 0, 1))
     img = a * ras.sample(top, on_top) + (1 - a) * (ba * ras.sample(body, on_table) + (1 - ba) * ground)
     # uneven room light: a broad gradient and a lamp's pool, warm or cool
