@@ -460,6 +460,7 @@ def judge_board(
     unread: Iterable[Hex] = (),
     doubtful: Iterable[Hex] = (),
     hands: Mapping[str, Iterable[int]] | None = None,
+    unread_in_hands: int = 0,
     endgame: bool | None = None,
     players: Mapping[str, LinkColor | str] | None = None,
     params: TantrixParams = DEFAULT_TANTRIX_PARAMS,
@@ -470,7 +471,8 @@ def judge_board(
     ``doubtful`` hexes hold a tile read with low confidence. A fault resting only on sure tiles is ``ILLEGAL``;
     one that involves a doubtful or unread tile is ``TOO_CLOSE_TO_CALL``, and so is the whole board's verdict
     when any such tile is on it and nothing sure is illegal. ``hands`` (player -> tile numbers) names the tiles
-    that fit each forced space and, with ``endgame`` None, lets the bag's state be inferred (TX P5).
+    that fit each forced space and, with ``endgame`` None, lets the bag's state be inferred (TX P5); hand tiles
+    seen but not read count there as ``unread_in_hands``.
     """
     unread = frozenset((int(h[0]), int(h[1])) for h in unread) - set(board.tiles)
     doubtful = frozenset((int(h[0]), int(h[1])) for h in doubtful) & set(board.tiles)
@@ -497,6 +499,8 @@ def judge_board(
     # TX P5: endgame or not
     if endgame is None:
         counts = [len(v) for v in hands.values()] if len(hands) == 2 else None
+        if counts is not None:
+            counts[0] += int(unread_in_hands)
         endgame, why = endgame_from_counts(len(occupied), counts)
         out.append(_ruling("TX P5", Decision.GAME_CONTINUES,
                            f"{'endgame' if endgame else 'before the endgame'} (inferred): {why}", params,

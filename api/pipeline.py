@@ -19,7 +19,7 @@ from api.routes.errors import ApiError, PipelineUnavailable
 
 SUPPORTED_GAMES: tuple[str, ...] = ("tiddlywinks",)
 # Games a still photo can be analysed for (live games follow tiddlywinks only, for now).
-PHOTO_GAMES: tuple[str, ...] = ("tiddlywinks", "marbles", "ice_tiddlywinks", "dominoes")
+PHOTO_GAMES: tuple[str, ...] = ("tiddlywinks", "marbles", "ice_tiddlywinks", "dominoes", "tantrix")
 # Games the project plans but whose vision does not exist yet: refused with a clear "not supported yet".
 PLANNED_GAMES: tuple[str, ...] = ("ice_tiddlywinks", "marbles", "tantrix", "dominoes")
 _OUR_PACKAGES = {"geometry", "calibration", "vision", "adjudicator", "simulation", "api"}
@@ -133,6 +133,9 @@ class VisionPipeline:
             if name == "dominoes":
                 from api.dominoes_service import analyze_dominoes_photo
                 return jsonable(analyze_dominoes_photo(frame_bgr, cal.camera if cal is not None else None))
+            if name == "tantrix":
+                from api.tantrix_service import analyze_tantrix_photo
+                return jsonable(analyze_tantrix_photo(frame_bgr, cal.camera if cal is not None else None))
             from api.analysis import analyze_tiddlywinks_photo
             return jsonable(analyze_tiddlywinks_photo(frame_bgr, cal))
         except ImportError as exc:
@@ -172,6 +175,8 @@ class VisionPipeline:
                 from api.ice_service import annotate_ice as annotate
             elif game == "dominoes":
                 from api.dominoes_service import annotate_dominoes as annotate
+            elif game == "tantrix":
+                from api.tantrix_overlay import annotate_tantrix as annotate
             else:
                 from api.overlay import annotate_tiddlywinks as annotate
         except ImportError:

@@ -1,4 +1,4 @@
-"""``tableref analyze IMAGE --game tiddlywinks``: the scene and rulings seen in one photograph.
+"""``tableref analyze IMAGE --game tiddlywinks|marbles|dominoes|tantrix``: the scene and rulings in one photograph.
 
 ``--json`` prints the analysis document (pieces, pot, mat, calibration, rulings, squidge_off); without it a
 short human summary. ``--calibration CAL.json`` uses a stored calibration (``tableref calibrate``), otherwise
@@ -38,8 +38,14 @@ def load_calibration(path: Path | None):
     return TableCalibration.from_json(path)
 
 
-def analyze_image(path: Path, calibration_path: Path | None, game: str = "tiddlywinks") -> tuple[np.ndarray, dict]:
+def analyze_image(path: Path, calibration_path: Path | None, game: str = "tiddlywinks",
+                  players: str | None = None) -> tuple[np.ndarray, dict]:
     frame = read_image(path)
+    if game == "tantrix":
+        from api.tantrix_service import analyze_tantrix_photo
+        return frame, analyze_tantrix_photo(frame, calibration_path, image_path=str(path), players=players)
+    if players is not None:
+        raise ImageReadError("--players is for --game tantrix")
     if game == "marbles":
         from api.marbles_service import analyze_marbles_photo
         return frame, analyze_marbles_photo(frame, calibration_path, image_path=str(path))
@@ -47,7 +53,7 @@ def analyze_image(path: Path, calibration_path: Path | None, game: str = "tiddly
         from api.dominoes_service import analyze_dominoes_photo
         return frame, analyze_dominoes_photo(frame, calibration_path, image_path=str(path))
     if game != "tiddlywinks":
-        raise ImageReadError(f"game {game!r} has no photo analysis (tiddlywinks, marbles; "
+        raise ImageReadError(f"game {game!r} has no photo analysis (tiddlywinks, marbles, dominoes, tantrix; "
                              "Ice Tiddly Winks: tableref score)")
     from api.analysis import analyze_tiddlywinks_photo
     doc = analyze_tiddlywinks_photo(frame, load_calibration(calibration_path), image_path=str(path))
@@ -79,9 +85,11 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
 
 
 def run_analyze(args: argparse.Namespace) -> int:
-    frame, doc = analyze_image(Path(args.image), args.calibration, args.game)
+    frame, doc = analyze_image(Path(args.image), args.calibration, args.game, getattr(args, "players", None))
     if args.annotate is not None:
-        if args.game == "marbles":
+        if args.game == "tantrix":
+            from api.tantrix_overlay import annotate_tantrix as annotate
+        elif args.game == "marbles":
             from api.marbles_service import annotate_marbles as annotate
         elif args.game == "dominoes":
             from api.dominoes_service import annotate_dominoes as annotate
@@ -99,6 +107,9 @@ def run_analyze(args: argparse.Namespace) -> int:
     elif args.game == "dominoes":
         from api.dominoes_service import summary_lines as dominoes_summary
         print("\n".join(dominoes_summary(doc)))
+    elif args.game == "tantrix":
+        from api.tantrix_service import summary_lines as tantrix_summary
+        print("\n".join(tantrix_summary(doc)))
     else:
         print("\n".join(summary_lines(doc)))
     return 0
@@ -109,9 +120,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description="Detect mat, pot and winks in IMAGE, measure them in table mm and "
                                           "print the scene with its rulings.")
     p.add_argument("image", type=Path, metavar="IMAGE")
-    p.add_argument("--game", choices=("tiddlywinks", "marbles", "dominoes"), default="tiddlywinks")
+    p.add_argument("--game", choices=("tiddlywinks", "marbles", "dominoes", "tantrix"), default="tiddlywinks")
     p.add_argument("--calibration", type=Path, default=None, metavar="CAL.json",
                    help="stored calibration (default: self-calibrate from the mat)")
     p.add_argument("--json", action="store_true", help="print the analysis document as JSON")
     p.add_argument("--annotate", type=Path, default=None, metavar="OUT.jpg", help="write the umpire's picture")
+    p.add_argument("--players", default=None, metavar="COLOUR,COLOUR",
+                   help="tantrix: the colours of player A (hand nearest the image bottom) and B, e.g. red,yellow")
     p.set_defaults(handler=run_analyze)

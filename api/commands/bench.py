@@ -382,11 +382,20 @@ def _bench_dominoes(args: argparse.Namespace) -> list[str]:
                           log=lambda s: print(s, flush=True), show_failures=args.failures)
 
 
+def _bench_tantrix(args: argparse.Namespace) -> list[str]:
+    from api.bench_tantrix import bench_tantrix
+    # at least 30 simulated boards for the figures; fewer (e.g. --fresh 5) to iterate, marked indicative
+    return bench_tantrix(n_fresh=min(args.fresh, 60), cache=args.cache, sample_dir=args.dir,
+                         log=lambda s: print(s, flush=True),
+                         show_failures=10**6 if args.show_failures else args.failures)
+
+
 LINE_BENCHES: dict[str, Callable[[argparse.Namespace], list[str]]] = {
     "tiddlywinks-video": _bench_video,
     "marbles": _bench_marbles,
     "ice-tiddlywinks": _bench_ice,
     "dominoes": _bench_dominoes,
+    "tantrix": _bench_tantrix,
 }
 
 
@@ -399,6 +408,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--fresh", type=int, default=60, help="freshly simulated images (default 60)")
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where fresh renders are kept")
     p.add_argument("--failures", type=int, default=15, help="list up to this many individual failures")
+    p.add_argument("--show-failures", action="store_true",
+                   help="list every individual failure (tantrix: each wrong tile and board, and why)")
     p.add_argument("--verbose", action="store_true")
     p.set_defaults(handler=run_bench)
 

@@ -32,12 +32,15 @@ def calibration_dict(storage: Storage, calibration_id: str | None) -> dict[str, 
 def analyze_photo(
     image: Annotated[UploadFile, File(description="PNG, JPEG, BMP or WebP photo of the table.")],
     settings: SettingsDep, storage: StorageDep, pipeline: PipelineDep,
-    game: Annotated[str, Form(max_length=64)] = "tiddlywinks",
+    game: Annotated[str, Form(max_length=64, description="tiddlywinks, marbles, ice-tiddlywinks, dominoes or "
+                                                         "tantrix")] = "tiddlywinks",
     calibration_id: Annotated[str | None, Form(max_length=64)] = None,
 ) -> dict[str, Any]:
     """The analysis document: ``pieces[]``, ``pot``, ``mat.corners_px``, ``calibration``, ``rulings[]`` and the
     ``squidge_off`` verdict — the same JSON as ``tableref analyze``; ``game`` may also be ``marbles`` (ring,
-    pieces, counts) or ``ice-tiddlywinks`` (pieces with pose and points, ``scores``)."""
+    pieces, counts), ``ice-tiddlywinks`` (pieces with pose and points, ``scores``), ``dominoes`` (tiles, layout)
+    or ``tantrix`` (tiles with face number, rotation and hex or hand; ``forced_spaces``, ``scores`` per colour,
+    ``legal`` true/false/null and the TX rulings)."""
     game = check_game(game, pipeline, getattr(pipeline, "photo_games", None))
     calibration = calibration_dict(storage, calibration_id)
     frame = read_image_upload(image, settings)
