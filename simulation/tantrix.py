@@ -262,9 +262,27 @@ def render_tantrix_scene(scene: TantrixScene, camera: CameraModel, rng: np.rando
     return bgr, truth
 
 
+def render_board(board: Board, *, hands: dict[str, tuple[int, ...]] | None = None, seed: int = 0,
+                 size_wh_px: tuple[int, int] = (1920, 1080), tilt_deg: float | None = None, colorblind: bool = False,
+                 glare: bool = True, bag_empty: bool | None = None) -> tuple[np.ndarray, dict]:
+    """A given position photographed: (BGR image, truth document). For tests and rule cases (TX-T...).
+
+    The board may be anything geometry accepts (legal or not); ``bag_empty`` defaults to board + hands == 56.
+    """
+    hands = {"A": tuple(hands.get("A", ())), "B": tuple(hands.get("B", ()))} if hands else {"A": (), "B": ()}
+    if bag_empty is None:
+        bag_empty = len(board) + len(hands["A"]) + len(hands["B"]) == TILE_COUNT
+    rng = np.random.default_rng([seed, 7])
+    scene = layout_scene(rng, TantrixDeal(board=board, hands=hands, bag_empty=bag_empty), colorblind=colorblind)
+    cam = camera_for(scene, rng, size_wh_px, tilt_deg=tilt_deg)
+    return render_tantrix_scene(scene, cam, rng, settings=PhotoSettings.random(rng, motion_blur_probability=0.0),
+                                glare=glare)
+
+
 def render_tantrix_item(out_dir: str | Path, *, seed: int, index: int, size_wh_px: tuple[int, int] = (1920, 1080),
-                        **options) -> Path:
-    """Photograph ``index`` of the set ``seed``: ``tx_<seed>_<index>.jpg`` with its truth ``.json``.
+                        name: str | None = None, jpeg_quality: int | None = None, **options) -> Path:
+    """Photograph ``index`` of the set ``seed``: ``tx_<seed>_<index>.jpg`` (or ``<name>.jpg``) with its truth
+    ``.json``.
 
     ``options`` fix scene choices (``n_tiles``, ``illegal``, ``hands``, ``colorblind``, ``defect``,
     ``tilt_deg``); the rest are drawn from ``default_rng([seed, index])``.
@@ -279,8 +297,10 @@ def render_tantrix_item(out_dir: str | Path, *, seed: int, index: int, size_wh_p
     scene = random_tantrix_scene(rng, n_tiles=n_tiles, **options)
     cam = camera_for(scene, rng, size_wh_px, tilt_deg=tilt)
     settings = PhotoSettings.random(rng, motion_blur_probability=0.05)
+    if jpeg_quality is not None:
+        settings = replace(settings, jpeg_quality=int(jpeg_quality))
     bgr, truth = render_tantrix_scene(scene, cam, rng, settings=settings)
-    jpg, _ = write_image_and_truth(out_dir, f"tx_{seed}_{index:03d}", bgr, truth,
+    jpg, _ = write_image_and_truth(out_dir, name or f"tx_{seed}_{index:03d}", bgr, truth,
                                    jpeg_quality=settings.jpeg_quality)
     return jpg
 

@@ -164,3 +164,32 @@ def test_layout_leaves_tiles_apart_and_neighbours_on_the_lattice():
         for n in neighbours(h):
             if n in pos:
                 assert abs(np.linalg.norm(pos[n] - c) - scene.pitch_mm) <= 2 * 1.5 * math.sqrt(2) + 0.5
+
+
+def test_committed_samples_cover_the_brief_and_their_truth_holds():
+    from pathlib import Path
+
+    from simulation.tantrix_samples import SAMPLES
+
+    root = Path(__file__).resolve().parents[2] / "sample_images" / "tantrix"
+    files = sorted(root.iterdir())
+    assert sum(p.stat().st_size for p in files) <= 3 * 1024 * 1024
+    truths = {name: json.loads((root / f"{name}.json").read_text()) for name, _ in SAMPLES}
+    for name, truth in truths.items():
+        img = cv2.imread(str(root / f"{name}.jpg"))
+        assert img is not None and img.shape[:2] == (1080, 1920) and truth["image"]["size_wh_px"] == [1920, 1080]
+        b = _board_from_truth(truth)
+        clashes = [h for h in b if b.mismatched_edges(h)]
+        holes = [h for h in b.empty_neighbours() if b.neighbour_count(h) >= 4]
+        blocked = [h for h in b.forced_spaces() if b.is_blocked_space(h)]
+        if truth["defect"] is None:
+            assert not clashes and (truth["bag_empty"] or not (holes or blocked)), name
+        else:
+            h = tuple(truth["defect_hexes"][0])
+            assert {"mismatch": h in clashes, "four_neighbours": h in holes, "blocked_space": h in blocked}[
+                truth["defect"]], name
+    boards = [sum(t["place"] == "board" for t in tr["tiles"]) for tr in truths.values()]
+    assert min(boards) <= 15 and max(boards) >= 50
+    assert any(tr["colorblind"] for tr in truths.values()) and any(tr["defect"] for tr in truths.values())
+    assert max(tr["camera_tilt_deg"] for tr in truths.values()) >= 30
+    assert any(t["place"] == "hand" for tr in truths.values() for t in tr["tiles"])
