@@ -1,0 +1,258 @@
+"""Tantrix reader (vision.tantrix) on small cv2-drawn scenes whose truth is known exactly.
+
+The drawer here is deliberately not the project simulator: flat black hexagons with Bezier link bands painted in
+a top view of the table (mm, y up), warped into a tilted camera. Edge colours come from geometry.tantrix, so a
+wrong rotation convention (image y down vs table y up) shows up as wrong rotations.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.camera import CameraModel
+from geometry.tantrix import TILES, Board, LinkColor, neighbour
+from vision.tantrix import TantrixVisionError, detect_tantrix
+
+SQ3 = math.sqrt(3.0)
+LINK_BGR = {LinkColor.RED: (40, 35, 215), LinkColor.YELLOW: (35, 215, 240), LinkColor.BLUE: (205, 110, 20),
+            LinkColor.GREEN: (60, 170, 40)}
+WHITE_BGR = (235, 235, 235)
+
+
+def hex_center_mm(q: int, r: int, s_mm: float, theta_deg: float, origin=(0.0, 0.0)) -> np.ndarray:
+    v = np.array([SQ3 * (q + r / 2.0), -1.5 * r]) * s_mm
+    c, s = math.cos(math.radians(theta_deg)), math.sin(math.radians(theta_deg))
+    return np.array(origin) + np.array([c * v[0] - s * v[1], s * v[0] + c * v[1]])
+
+
+def draw_scene(board: dict, hands: dict | None = None, *, f_mm: float = 46.0, theta_deg: float = 10.0,
+               tilt_deg: float = 25.0, colorblind: bool = False, size_wh=(1280, 720), seed: int = 0,
+               table_bgr=(90, 120, 150), jitter_deg: float = 0.0, gap_mm: float = 0.6, focal_px: float = 1100.0):
+    """Render ``board`` {hex: (number, rotation)} and hands {player: [(number, (x, y), angle_deg)]}.
+
+    Returns the BGR image, the camera and the truth: per tile centre mm/px, number, rotation, hex, place.
+    """
+    rng = np.random.default_rng(seed)
+    s_mm = f_mm / SQ3
+    pitch_s = (f_mm + gap_mm) / SQ3
+    tiles = []
+    for (q, r), (num, rot) in board.items():
+        c = hex_center_mm(q, r, pitch_s, theta_deg)
+        tiles.append(dict(number=num, rotation=rot, hex=(q, r), place="board", player=None, center_mm=c,
+                          angle_deg=theta_deg + 60 * rot + rng.uniform(-jitter_deg, jitter_deg)))
+    for player, items in (hands or {}).items():
+        for num, xy, ang in items:
+            rot = round((ang - theta_deg) / 60.0) % 6
+            tiles.append(dict(number=num, rotation=rot, hex=None, place="hand", player=player,
+                              center_mm=np.array(xy, float), angle_deg=ang))
+    pts = np.array([t["center_mm"] for t in tiles])
+    lo, hi = pts.min(axis=0) - 60, pts.max(axis=0) + 60
+    ppm = 4.0
+    tw, th = int((hi[0] - lo[0]) * ppm), int((hi[1] - lo[1]) * ppm)
+    tex = np.zeros((th, tw, 3), np.uint8)
+    tex[:] = table_bgr
+    tex = np.clip(tex.astype(np.int16) + rng.normal(0, 4, tex.shape), 0, 255).astype(np.uint8)
+
+    def to_tex(p):
+        p = np.asarray(p, float)
+        return np.column_stack([(p[..., 0] - lo[0]) * ppm, (hi[1] - p[..., 1]) * ppm])
+
+    for t in tiles:
+        c, a = t["center_mm"], t["angle_deg"]
+        verts = [c + s_mm * np.array([math.cos(math.radians(a + 30 + 60 * k)), math.sin(math.radians(a + 30 + 60 * k))])
+                 for k in range(6)]
+        poly = [np.rint(to_tex(np.array(verts)) * 16).astype(np.int32)]
+        cv2.fillPoly(tex, poly, (22, 20, 20), cv2.LINE_AA, 4)
+        inside = np.zeros(tex.shape[:2], np.uint8)
+        cv2.fillPoly(inside, poly, 255, cv2.LINE_8, 4)
+        inside = cv2.erode(inside, np.ones((3, 3), np.uint8)) > 0
+        layer = tex.copy()
+        face = TILES[t["number"]]
+        for colour in face.colors:
+            ea, eb = face.link_edges(colour)
+            bgr = WHITE_BGR if (colorblind and colour is LinkColor.GREEN) else LINK_BGR[colour]
+            # face edge e sits at tile angle a + 60 e (the face's edge 0 is the tile's angle)
+            na = np.array([math.cos(math.radians(a + 60 * ea)), math.sin(math.radians(a + 60 * ea))])
+            nb = np.array([math.cos(math.radians(a + 60 * eb)), math.sin(math.radians(a + 60 * eb))])
+            ap = s_mm * SQ3 / 2
+            p0, p3 = c + ap * 1.05 * na, c + ap * 1.05 * nb
+            p1, p2 = p0 - 0.45 * s_mm * na, p3 - 0.45 * s_mm * nb
+            u = np.linspace(0, 1, 40)[:, None]
+            curve = (1 - u) ** 3 * p0 + 3 * (1 - u) ** 2 * u * p1 + 3 * (1 - u) * u ** 2 * p2 + u ** 3 * p3
+            cv2.polylines(layer, [np.rint(to_tex(curve) * 16).astype(np.int32)], False, bgr,
+                          int(round(5.5 * ppm)), cv2.LINE_AA, 4)
+        tex[inside] = layer[inside]
+    center = (lo + hi) / 2
+    dist = 650.0
+    az = math.radians(-90 + rng.uniform(-20, 20))
+    eye = (center[0] + dist * math.sin(math.radians(tilt_deg)) * math.cos(az),
+           center[1] + dist * math.sin(math.radians(tilt_deg)) * math.sin(az), dist * math.cos(math.radians(tilt_deg)))
+    cam = CameraModel.look_at(eye_mm=eye, target_mm=(center[0], center[1], 0.0), up_hint=(0.0, 1.0, 0.0),
+                              focal_px=focal_px, image_size_wh_px=size_wh)
+    tex_corners = np.array([[0, 0], [tw - 1, 0], [tw - 1, th - 1], [0, th - 1]], float)
+    table_corners = np.column_stack([lo[0] + tex_corners[:, 0] / ppm, hi[1] - tex_corners[:, 1] / ppm])
+    img_corners = cam.project_mm(np.column_stack([table_corners, np.full(4, 5.0)]))
+    Ht = cv2.getPerspectiveTransform(tex_corners.astype(np.float32), img_corners.astype(np.float32))
+    bg = np.zeros((size_wh[1], size_wh[0], 3), np.uint8)
+    bg[:] = table_bgr
+    img = cv2.warpPerspective(tex, Ht, size_wh, dst=bg, flags=cv2.INTER_AREA, borderMode=cv2.BORDER_TRANSPARENT)
+    img = np.clip(img.astype(np.int16) + rng.normal(0, 3, img.shape), 0, 255).astype(np.uint8)
+    for t in tiles:
+        t["center_px"] = cam.project_mm(np.array([[*t["center_mm"], 5.0]]))[0]
+    return img, cam, tiles
+
+
+def sample_board(n: int, seed: int) -> dict:
+    """A legal, connected board of ``n`` tiles grown by matching colours."""
+    rng = np.random.default_rng(seed)
+    b = Board({})
+    free = list(range(1, 57))
+    rng.shuffle(free)
+    b = b.with_tile((0, 0), free.pop(), int(rng.integers(6)))
+    while len(b) < n:
+        cands = sorted(b.empty_neighbours())
+        rng.shuffle(cands)
+        placed = False
+        for h in cands:
+            if b.neighbour_count(h) > 2:
+                continue
+            for num in free:
+                rots = b.fitting_rotations(num, h)
+                if rots:
+                    b = b.with_tile(h, num, rots[0])
+                    free.remove(num)
+                    placed = True
+                    break
+            if placed:
+                break
+        if not placed:
+            break
+    return {h: (p.number, p.rotation) for h, p in b.tiles.items()}
+
+
+def _match(reading, truth, gate_px: float):
+    out = []
+    for t in truth:
+        d = [math.dist(r.center_px, t["center_px"]) for r in reading.tiles]
+        i = int(np.argmin(d))
+        assert d[i] < gate_px, f"tile {t['number']} not found (nearest {d[i]:.0f} px)"
+        out.append((t, reading.tiles[i]))
+    return out
+
+
+def _board_offset(pairs):
+    """The reader's lattice is its own: the rotation offset and hex map that take truth hexes to read ones."""
+    diffs = [(r.rotation - t["rotation"]) % 6 for t, r in pairs if t["place"] == "board" and r.rotation is not None]
+    return max(set(diffs), key=diffs.count)
+
+
+@pytest.fixture(scope="module")
+def tilted_scene():
+    board = sample_board(14, seed=3)
+    used = {n for n, _ in board.values()}
+    spare = [n for n in range(1, 57) if n not in used]
+    hands = {"A": [(spare[0], (-40.0, -165.0), 17.0), (spare[1], (20.0, -170.0), 75.0)],
+             "B": [(spare[2], (0.0, 175.0), 200.0)]}
+    img, cam, truth = draw_scene(board, hands, tilt_deg=28.0, theta_deg=12.0, seed=5, jitter_deg=2.0)
+    return img, cam, truth
+
+
+def test_reads_every_face_and_rotation_without_camera(tilted_scene):
+    img, _, truth = tilted_scene
+    reading = detect_tantrix(img)
+    pairs = _match(reading, truth, gate_px=25.0)
+    off = _board_offset(pairs)
+    for t, r in pairs:
+        assert r.number == t["number"], (t, r)
+        assert not r.flagged
+        if t["place"] == "board":
+            assert (r.rotation - t["rotation"]) % 6 == off
+    assert len([r for r in reading.tiles if r.place == "board"]) == len([t for t in truth if t["place"] == "board"])
+
+
+def test_board_structure_matches_truth_up_to_lattice_motion(tilted_scene):
+    img, _, truth = tilted_scene
+    reading = detect_tantrix(img)
+    pairs = [(t, r) for t, r in _match(reading, truth, gate_px=25.0) if t["place"] == "board"]
+    # adjacency is preserved: truth neighbours are read as neighbours across the matching edge
+    off = _board_offset(pairs)
+    by_hex = {t["hex"]: r for t, r in pairs}
+    checked = 0
+    for t, r in pairs:
+        for k in range(6):
+            n = by_hex.get(neighbour(t["hex"], k))
+            if n is not None:
+                assert neighbour(r.hex, (k + off) % 6) == n.hex
+                checked += 1
+    assert checked >= 2 * (len(pairs) - 1)
+    assert reading.board() is not None and len(reading.board()) == len(pairs)
+
+
+def test_with_camera_positions_in_table_mm(tilted_scene):
+    img, cam, truth = tilted_scene
+    reading = detect_tantrix(img, cam)
+    assert reading.source == "camera"
+    pairs = _match(reading, truth, gate_px=25.0)
+    for t, r in pairs:
+        assert math.dist(r.center_mm, t["center_mm"]) < 3.0
+        assert r.number == t["number"]
+        if t["place"] == "board":
+            # in the camera's table frame rotations are absolute: no offset to remove
+            assert r.rotation == t["rotation"]
+            assert abs(((r.angle_deg - t["angle_deg"]) + 180) % 360 - 180) < 4.0
+    assert reading.flat_to_flat_mm == pytest.approx(46.6, abs=1.5)
+
+
+def test_hands_are_split_by_side_player_a_nearest_bottom(tilted_scene):
+    img, _, truth = tilted_scene
+    reading = detect_tantrix(img)
+    for t, r in _match(reading, truth, gate_px=25.0):
+        assert r.place == t["place"]
+        if t["place"] == "hand":
+            assert r.player == t["player"]
+            assert r.hex is None
+
+
+def test_colorblind_set_reads_white_as_green():
+    board = sample_board(12, seed=11)
+    img, _, truth = draw_scene(board, colorblind=True, tilt_deg=15.0, seed=2)
+    reading = detect_tantrix(img)
+    assert reading.colorblind
+    pairs = _match(reading, truth, gate_px=25.0)
+    assert all(r.number == t["number"] for t, r in pairs)
+    assert any(TILES[t["number"]].colors & {LinkColor.GREEN} for t, _ in pairs)
+
+
+def test_normal_set_is_not_colorblind(tilted_scene):
+    assert not detect_tantrix(tilted_scene[0]).colorblind
+
+
+def test_unreadable_tile_is_flagged_not_guessed(tilted_scene):
+    img, cam, truth = tilted_scene
+    img = img.copy()
+    t = next(t for t in truth if t["place"] == "board")
+    # a grey smudge over the tile's link ends: the face can no longer be told
+    pitch_px = min(math.dist(t["center_px"], u["center_px"]) for u in truth if u is not t)
+    c = tuple(int(v) for v in np.rint(t["center_px"]))
+    cv2.circle(img, c, int(0.48 * pitch_px), (128, 128, 128), -1)
+    cv2.circle(img, c, int(0.25 * pitch_px), (20, 20, 20), -1)
+    reading = detect_tantrix(img)
+    r = min(reading.tiles, key=lambda r: math.dist(r.center_px, t["center_px"]))
+    assert r.flagged and r.number is None
+    assert r.confidence < 0.5
+
+
+def test_bad_input_is_a_named_error():
+    with pytest.raises(TantrixVisionError):
+        detect_tantrix(np.zeros((10, 10), np.uint8))
+    with pytest.raises(TantrixVisionError):
+        detect_tantrix(np.zeros((100, 100, 3), np.uint8), flat_to_flat_mm=5.0)
+
+
+def test_empty_table_reads_no_tiles():
+    img = np.full((200, 300, 3), (90, 120, 150), np.uint8)
+    assert detect_tantrix(img).tiles == ()

@@ -1,0 +1,444 @@
+"""Reading a Tantrix table from one photograph: every tile's face, rotation and hex (RULES.md 2; issue 10).
+
+Steps, each grounded in what the scene must look like rather than in one renderer's numbers:
+1. tile silhouettes against the table (``vision.tantrix_tiles``);
+2. the table plane: from a calibrated camera at the tile-top height, else from the hexagons themselves — three
+   edge directions, one side length, honeycomb vertices (``vision.tantrix_lattice``);
+3. the lattice: the largest silhouette fixes it; a silhouette on the same lattice and touching the group of
+   lattice tiles belongs to the Tantrix, every other tile is in a hand (player A: the hand nearer the image
+   bottom than the board);
+4. each tile's six edge colours from its link bands and the face they spell (``vision.tantrix_links``).
+Frames: U is the working lattice frame (y up, unit = hexagon circumradius); the table frame of the reading is the
+camera's table frame when a calibration is given, else U scaled to millimetres (lattice angle 0, hex (0, 0) at
+the origin). Edge colours and rotations are lattice-relative, ccw seen from above.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry.tantrix import Board, Placement, TantrixError, neighbours
+from vision.tantrix_lattice import (
+    SQ3,
+    LatticeError,
+    apply_h,
+    edge_angle_and_side,
+    fit_blob,
+    hex_center_u,
+    nearest_hex,
+    rectify_from_segments,
+    refine_homography,
+)
+from vision.tantrix_links import (
+    CLASS_NAMES,
+    LinkParams,
+    edge_colours_lab,
+    fit_colour_model,
+    read_faces,
+    refine_poses,
+)
+from vision.tantrix_tiles import Blob, find_blobs, outline_segments, to_lab
+from vision.types import VisionError
+
+NOMINAL_FLAT_TO_FLAT_MM = 46.0
+
+
+class TantrixVisionError(VisionError):
+    """An image the Tantrix reader cannot work on; the message names the problem."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TantrixParams:
+    """Reader settings. ``tile_thickness_mm``: height of the tile tops (used with a camera)."""
+
+    tile_thickness_mm: float = 5.0
+    min_blob_area_ratio: float = 4e-4
+    lattice_angle_tol_deg: float = 8.0  # a silhouette turned more than this is off the board's lattice
+    lattice_offset_tol: float = 0.35  # ... or shifted more than this (U units) from its lattice position
+    links: LinkParams = field(default_factory=LinkParams)
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.tile_thickness_mm < 30.0:
+            raise TantrixVisionError(f"tile_thickness_mm must be in (0, 30), got {self.tile_thickness_mm!r}")
+
+
+DEFAULT_TANTRIX_PARAMS = TantrixParams()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TileReading:
+    """One tile. ``edge_colors`` are what each lattice-relative edge's pixels show (None: unclear)."""
+
+    tile_id: str
+    number: int | None
+    rotation: int | None
+    hex: tuple[int, int] | None
+    place: str  # "board" | "hand"
+    player: str | None
+    center_px: tuple[float, float]
+    center_mm: tuple[float, float]
+    angle_deg: float
+    outline_px: tuple[tuple[float, float], ...]
+    edge_colors: tuple[str | None, ...]
+    confidence: float
+    flagged: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TantrixReading:
+    """Everything read from one photograph (table frame in mm, y up)."""
+
+    tiles: tuple[TileReading, ...]
+    image_size_wh_px: tuple[int, int]
+    flat_to_flat_mm: float
+    lattice_origin_mm: tuple[float, float]
+    lattice_angle_deg: float
+    plane_to_image: tuple[tuple[float, float, float], ...]
+    colorblind: bool
+    source: str
+
+    def board(self) -> Board:
+        """The Tantrix: board tiles whose face was read."""
+        return Board({t.hex: Placement(number=t.number, rotation=t.rotation) for t in self.tiles
+                      if t.place == "board" and t.number is not None and t.hex is not None})
+
+    def hand(self, player: str) -> tuple[int, ...]:
+        """Numbers of the read tiles in a player's hand."""
+        return tuple(t.number for t in self.tiles if t.place == "hand" and t.player == player and t.number is not None)
+
+
+@dataclass(slots=True)
+class _Tile:
+    center_u: np.ndarray
+    angle_deg: float  # lattice-relative pose of the tile's reading frame, in (-30, 30]
+    hex: tuple[int, int] | None
+    blob: int
+
+
+def _check_image(image_bgr: np.ndarray) -> np.ndarray:
+    if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
+        shape = getattr(image_bgr, "shape", None)
+        raise TantrixVisionError(f"expected a colour image (H, W, 3), got shape {shape!r}")
+    if image_bgr.shape[0] < 64 or image_bgr.shape[1] < 64:
+        raise TantrixVisionError(f"image too small to read tiles: {image_bgr.shape[1]}x{image_bgr.shape[0]} px")
+    if image_bgr.dtype != np.uint8:
+        image_bgr = np.clip(image_bgr, 0, 255).astype(np.uint8)
+    return image_bgr
+
+
+def _blob_segments(blobs: Sequence[Blob], diag_px: float):
+    eps = max(1.5, 0.0012 * diag_px)
+    segs = [outline_segments(b, i, eps_px=eps, min_len_px=6.0) for i, b in enumerate(blobs)]
+    lengths = np.array([s.length for ss in segs for s in ss])
+    if len(lengths) == 0:
+        return segs
+    typical = float(np.percentile(lengths, 75))
+    return [[s for s in ss if s.length >= 0.45 * typical] for ss in segs]
+
+
+def _blob_vertices(blob: Blob, diag_px: float) -> np.ndarray:
+    eps = max(1.5, 0.0012 * diag_px)
+    return cv2.approxPolyDP(blob.contour_px.astype(np.float32).reshape(-1, 1, 2), eps, True).reshape(-1, 2)
+
+
+def _camera_plane(camera: CameraModel, thickness_mm: float, size_wh: tuple[int, int]) -> np.ndarray:
+    """Image -> table-mm homography of the tile-top plane (lens distortion averaged out over a grid)."""
+    w, h = size_wh
+    gx, gy = np.meshgrid(np.linspace(0, w - 1, 7), np.linspace(0, h - 1, 5))
+    px = np.column_stack([gx.ravel(), gy.ravel()])
+    mm = camera.image_to_table_mm(px, thickness_mm)
+    P, _ = cv2.findHomography(px, mm, 0)
+    if P is None:
+        raise TantrixVisionError("the camera calibration does not map the image onto the table plane")
+    return P
+
+
+def _sim2(angle_deg: float, scale: float, origin: np.ndarray) -> np.ndarray:
+    """3x3 map p -> Rot(-angle) (p - origin) / scale."""
+    c, s = math.cos(math.radians(angle_deg)), math.sin(math.radians(angle_deg))
+    R = np.array([[c, s], [-s, c]]) / scale
+    out = np.eye(3)
+    out[:2, :2] = R
+    out[:2, 2] = -R @ origin
+    return out
+
+
+class _Fit:
+    """The lattice frame U and the tiles found in it."""
+
+    def __init__(self, M_img2u: np.ndarray, tiles: list[_Tile], pairs: tuple[np.ndarray, np.ndarray]):
+        self.M = M_img2u
+        self.tiles = tiles
+        self.pairs = pairs  # measured image px, ideal U of board-lattice vertices
+
+
+def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, raw: np.ndarray, M: np.ndarray, diag_px: float,
+                 params: TantrixParams) -> _Fit:
+    Minv = np.linalg.inv(M)
+    h, w = labels.shape
+    fits = []
+    for i, b in enumerate(blobs):
+        ss = segs[i]
+        if len(ss) >= 2:
+            seg_u = np.array([[apply_h(M, np.array([s.p0]))[0], apply_h(M, np.array([s.p1]))[0]] for s in ss])
+            ang, _ = edge_angle_and_side(seg_u)
+        else:
+            ang = 0.0
+        verts = apply_h(M, _blob_vertices(b, diag_px))
+
+        def inside(pts_u, _lab=i + 1):
+            p = np.rint(apply_h(Minv, pts_u)).astype(int)
+            ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
+            out = np.zeros((len(p), 2), bool)
+            out[ok, 0] = labels[p[ok, 1], p[ok, 0]] == _lab
+            out[ok, 1] = raw[p[ok, 1], p[ok, 0]] > 0
+            return out
+
+        fits.append(fit_blob(verts, ang, inside))
+    main = next((f for f in fits if f is not None), None)
+    if main is None:
+        return _Fit(M, [], (np.zeros((0, 2)), np.zeros((0, 2))))
+    o_main = np.array(main.origin_u)
+    a_main = main.angle_deg
+    to_main = _sim2(a_main, 1.0, o_main)  # U -> main-lattice canonical frame
+    tiles: list[_Tile] = []
+    meas, ideal = [], []
+    seen: set[tuple[int, int]] = set()
+    for i, f in enumerate(fits):
+        if f is None:
+            continue
+        dang = ((f.angle_deg - a_main + 30.0) % 60.0) - 30.0
+        cen_c = apply_h(to_main, f.centers_u)
+        hexes = nearest_hex(cen_c)
+        off = np.hypot(*(cen_c - hex_center_u(hexes[:, 0], hexes[:, 1])).T)
+        on_lattice = abs(dang) < params.lattice_angle_tol_deg and bool(np.all(off < params.lattice_offset_tol))
+        if on_lattice:
+            for hx in hexes:
+                key = (int(hx[0]), int(hx[1]))
+                if key in seen:
+                    continue
+                seen.add(key)
+                tiles.append(_Tile(hex_center_u(*key), 0.0, key, i))
+            mu, iu = f.vertex_pairs
+            if len(mu):
+                iu_c = apply_h(to_main, iu)
+                meas.append(apply_h(Minv, mu))
+                ideal.append(iu_c)
+        else:
+            for c in cen_c:
+                tiles.append(_Tile(c, float(dang), None, i))
+    M_c = to_main @ M  # image -> canonical U
+    pairs = (np.concatenate(meas) if meas else np.zeros((0, 2)), np.concatenate(ideal) if ideal else np.zeros((0, 2)))
+    return _Fit(M_c, tiles, pairs)
+
+
+def _label_image(blobs: Sequence[Blob], shape: tuple[int, int]) -> np.ndarray:
+    labels = np.zeros(shape, np.int32)
+    for i, b in enumerate(blobs):
+        cv2.drawContours(labels, [b.contour_px.astype(np.int32).reshape(-1, 1, 2)], -1, i + 1, cv2.FILLED)
+    return labels
+
+
+def _board_group(tiles: list[_Tile]) -> set[tuple[int, int]]:
+    """The largest edge-connected group of lattice tiles: the Tantrix."""
+    occupied = {t.hex for t in tiles if t.hex is not None}
+    best: set[tuple[int, int]] = set()
+    seen: set[tuple[int, int]] = set()
+    for start in occupied:
+        if start in seen:
+            continue
+        comp, todo = {start}, [start]
+        seen.add(start)
+        while todo:
+            for n in neighbours(todo.pop()):
+                if n in occupied and n not in seen:
+                    seen.add(n)
+                    comp.add(n)
+                    todo.append(n)
+        if len(comp) > len(best):
+            best = comp
+    return best
+
+
+def _confidence(margin: float, flag_margin: float) -> float:
+    return float(1.0 / (1.0 + math.exp(-(margin - flag_margin) / 2.0)))
+
+
+def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
+                   flat_to_flat_mm: float | None = None,
+                   params: TantrixParams = DEFAULT_TANTRIX_PARAMS) -> TantrixReading:
+    """Read every tile on the table (see the module docstring)."""
+    image_bgr = _check_image(image_bgr)
+    if flat_to_flat_mm is not None and not 20.0 <= flat_to_flat_mm <= 120.0:
+        raise TantrixVisionError(f"flat_to_flat_mm must be in [20, 120], got {flat_to_flat_mm!r}")
+    h, w = image_bgr.shape[:2]
+    diag = math.hypot(w, h)
+    lab = to_lab(image_bgr)
+    blobs, _, _, raw = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
+    segs = _blob_segments(blobs, diag)
+    all_segs = [s for ss in segs for s in ss]
+    try:
+        P = (_camera_plane(camera, params.tile_thickness_mm, (w, h)) if camera is not None
+             else rectify_from_segments(all_segs, (w, h)))
+    except LatticeError:
+        if blobs:
+            raise TantrixVisionError("cannot recover the table plane: too few straight tile edges") from None
+        P = None
+    if P is None or not blobs:
+        f_mm = flat_to_flat_mm or NOMINAL_FLAT_TO_FLAT_MM
+        H = np.eye(3) if camera is None else np.linalg.inv(_camera_plane(camera, params.tile_thickness_mm, (w, h)))
+        return TantrixReading(tiles=(), image_size_wh_px=(w, h), flat_to_flat_mm=f_mm, lattice_origin_mm=(0.0, 0.0),
+                              lattice_angle_deg=0.0, plane_to_image=tuple(tuple(map(float, r)) for r in H),
+                              colorblind=False, source="camera" if camera is not None else "tiles")
+    seg_plane = np.array([[apply_h(P, np.array([s.p0]))[0], apply_h(P, np.array([s.p1]))[0]] for s in all_segs])
+    theta, side = edge_angle_and_side(seg_plane)
+    G = _sim2(theta, side, np.zeros(2))  # plane -> U
+    labels = _label_image(blobs, (h, w))
+    M = G @ P
+    fit = _fit_lattice(blobs, segs, labels, raw, M, diag, params)
+    for _ in range(2):
+        meas, ideal = fit.pairs
+        if camera is None:
+            Minv = np.linalg.inv(fit.M)
+            px_per_u = math.sqrt(abs(np.linalg.det(_jac(Minv, apply_h(Minv, np.zeros((1, 2)))[0]))))
+            Hn = refine_homography(meas, ideal, max(1.5, 0.08 * px_per_u))
+            if Hn is None:
+                break
+            M = np.linalg.inv(Hn)
+        else:
+            if len(ideal) < 4:
+                break
+            plane_pts = apply_h(P, meas)
+            A, _ = cv2.estimateAffinePartial2D(plane_pts, ideal, method=cv2.LMEDS)
+            if A is None:
+                break
+            G = np.vstack([A, [0, 0, 1]])
+            M = G @ P
+        fit = _fit_lattice(blobs, segs, labels, raw, M, diag, params)
+    return _read_tiles(image_bgr, lab, fit, camera, P, flat_to_flat_mm, params)
+
+
+def _jac(H: np.ndarray, at: np.ndarray) -> np.ndarray:
+    x, y = at
+    q = apply_h(H, np.array([[x, y], [x + 1e-3, y], [x, y + 1e-3]]))
+    return np.column_stack([q[1] - q[0], q[2] - q[0]]) / 1e-3
+
+
+def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, camera: CameraModel | None, P: np.ndarray,
+                flat_to_flat_mm: float | None, params: TantrixParams) -> TantrixReading:
+    h, w = image_bgr.shape[:2]
+    M = fit.M
+    Minv = np.linalg.inv(M)
+    tiles = fit.tiles
+    # table frame: the camera's, else U in millimetres
+    if camera is not None:
+        G = M @ np.linalg.inv(P)  # plane mm -> U (a similarity)
+        scale_mm = 1.0 / math.sqrt(abs(np.linalg.det(G[:2, :2])))
+        f_mm = SQ3 * scale_mm if flat_to_flat_mm is None else flat_to_flat_mm
+        U2mm = np.linalg.inv(G)
+        origin_mm = apply_h(U2mm, np.zeros((1, 2)))[0]
+        ex = apply_h(U2mm, np.array([[1.0, 0.0]]))[0] - origin_mm
+        lattice_angle = math.degrees(math.atan2(ex[1], ex[0]))
+        plane_to_image = np.linalg.inv(P)
+        source = "camera"
+    else:
+        f_mm = flat_to_flat_mm or NOMINAL_FLAT_TO_FLAT_MM
+        s_mm = f_mm / SQ3
+        U2mm = np.diag([s_mm, s_mm, 1.0])
+        origin_mm = np.zeros(2)
+        lattice_angle = 0.0
+        plane_to_image = Minv @ np.diag([1.0 / s_mm, 1.0 / s_mm, 1.0])
+        source = "tiles"
+    plane_to_image = plane_to_image / plane_to_image[2, 2]
+    board_hexes = _board_group(tiles)
+    cen = np.array([t.center_u for t in tiles]).reshape(-1, 2)
+    ang = np.array([t.angle_deg for t in tiles], dtype=np.float64)
+    cen, ang = refine_poses(lab, Minv, cen, ang, params.links)
+    edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
+    model = fit_colour_model(edge_lab, params.links)
+    faces = read_faces(edge_lab, model, params.links)
+    faces = _flag_duplicates(faces)
+    centers_px = apply_h(Minv, cen)
+    board_cy = np.mean([centers_px[i, 1] for i, t in enumerate(tiles) if t.hex in board_hexes]) if board_hexes \
+        else h / 2.0
+    out = []
+    for i, (t, f) in enumerate(zip(tiles, faces)):
+        on_board = t.hex is not None and t.hex in board_hexes
+        verts_u = np.array([cen[i] + [math.cos(math.radians(ang[i] + 30 + 60 * k)),
+                                       math.sin(math.radians(ang[i] + 30 + 60 * k))] for k in range(6)])
+        outline = apply_h(Minv, verts_u)
+        c_mm = apply_h(U2mm, cen[i:i + 1])[0]
+        rot = f.rotation
+        angle_deg = lattice_angle + float(ang[i]) + 60.0 * (rot or 0)
+        out.append(TileReading(
+            tile_id=f"T{i + 1}", number=f.number, rotation=rot, hex=t.hex if on_board else None,
+            place="board" if on_board else "hand",
+            player=None if on_board else ("A" if centers_px[i, 1] > board_cy else "B"),
+            center_px=(float(centers_px[i, 0]), float(centers_px[i, 1])), center_mm=(float(c_mm[0]), float(c_mm[1])),
+            angle_deg=float(angle_deg % 360.0), outline_px=tuple((float(x), float(y)) for x, y in outline),
+            edge_colors=tuple(None if c is None else CLASS_NAMES[c] for c in f.edge_classes),
+            confidence=0.0 if f.flagged else _confidence(f.margin, params.links.flag_margin), flagged=f.flagged))
+    out = _neighbour_confidence(out)
+    return TantrixReading(tiles=tuple(out), image_size_wh_px=(w, h), flat_to_flat_mm=float(f_mm),
+                          lattice_origin_mm=(float(origin_mm[0]), float(origin_mm[1])),
+                          lattice_angle_deg=float(lattice_angle % 360.0),
+                          plane_to_image=tuple(tuple(float(v) for v in row) for row in plane_to_image),
+                          colorblind=model.colorblind, source=source)
+
+
+def _flag_duplicates(faces):
+    """A set holds each number once: of two tiles read as one number, the less certain is flagged."""
+    from vision.tantrix_links import FaceRead
+
+    by_num: dict[int, list[int]] = {}
+    for i, f in enumerate(faces):
+        if f.number is not None:
+            by_num.setdefault(f.number, []).append(i)
+    faces = list(faces)
+    for idx in by_num.values():
+        if len(idx) < 2:
+            continue
+        idx.sort(key=lambda i: -faces[i].margin)
+        for i in idx[1:]:
+            f = faces[i]
+            faces[i] = FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True)
+    return faces
+
+
+def _neighbour_confidence(tiles: list[TileReading]) -> list[TileReading]:
+    """Shared edges normally match: each matching edge raises confidence a little, each mismatch lowers it.
+
+    Never changes a face — a real mismatch is what the referee must see.
+    """
+    from dataclasses import replace
+
+    from geometry.tantrix import neighbour, opposite_edge, tile as tile_of
+
+    at = {t.hex: t for t in tiles if t.hex is not None and t.number is not None}
+    out = []
+    for t in tiles:
+        if t.hex is None or t.number is None:
+            out.append(t)
+            continue
+        good = bad = 0
+        for k in range(6):
+            n = at.get(neighbour(t.hex, k))
+            if n is None:
+                continue
+            mine = tile_of(t.number).edge_color(k, t.rotation)
+            theirs = tile_of(n.number).edge_color(opposite_edge(k), n.rotation)
+            good += mine is theirs
+            bad += mine is not theirs
+        conf = t.confidence * (1.0 + 0.1 * good) * (0.7 ** bad)
+        out.append(replace(t, confidence=float(min(1.0, max(0.0, conf)))))
+    return out
+
+
+__all__ = ["TantrixParams", "TantrixReading", "TantrixVisionError", "TileReading", "detect_tantrix",
+           "DEFAULT_TANTRIX_PARAMS", "NOMINAL_FLAT_TO_FLAT_MM", "TantrixError"]

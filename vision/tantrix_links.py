@@ -1,0 +1,254 @@
+"""Reading a tile's six edge colours and naming the face (RULES.md 2.1; TX 10 colour-blind sets).
+
+Every link meets its edge at the midpoint, square to the edge, so just inside each edge midpoint the tile shows
+one band of link colour between black. The band is first located across the edge (its centre gives the tile's
+own small turn and shift against the lattice: players leave tiles a little askew), then sampled along its middle
+and summarised by a robust median. Colours are judged by CIE Lab hue — shading and glare change lightness and
+chroma far more than hue — against prototypes re-centred on this image's own links (white balance), white being
+the light, hueless link of colour-blind sets. The face is the tile and rotation whose colour pattern costs least
+over all six edges at once (each colour on exactly two edges); a face not clearly cheaper than the next one is
+flagged rather than guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from geometry.tantrix import EDGE_COUNT, TILES, LinkColor
+from vision.tantrix_lattice import apply_h
+
+CLASS_NAMES: tuple[str, ...] = ("red", "yellow", "blue", "green")
+_CLASS_OF = {LinkColor.RED: 0, LinkColor.YELLOW: 1, LinkColor.BLUE: 2, LinkColor.GREEN: 3}
+#: Lab hue angles (deg) of the printed link colours, the starting prototypes.
+HUE_PROTOTYPES_DEG = (40.0, 92.0, 285.0, 150.0)
+APOTHEM_U = math.sqrt(3.0) / 2.0
+
+
+def _face_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (number, rotation) and its class per lattice edge: (336,), (336,), (336, 6)."""
+    nums, rots, pats = [], [], []
+    for n, t in TILES.items():
+        for r in range(EDGE_COUNT):
+            nums.append(n)
+            rots.append(r)
+            pats.append([_CLASS_OF[c] for c in t.rotated_edges(r)])
+    return np.array(nums), np.array(rots), np.array(pats)
+
+
+FACE_NUMBERS, FACE_ROTATIONS, FACE_PATTERNS = _face_table()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkParams:
+    """Where and how the link bands are read (U units: one = hexagon circumradius)."""
+
+    profile_radius: float = 0.70  # band search line, just inside the edge (apothem 0.866)
+    profile_halfwidth: float = 0.28  # across the edge; the band is ~0.2 wide
+    sample_radii: tuple[float, ...] = (0.64, 0.69, 0.74, 0.79)
+    sample_tangents: tuple[float, ...] = (-0.035, 0.0, 0.035)
+    max_turn_deg: float = 7.0  # a tile askew by more is not corrected further
+    max_shift: float = 0.18
+    hue_sigma_deg: float = 14.0
+    min_chroma: float = 16.0  # below this a link's hue is unreliable
+    white_chroma: float = 12.0
+    white_min_l: float = 55.0
+    hue_adapt_deg: float = 25.0
+    flag_margin: float = 4.0  # cost units between the best and second face
+    max_mean_cost: float = 5.0  # per edge: beyond this the best face does not explain the pixels
+
+
+@dataclass(frozen=True, slots=True)
+class FaceRead:
+    """One tile's reading: face (None when flagged), its cost margin, and what each edge's pixels say."""
+
+    number: int | None
+    rotation: int | None
+    edge_classes: tuple[int | None, ...]
+    margin: float
+    mean_cost: float
+    flagged: bool
+
+
+def sample_lab(lab: np.ndarray, pts_img: np.ndarray) -> np.ndarray:
+    """Bilinear Lab at image points (N, 2); points outside get NaN."""
+    h, w = lab.shape[:2]
+    n = len(pts_img)
+    cols = 1024
+    rows = max(1, -(-n // cols))
+    xy = np.full((rows * cols, 2), -10.0, np.float32)
+    xy[:n] = pts_img
+    x = xy[:, 0].reshape(rows, cols)
+    y = xy[:, 1].reshape(rows, cols)
+    out = cv2.remap(lab, x, y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(np.nan,) * 3)
+    out = out.reshape(-1, 3)[:n].copy()
+    bad = (pts_img[:, 0] < 0) | (pts_img[:, 0] > w - 1) | (pts_img[:, 1] < 0) | (pts_img[:, 1] > h - 1)
+    out[bad] = np.nan
+    return out
+
+
+def _edge_frames(angle_deg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Outward normal and ccw tangent of each edge: (T, 6, 2) each."""
+    phi = np.radians(angle_deg[:, None] + 60.0 * np.arange(EDGE_COUNT)[None, :])
+    n = np.stack([np.cos(phi), np.sin(phi)], axis=-1)
+    t = np.stack([-np.sin(phi), np.cos(phi)], axis=-1)
+    return n, t
+
+
+def refine_poses(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, angles_deg: np.ndarray,
+                 params: LinkParams) -> tuple[np.ndarray, np.ndarray]:
+    """Each tile's own centre and angle from where its six link bands cross the edges.
+
+    A turn by ``d`` moves every band along its edge by ``r d``; a shift moves it by the shift's tangential part.
+    """
+    T = len(centers_u)
+    if T == 0:
+        return centers_u, angles_deg
+    ts = np.linspace(-params.profile_halfwidth, params.profile_halfwidth, 29)
+    radii = np.array([params.profile_radius - 0.05, params.profile_radius, params.profile_radius + 0.05])
+    c, ang = centers_u.copy(), angles_deg.copy()
+    for _ in range(2):
+        n, t = _edge_frames(ang)
+        pts = (c[:, None, None, None, :] + radii[None, None, :, None, None] * n[:, :, None, None, :]
+               + ts[None, None, None, :, None] * t[:, :, None, None, :])
+        vals = sample_lab(lab, apply_h(H_u2img, pts.reshape(-1, 2))).reshape(T, EDGE_COUNT, len(radii), len(ts), 3)
+        black = np.nanpercentile(vals[..., 0].reshape(T, -1), 15, axis=1)
+        prof = np.sqrt((vals[..., 0] - black[:, None, None, None]) ** 2 + vals[..., 1] ** 2 + vals[..., 2] ** 2)
+        prof = np.nanmean(prof, axis=2)  # (T, 6, n_t)
+        prof = np.nan_to_num(prof, nan=0.0)
+        lo = prof.min(axis=2, keepdims=True)
+        hi = prof.max(axis=2, keepdims=True)
+        wgt = np.clip(prof - (lo + 0.5 * (hi - lo)), 0.0, None)
+        ok = (hi[..., 0] - lo[..., 0]) > 15.0
+        cent = (wgt * ts).sum(axis=2) / np.maximum(wgt.sum(axis=2), 1e-9)  # (T, 6)
+        r0 = params.profile_radius
+        for i in range(T):
+            m = ok[i]
+            if m.sum() < 4:
+                continue
+            A = np.column_stack([np.full(EDGE_COUNT, r0), t[i, :, 0], t[i, :, 1]])[m]
+            y = cent[i][m]
+            sol, *_ = np.linalg.lstsq(A, y, rcond=None)
+            res = np.abs(A @ sol - y)
+            if m.sum() >= 5 and res.max() > 0.05:
+                keep = res < res.max()
+                sol, *_ = np.linalg.lstsq(A[keep], y[keep], rcond=None)
+            turn = float(np.clip(math.degrees(sol[0]), -params.max_turn_deg, params.max_turn_deg))
+            shift = sol[1:]
+            sn = np.hypot(*shift)
+            if sn > params.max_shift:
+                shift = shift * params.max_shift / sn
+            ang[i] = ang[i] + turn
+            c[i] = c[i] + shift
+        # clamp the total against the lattice pose
+        dang = np.clip(ang - angles_deg, -params.max_turn_deg, params.max_turn_deg)
+        ang = angles_deg + dang
+        dc = c - centers_u
+        dn = np.hypot(dc[:, 0], dc[:, 1])
+        big = dn > params.max_shift
+        c[big] = centers_u[big] + dc[big] * (params.max_shift / dn[big])[:, None]
+    return c, ang
+
+
+def edge_colours_lab(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, angles_deg: np.ndarray,
+                     params: LinkParams) -> np.ndarray:
+    """Median Lab of each edge's link band: (T, 6, 3)."""
+    T = len(centers_u)
+    n, t = _edge_frames(angles_deg)
+    rr = np.array(params.sample_radii)
+    tt = np.array(params.sample_tangents)
+    pts = (centers_u[:, None, None, None, :] + rr[None, None, :, None, None] * n[:, :, None, None, :]
+           + tt[None, None, None, :, None] * t[:, :, None, None, :])
+    vals = sample_lab(lab, apply_h(H_u2img, pts.reshape(-1, 2))).reshape(T, EDGE_COUNT, len(rr) * len(tt), 3)
+    with np.errstate(all="ignore"):
+        return np.nanmedian(vals, axis=2)
+
+
+@dataclass(frozen=True, slots=True)
+class ColourModel:
+    """This image's link hues and whether green links are drawn white (colour-blind set, TX 10)."""
+
+    hues_deg: tuple[float, float, float, float]
+    colorblind: bool
+
+
+def _hue_diff(a: np.ndarray, b: float) -> np.ndarray:
+    return np.abs((a - b + 180.0) % 360.0 - 180.0)
+
+
+def class_costs(edge_lab: np.ndarray, model: ColourModel, params: LinkParams) -> np.ndarray:
+    """Cost of each class for each edge: (..., 4) in squared-sigma units; class 3 is green, or white if
+    the set is colour-blind."""
+    L, a, b = edge_lab[..., 0], edge_lab[..., 1], edge_lab[..., 2]
+    C = np.hypot(a, b)
+    hue = np.degrees(np.arctan2(b, a)) % 360.0
+    costs = []
+    low = np.clip(params.min_chroma - C, 0.0, None) / 6.0
+    for j in range(4):
+        if j == 3 and model.colorblind:
+            costs.append(white_cost(L, C, params))
+        else:
+            costs.append((_hue_diff(hue, model.hues_deg[j]) / params.hue_sigma_deg) ** 2 + low ** 2)
+    out = np.stack(costs, axis=-1)
+    return np.nan_to_num(out, nan=9.0)
+
+
+def white_cost(L: np.ndarray, C: np.ndarray, params: LinkParams) -> np.ndarray:
+    return (C / params.white_chroma) ** 2 + (np.clip(params.white_min_l - L, 0.0, None) / 8.0) ** 2
+
+
+def fit_colour_model(edge_lab: np.ndarray, params: LinkParams) -> ColourModel:
+    """Colour-blind or not from white vs green links, then hue prototypes re-centred on this image."""
+    flat = edge_lab.reshape(-1, 3)
+    flat = flat[np.all(np.isfinite(flat), axis=1)]
+    hues = list(HUE_PROTOTYPES_DEG)
+    base = ColourModel(tuple(hues), False)
+    normal = class_costs(flat, base, params)
+    wc = white_cost(flat[:, 0], np.hypot(flat[:, 1], flat[:, 2]), params)
+    n_white = int(np.sum(wc < normal.min(axis=1)))
+    n_green = int(np.sum(normal.argmin(axis=1) == 3))
+    colorblind = n_white > n_green and n_white >= 3
+    hue = np.degrees(np.arctan2(flat[:, 2], flat[:, 1])) % 360.0
+    C = np.hypot(flat[:, 1], flat[:, 2])
+    for _ in range(3):
+        model = ColourModel(tuple(hues), colorblind)
+        costs = class_costs(flat, model, params)
+        cls = costs.argmin(axis=1)
+        for j in range(4):
+            if j == 3 and colorblind:
+                continue
+            sel = (cls == j) & (costs[:, j] < 4.0) & (C > params.min_chroma)
+            if sel.sum() < 3:
+                continue
+            z = np.exp(1j * np.radians(hue[sel]))
+            m = math.degrees(np.angle(np.sum(z * C[sel])))
+            d = float(_hue_diff(np.array([m]), HUE_PROTOTYPES_DEG[j])[0])
+            sign = 1.0 if ((m - HUE_PROTOTYPES_DEG[j] + 180.0) % 360.0 - 180.0) >= 0 else -1.0
+            hues[j] = (HUE_PROTOTYPES_DEG[j] + sign * min(d, params.hue_adapt_deg)) % 360.0
+    return ColourModel(tuple(hues), colorblind)
+
+
+def read_faces(edge_lab: np.ndarray, model: ColourModel, params: LinkParams) -> list[FaceRead]:
+    """The least-cost consistent face of every tile, flagged when not clearly the best."""
+    costs = class_costs(edge_lab, model, params)  # (T, 6, 4)
+    out = []
+    for i in range(len(costs)):
+        c = costs[i]
+        per_edge = c[np.arange(EDGE_COUNT)[None, :], FACE_PATTERNS]  # (336, 6)
+        total = per_edge.sum(axis=1)
+        order = np.argsort(total)
+        best, second = order[0], order[1]
+        margin = float(total[second] - total[best])
+        mean_cost = float(total[best] / EDGE_COUNT)
+        edge_cls = []
+        for k in range(EDGE_COUNT):
+            srt = np.sort(c[k])
+            edge_cls.append(int(np.argmin(c[k])) if srt[1] - srt[0] > 1.0 and srt[0] < 4.0 else None)
+        flagged = margin < params.flag_margin or mean_cost > params.max_mean_cost
+        out.append(FaceRead(number=None if flagged else int(FACE_NUMBERS[best]),
+                            rotation=None if flagged else int(FACE_ROTATIONS[best]),
+                            edge_classes=tuple(edge_cls), margin=margin, mean_cost=mean_cost, flagged=flagged))
+    return out

@@ -1,0 +1,204 @@
+"""Tantrix tile silhouettes: the black hexagons against whatever table they lie on (RULES.md 2.1).
+
+A tile is black (dark and nearly neutral) with saturated link bands; a table is whatever fills the image border.
+So a pixel belongs to a tile when it is much darker than the table, or neutral where the table is coloured, or a
+saturated colour the table is not — thresholds relative to the table's own measured colour and noise, not a
+fixed grey level. Links are closed into their tile and holes (links, glare) filled. Each silhouette's outline is
+cut into straight runs: a union of hexagons has only edges in three directions, which is what the plane and
+lattice fit (``vision.tantrix_lattice``) need.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+# A tile's black is at most this share of the table's lightness (a soft shadow keeps more of it).
+DARK_RATIO = 0.55
+# On a coloured table, a pixel with less than this share of the table's chroma is the tile's neutral black.
+NEUTRAL_RATIO = 0.35
+
+
+@dataclass(frozen=True, slots=True)
+class TableModel:
+    """The table's Lab colour (median) and noise (robust sigma per channel) measured on the image border."""
+
+    lab: tuple[float, float, float]
+    sigma: tuple[float, float, float]
+
+    @property
+    def chroma(self) -> float:
+        return math.hypot(self.lab[1], self.lab[2])
+
+
+@dataclass(frozen=True, slots=True)
+class Blob:
+    """One connected silhouette: its filled mask bounding box, area and outline (image px, closed)."""
+
+    label: int
+    area_px: float
+    contour_px: np.ndarray  # (N, 2) float
+    bbox: tuple[int, int, int, int]  # x, y, w, h
+
+
+def to_lab(image_bgr: np.ndarray) -> np.ndarray:
+    """Float Lab (L 0..100, a/b about -128..127)."""
+    return cv2.cvtColor(image_bgr.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
+
+
+def measure_table(lab: np.ndarray, border_ratio: float = 0.04) -> TableModel:
+    """The table is what the image border shows (boards sit inside the frame)."""
+    h, w = lab.shape[:2]
+    b = max(2, int(round(border_ratio * min(h, w))))
+    ring = np.concatenate([lab[:b].reshape(-1, 3), lab[-b:].reshape(-1, 3),
+                           lab[:, :b].reshape(-1, 3), lab[:, -b:].reshape(-1, 3)])
+    med = np.median(ring, axis=0)
+    sig = 1.4826 * np.median(np.abs(ring - med), axis=0)
+    return TableModel(lab=tuple(float(v) for v in med), sigma=tuple(float(max(v, 1.0)) for v in sig))
+
+
+def tile_black_l(lab: np.ndarray, table: TableModel, share: float = 0.01) -> float:
+    """Lightness of the tiles' black: the darkest nearly neutral pixels (``share`` of the image)."""
+    L = lab[..., 0]
+    chroma = np.hypot(lab[..., 1], lab[..., 2])
+    neutral = L[chroma < max(6.0, 0.5 * table.chroma)]
+    if neutral.size == 0:
+        return float(np.percentile(L, 1))
+    k = max(1, int(share * L.size))
+    k = min(k, neutral.size)
+    darkest = np.partition(neutral.ravel(), k - 1)[:k]
+    return float(np.median(darkest))
+
+
+def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25.0) -> np.ndarray:
+    """uint8 mask (255 = tile) before filling: the tiles' black or a saturated colour the table is not.
+
+    Black: nearer the tiles' own black than the table in lightness, and no more than half the table's chroma
+    (a shadow on a coloured table keeps its hue; the tile is neutral).
+    """
+    L, a, b = lab[..., 0], lab[..., 1], lab[..., 2]
+    chroma = np.hypot(a, b)
+    tL = table.lab[0]
+    tc = table.chroma
+    lb = tile_black_l(lab, table)
+    split_l = lb + 0.5 * max(tL - lb, 0.0)
+    dark = (L < split_l) & (chroma < max(8.0, 0.5 * tc))
+    link_floor = max(min_link_chroma, tc + 6.0 * max(table.sigma[1], table.sigma[2]))
+    colour_dist = np.hypot(a - table.lab[1], b - table.lab[2])
+    link = (chroma > link_floor) & (colour_dist > link_floor * 0.6)
+    # white links of colour-blind sets: clearly lighter than the table and hueless
+    white = (L > max(tL + 6.0 * table.sigma[0], 60.0)) & (chroma < 15.0)
+    return ((dark | link | white).astype(np.uint8)) * 255
+
+
+def fill_holes(mask: np.ndarray) -> np.ndarray:
+    """Fill every hole of a binary mask (links and glare inside a tile)."""
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    out = np.zeros_like(mask)
+    cv2.drawContours(out, contours, -1, 255, thickness=cv2.FILLED)
+    return out
+
+
+def _silhouettes(mask: np.ndarray, close_px: int, min_area: float) -> tuple[list[Blob], np.ndarray]:
+    k = max(3, close_px | 1)
+    ker = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    filled = fill_holes(cv2.morphologyEx(mask, cv2.MORPH_CLOSE, ker))
+    contours, _ = cv2.findContours(filled, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    blobs = []
+    for i, c in enumerate(contours):
+        area = cv2.contourArea(c)
+        if area < min_area:
+            continue
+        blobs.append(Blob(label=i, area_px=float(area), contour_px=c.reshape(-1, 2).astype(np.float64),
+                          bbox=tuple(int(v) for v in cv2.boundingRect(c))))
+    blobs.sort(key=lambda bl: -bl.area_px)
+    return blobs, filled
+
+
+def typical_side_px(segments: list[Segment]) -> float | None:
+    """A hexagon side in pixels: the common length of the longest outline runs (a run is at most one side)."""
+    lengths = np.array([s.length for s in segments])
+    if len(lengths) < 3:
+        return None
+    top = lengths[lengths >= 0.6 * np.percentile(lengths, 90)]
+    return float(np.median(top))
+
+
+def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area_ratio: float = 4e-4,
+               link_width_ratio: float = 0.3) -> tuple[list[Blob], np.ndarray, TableModel, np.ndarray]:
+    """Tile silhouettes (largest first), the filled mask, the table model and the unfilled tile-colour mask.
+
+    A link of the table's own colour (blue on blue felt) or a glare streak cuts a notch into the outline; a
+    closing as wide as a link band (``link_width_ratio`` of the side, measured on a first pass) mends it.
+    """
+    lab = to_lab(image_bgr) if lab is None else lab
+    table = measure_table(lab)
+    raw = tile_mask(lab, table)
+    h, w = raw.shape
+    k = max(3, int(round(min(h, w) / 540)) | 1)
+    raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    min_area = min_area_ratio * h * w
+    blobs, filled = _silhouettes(raw, k, min_area)
+    eps = max(1.5, 0.0012 * math.hypot(w, h))
+    segs = [s for i, b in enumerate(blobs) for s in outline_segments(b, i, eps_px=eps, min_len_px=6.0)]
+    side = typical_side_px(segs)
+    if side is not None:
+        blobs, filled = _silhouettes(raw, int(round(link_width_ratio * side)), min_area)
+    return blobs, filled, table, raw
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A straight run of a silhouette outline (image px)."""
+
+    p0: tuple[float, float]
+    p1: tuple[float, float]
+    blob: int
+
+    @property
+    def length(self) -> float:
+        return math.hypot(self.p1[0] - self.p0[0], self.p1[1] - self.p0[1])
+
+    @property
+    def angle_deg(self) -> float:
+        """Direction mod 180."""
+        return math.degrees(math.atan2(self.p1[1] - self.p0[1], self.p1[0] - self.p0[0])) % 180.0
+
+
+def outline_segments(blob: Blob, index: int, *, eps_px: float, min_len_px: float) -> list[Segment]:
+    """Straight runs of the outline: polygon simplification, then a line refit to each run's own points."""
+    c = blob.contour_px.astype(np.float32).reshape(-1, 1, 2)
+    poly = cv2.approxPolyDP(c, eps_px, True).reshape(-1, 2)
+    pts = blob.contour_px
+    n = len(pts)
+    # index of each polygon vertex on the contour
+    idx = []
+    j = 0
+    for v in poly:
+        d = np.hypot(pts[:, 0] - v[0], pts[:, 1] - v[1])
+        idx.append(int(np.argmin(d)))
+    out = []
+    m = len(idx)
+    for i in range(m):
+        a, b = idx[i], idx[(i + 1) % m]
+        run = pts[a:b + 1] if b >= a else np.concatenate([pts[a:], pts[:b + 1]])
+        if len(run) < 4:
+            continue
+        p0, p1 = run[0], run[-1]
+        if math.hypot(*(p1 - p0)) < min_len_px:
+            continue
+        # trim the rounded corners, then fit
+        t = max(1, len(run) // 8)
+        core = run[t:-t] if len(run) > 2 * t + 2 else run
+        vx, vy, x0, y0 = cv2.fitLine(core.astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+        d = np.array([vx, vy])
+        s0 = float(np.dot(p0 - (x0, y0), d))
+        s1 = float(np.dot(p1 - (x0, y0), d))
+        q0 = (float(x0 + s0 * vx), float(y0 + s0 * vy))
+        q1 = (float(x0 + s1 * vx), float(y0 + s1 * vy))
+        out.append(Segment(q0, q1, index))
+    _ = n, j
+    return out
