@@ -33,6 +33,7 @@ MAX_TILT_DEG = 35.0
 ILLEGAL_FRACTION = 0.22
 HANDS_PROBABILITY = 0.5
 COLORBLIND_PROBABILITY = 0.2
+HAND_MATS_PROBABILITY = 0.35
 SQRT3 = math.sqrt(3.0)
 
 
@@ -63,6 +64,7 @@ class TantrixScene:
     lattice_angle_deg: float
     colorblind: bool
     players: dict[str, str]  # "A"/"B" -> colour name
+    hand_mats: bool = False  # each hand on a tile mat in its player's colour (TX 1)
 
     @property
     def circumradius_mm(self) -> float:
@@ -104,6 +106,30 @@ def _untangle(centres: np.ndarray, angles: np.ndarray, nominal: np.ndarray, latt
     return centres, angles
 
 
+def _hand_layout(rng: np.random.Generator, n: int, s_mm: float, sign: float,
+                 edge_y_mm: float) -> list[tuple[tuple[float, float], float]]:
+    """Centres and angles of ``n`` hand tiles beside the board edge ``edge_y_mm`` (``sign`` -1 below, +1
+    above): a row, a block of two rows, or a loose row, each tile turned any way. Centres stay at least a
+    tile's full width (2 s) plus 2 mm apart, so tiles never overlap whatever their angles."""
+    if n == 0:
+        return []
+    style = rng.choice(["row", "block", "loose"], p=[0.6, 0.25, 0.15])
+    per_row = n if style != "block" or n < 4 else (n + 1) // 2
+    jitter = 4.0 if style == "loose" else 1.0
+    step = 2.0 * s_mm + 2.0 + 2.0 * math.sqrt(2.0) * jitter + float(rng.uniform(0.0, 10.0))
+    x0 = -0.5 * step * (per_row - 1) + float(rng.uniform(-30.0, 30.0))
+    y0 = edge_y_mm + sign * (float(rng.uniform(25.0, 50.0)) + s_mm)
+    slope = float(rng.normal(0.0, 0.03))
+    out = []
+    for i in range(n):
+        row, col = divmod(i, per_row)
+        x = x0 + col * step + (0.5 * step if row % 2 else 0.0)
+        y = y0 + sign * row * step + slope * (x - x0)
+        c = (x + float(rng.uniform(-jitter, jitter)), y + float(rng.uniform(-jitter, jitter)))
+        out.append((c, float(rng.uniform(0.0, 360.0))))
+    return out
+
+
 def layout_scene(rng: np.random.Generator, position: TantrixDeal, *, colorblind: bool = False,
                  flat_to_flat_mm: float | None = None) -> TantrixScene:
     """Lay ``position`` on the table: the board on a lattice at a random angle, hands in rows below (A) and
@@ -125,21 +151,12 @@ def layout_scene(rng: np.random.Generator, position: TantrixDeal, *, colorblind:
     poses = [TilePose(tile_id="", number=board[h].number, place="board", hex=h, rotation=board[h].rotation,
                       player=None, center_mm=(float(c[0]), float(c[1])), angle_deg=float(a % 360.0))
              for h, c, a in zip(hexes, centres, angles)]
-    # hands: a row per player, A below the board (towards the camera), B above it
+    # hands: A's below the board (towards the camera), B's above it
     lo = min(c[1] for c in centres) - s
     hi = max(c[1] for c in centres) + s
     for player, sign, edge in (("A", -1.0, lo), ("B", 1.0, hi)):
-        numbers = position.hands.get(player, ())
-        if not numbers:
-            continue
-        step = f + float(rng.uniform(4.0, 14.0))
-        x0 = -0.5 * step * (len(numbers) - 1) + float(rng.uniform(-30.0, 30.0))
-        y = edge + sign * (float(rng.uniform(25.0, 55.0)) + s)
-        tilt = float(rng.normal(0.0, 0.04))
-        for i, number in enumerate(numbers):
-            x = x0 + i * step
-            c = (x + float(rng.normal(0, 1.5)), y + tilt * (x - x0) + float(rng.normal(0, 2.0)))
-            ang = float(rng.uniform(0.0, 360.0))
+        for c, ang in _hand_layout(rng, len(position.hands.get(player, ())), s, sign, edge):
+            number = position.hands[player][len([p for p in poses if p.player == player])]
             poses.append(TilePose(tile_id="", number=int(number), place="hand", hex=None,
                                   rotation=int(round((ang - theta) / 60.0)) % EDGE_COUNT, player=player,
                                   center_mm=c, angle_deg=ang))
@@ -150,7 +167,8 @@ def layout_scene(rng: np.random.Generator, position: TantrixDeal, *, colorblind:
     return TantrixScene(deal=position, tiles=tuple(poses), flat_to_flat_mm=f,
                         thickness_mm=float(rng.uniform(*THICKNESS_RANGE_MM)), pitch_mm=pitch,
                         lattice_origin_mm=origin, lattice_angle_deg=theta % 360.0, colorblind=colorblind,
-                        players={"A": names[pa], "B": names[pb]})
+                        players={"A": names[pa], "B": names[pb]},
+                        hand_mats=bool(rng.random() < HAND_MATS_PROBABILITY))
 
 
 def camera_for(scene: TantrixScene, rng: np.random.Generator, size_wh_px: tuple[int, int], *,
@@ -221,6 +239,7 @@ def truth_document(scene: TantrixScene, camera: CameraModel) -> dict:
         "players": {p: {"color": c} for p, c in scene.players.items()},
         "tiles": tiles,
         "bag_empty": d.bag_empty,
+        "hand_mats": scene.hand_mats and any(t.place == "hand" for t in scene.tiles),
         "defect": d.defect,
         "defect_hexes": [list(h) for h in d.defect_hexes],
         "calibration": {"source": "simulator", "camera": camera.to_dict()},

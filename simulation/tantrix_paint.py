@@ -248,6 +248,25 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, *, glare: bool):
     return top, top_a, body, shadow, sras
 
 
+def _paint_hand_mats(scene, rng: np.random.Generator, tras: _Raster, table: np.ndarray) -> None:
+    """Each player's tile mat (TX 1: it shows his colour) under his hand: a felt rectangle on the table."""
+    for player, colour in scene.players.items():
+        hand = np.asarray([t.center_mm for t in scene.tiles if t.player == player])
+        if not len(hand):
+            continue
+        grow = scene.circumradius_mm + float(rng.uniform(10.0, 25.0))
+        lo, hi = hand.min(axis=0) - grow, hand.max(axis=0) + grow
+        corners = np.asarray([(lo[0], lo[1]), (hi[0], lo[1]), (hi[0], hi[1]), (lo[0], hi[1])])
+        tone = np.asarray(LINK_RGB["white" if colour == "white" else colour], np.float32) * float(rng.uniform(0.4, 0.7))
+        sc = float(1 << _SUPERSAMPLE_SHIFT)
+        mask = np.zeros(table.shape[:2], np.float32)
+        cv2.fillPoly(mask, [np.round(tras.to_px(corners) * sc).astype(np.int32)], 1.0, cv2.LINE_AA,
+                     _SUPERSAMPLE_SHIFT)
+        lum = table.mean(axis=2)
+        grain = 1.0 + 0.5 * (lum / max(float(lum.mean()), 1e-6) - 1.0)  # the table's texture shows through
+        table[:] = table * (1 - mask[..., None]) + (tone[None, None, :] * grain[..., None]) * mask[..., None]
+
+
 def render_tantrix_photo(scene, camera: CameraModel, rng: np.random.Generator, *,
                          settings: PhotoSettings | None = None, glare: bool = True) -> np.ndarray:
     """The photograph (BGR uint8) of ``scene`` (a simulation.tantrix.TantrixScene) seen by ``camera``."""
@@ -266,6 +285,8 @@ def render_tantrix_photo(scene, camera: CameraModel, rng: np.random.Generator, *
     tras = _Raster(lo_t, hi_t, table_texel)
     table = _table_texture(rng, (tras.cols * table_texel, tras.rows * table_texel), table_texel)
     table = cv2.resize(table.astype(np.float32), (tras.cols, tras.rows), interpolation=cv2.INTER_LINEAR)
+    if scene.hand_mats:
+        _paint_hand_mats(scene, rng, tras, table)
     a = ras.sample(top_a, on_top)[..., None]
     ba = ras.sample(top_a, on_table)[..., None]
     sh = sras.sample(shadow, on_table)[..., None]
