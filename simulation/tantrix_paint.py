@@ -64,29 +64,31 @@ class _Raster:
         return cv2.remap(img, mx, my, cv2.INTER_LINEAR, borderMode=border, borderValue=0)
 
 
-def _plane_points(camera: CameraModel, heights_mm: tuple[float, ...]) -> tuple[list[np.ndarray], np.ndarray]:
-    """Per pixel: where its ray meets each plane z = h (``(H, W, 2)`` mm each), and |cos| of the ray to the
-    vertical (``(H, W)``)."""
-    w, h = camera.image_size_wh_px
-    gx = np.arange(0, w - 1 + RAY_GRID_PX, RAY_GRID_PX, dtype=np.float64)
-    gy = np.arange(0, h - 1 + RAY_GRID_PX, RAY_GRID_PX, dtype=np.float64)
-    xx, yy = np.meshgrid(gx, gy)
-    o, d = camera.rays_mm(np.column_stack([xx.ravel(), yy.ravel()]))
-    if np.any(d[:, 2] >= -1e-6):
-        raise ValueError("a pixel ray does not reach the table: the camera must look down at it")
-    mx, my = np.meshgrid(np.arange(w, dtype=np.float32) / RAY_GRID_PX, np.arange(h, dtype=np.float32) / RAY_GRID_PX)
+class _RayField:
+    """Pixel rays through the camera model, computed exactly on an 8-pixel grid and interpolated bilinearly to
+    every pixel (the field is smooth: the error is far below a pixel)."""
 
-    def up(a: np.ndarray) -> np.ndarray:
-        return cv2.remap(a.reshape(len(gy), len(gx)).astype(np.float32), mx, my, cv2.INTER_LINEAR,
-                         borderMode=cv2.BORDER_REPLICATE)
+    def __init__(self, camera: CameraModel):
+        w, h = camera.image_size_wh_px
+        self.gx = np.arange(0, w - 1 + RAY_GRID_PX, RAY_GRID_PX, dtype=np.float64)
+        self.gy = np.arange(0, h - 1 + RAY_GRID_PX, RAY_GRID_PX, dtype=np.float64)
+        xx, yy = np.meshgrid(self.gx, self.gy)
+        self.o, self.d = camera.rays_mm(np.column_stack([xx.ravel(), yy.ravel()]))
+        if np.any(self.d[:, 2] >= -1e-6):
+            raise ValueError("a pixel ray does not reach the table: the camera must look down at it")
+        self._mx, self._my = np.meshgrid(np.arange(w, dtype=np.float32) / RAY_GRID_PX,
+                                         np.arange(h, dtype=np.float32) / RAY_GRID_PX)
 
-    out = []
-    for z in heights_mm:
-        s = (z - o[2]) / d[:, 2]
-        pts = o[:2] + s[:, None] * d[:, :2]
-        # table coordinates can be large: interpolate offsets from a local origin to keep float32 precise
-        out.append(np.stack([up(pts[:, 0]), up(pts[:, 1])], axis=-1).astype(np.float64))
-    return out, up(np.abs(d[:, 2]))
+    def upsample(self, coarse: np.ndarray) -> np.ndarray:
+        """A value per grid node (any shape of that many values) to a full ``(H, W)`` float32 image."""
+        grid = np.asarray(coarse, np.float32).reshape(len(self.gy), len(self.gx))
+        return cv2.remap(grid, self._mx, self._my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+    def on_plane(self, z_mm: float) -> np.ndarray:
+        """Where each pixel's ray meets the plane z = ``z_mm``: ``(H, W, 2)`` table mm."""
+        s = (z_mm - self.o[2]) / self.d[:, 2]
+        pts = self.o[:2] + s[:, None] * self.d[:, :2]
+        return np.stack([self.upsample(pts[:, 0]), self.upsample(pts[:, 1])], axis=-1)
 
 
 def _table_texture(rng: np.random.Generator, size_mm: tuple[float, float], texel_mm: float) -> np.ndarray:
@@ -224,15 +226,17 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, *, glare: bool):
         x, y = ras.to_mm(cols, rows)
         dx, dy = x - t.center_mm[0], y - t.center_mm[1]
         normals = np.radians(t.angle_deg + 60 * np.arange(EDGE_COUNT))
-        proj = np.stack([dx * math.cos(n) + dy * math.sin(n) for n in normals])
-        inset = f_mm / 2 - proj.max(axis=0)
-        nearest = proj.argmax(axis=0)
-        facing_light = np.cos(normals - math.radians(light_az))[nearest].astype(np.float32)
+        # opposite edges share an axis: three projections give the distance to all six edges
+        proj = np.stack([dx * math.cos(n) + dy * math.sin(n) for n in normals[:3]])
+        axis = np.abs(proj).argmax(axis=0)
+        along = np.take_along_axis(proj, axis[None], axis=0)[0]
+        inset = f_mm / 2 - np.abs(along)
+        nearest = axis + 3 * (along < 0)
+        facing_light = np.cos(normals - math.radians(light_az)).astype(np.float32)[nearest]
         # bevel: the rim rounds off, darker except where it faces the light and catches it
         rim = np.clip(1.0 - inset / bevel, 0.0, 1.0)
         face *= (1.0 - 0.5 * rim)[..., None]
         face += (rim * np.clip(facing_light, 0, 1) ** 3 * 0.05)[..., None]
-        face *= (1.0 + 0.03 * rng.standard_normal((roi_h, roi_w), dtype=np.float32))[..., None]
         near = [g for g in sources if math.dist(g[0], t.center_mm) < 4.0 * g[1] + s_mm]
         wobble, gain = rng.normal(0.0, 2.5, 2), float(rng.uniform(0.6, 1.1))  # each tile lies a little off flat
         if near:
@@ -270,8 +274,8 @@ def _paint_hand_mats(scene, rng: np.random.Generator, tras: _Raster, table: np.n
 def render_tantrix_photo(scene, camera: CameraModel, rng: np.random.Generator, *,
                          settings: PhotoSettings | None = None, glare: bool = True) -> np.ndarray:
     """The photograph (BGR uint8) of ``scene`` (a simulation.tantrix.TantrixScene) seen by ``camera``."""
-    w, h = camera.image_size_wh_px
-    (on_top, on_table), cos_view = _plane_points(camera, (scene.thickness_mm, 0.0))
+    rays = _RayField(camera)
+    on_top, on_table = rays.on_plane(scene.thickness_mm), rays.on_plane(0.0)
     # tile layers over the tiles' area only; the table over everything the camera sees (coarser)
     centres = np.asarray([t.center_mm for t in scene.tiles])
     margin = scene.circumradius_mm + 3 * scene.thickness_mm + 5.0
@@ -292,17 +296,18 @@ def render_tantrix_photo(scene, camera: CameraModel, rng: np.random.Generator, *
     sh = sras.sample(shadow, on_table)[..., None]
     ground = tras.sample(table, on_table, cv2.BORDER_REPLICATE) * (1.0 - 0.6 * np.clip(sh - ba, 0, 1))
     img = a * ras.sample(top, on_top) + (1 - a) * (ba * ras.sample(body, on_table) + (1 - ba) * ground)
-    # uneven room light: a broad gradient and a lamp's pool, warm or cool
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    # uneven room light: a broad gradient and a lamp's pool, warm or cool (smooth: on the ray grid)
+    w, h = camera.image_size_wh_px
+    xx, yy = np.meshgrid(rays.gx, rays.gy)
     g = float(rng.uniform(0, 2 * math.pi))
     ramp = ((xx - w / 2) * math.cos(g) + (yy - h / 2) * math.sin(g)) / max(w, h)
     pool_c = (float(rng.uniform(0.2, 0.8)) * w, float(rng.uniform(0.2, 0.8)) * h)
     pool = np.exp(-(((xx - pool_c[0]) ** 2 + (yy - pool_c[1]) ** 2) / (2 * (float(rng.uniform(0.3, 0.7)) * w) ** 2)))
     light = 1.0 + float(rng.uniform(0.1, 0.4)) * ramp + float(rng.uniform(0.0, 0.5)) * pool
-    img *= light[..., None]
     # the room mirrored in the glossy tops: Fresnel sheen, stronger at grazing views
-    room = float(rng.uniform(0.3, 1.2))
-    img += (a[..., 0] * fresnel_schlick(cos_view, 0.04).astype(np.float32) * room * light)[..., None]
+    sheen = fresnel_schlick(np.abs(rays.d[:, 2]), 0.04).reshape(light.shape) * float(rng.uniform(0.3, 1.2)) * light
+    img *= rays.upsample(light)[..., None]
+    img += (a[..., 0] * rays.upsample(sheen))[..., None]
     img *= np.asarray([rng.uniform(0.95, 1.08), 1.0, rng.uniform(0.9, 1.05)], np.float32) * float(
         rng.uniform(0.95, 1.2))
     settings = settings or PhotoSettings.random(rng, motion_blur_probability=0.0)
