@@ -193,3 +193,20 @@ def test_committed_samples_cover_the_brief_and_their_truth_holds():
     assert any(tr["colorblind"] for tr in truths.values()) and any(tr["defect"] for tr in truths.values())
     assert max(tr["camera_tilt_deg"] for tr in truths.values()) >= 30
     assert any(t["place"] == "hand" for tr in truths.values() for t in tr["tiles"])
+
+
+def test_simulate_cli_writes_tantrix_photos_with_truth(tmp_path, capsys):
+    from api.cli import main
+
+    rc = main(["simulate", "--game", "tantrix", "--count", "2", "--seed", "6", "--out", str(tmp_path),
+               "--size", "480x270"])
+    assert rc == 0
+    printed = capsys.readouterr().out.split()
+    assert [p.rsplit("/", 1)[-1] for p in printed] == ["tx_6_000.jpg", "tx_6_001.jpg"]
+    for name in ("tx_6_000", "tx_6_001"):
+        truth = json.loads((tmp_path / f"{name}.json").read_text())
+        assert truth["image"]["path"] == f"{name}.jpg"
+        assert set(truth) >= {"game", "image", "tile_geometry", "colorblind", "lattice", "players", "tiles",
+                              "bag_empty", "calibration"}
+        assert all(set(t) >= {"id", "number", "rotation", "hex", "place", "player", "center_mm", "center_px",
+                              "angle_deg", "confidence", "flagged"} for t in truth["tiles"])
