@@ -9,7 +9,8 @@ is far below a pixel), which keeps a 1080p render near a second.
 
 Glare is physical in placement: a lamp or window mirrored in the coplanar tile tops shows as one patch or
 streak across several tiles, each tile shifting it a little because no tile lies perfectly flat; the broad
-sheen follows Fresnel reflectance of the room, stronger at grazing views.
+sheen is the room (a dim base and bright lobes) seen in each point's mirror direction times Fresnel
+reflectance, so it is stronger at grazing views and steps slightly from tile to tile.
 """
 
 from __future__ import annotations
@@ -171,9 +172,35 @@ def _glare_at(sources, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return g
 
 
-def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, *, glare: bool):
-    """The tile-top layer (RGB, coverage; the footprint has the same coverage), the table-plane body layer
-    (side-wall RGB) and the soft shadows (on a 4x coarser raster, returned with it)."""
+def _room_lobes(rng: np.random.Generator) -> list[tuple[np.ndarray, float, float]]:
+    """The room as the glossy tops mirror it: a dim base plus one or two broad bright lobes (a window, a lit
+    wall): (unit direction towards it, angular width in radians, radiance)."""
+    lobes = []
+    for _ in range(int(rng.integers(1, 3))):
+        az, el = float(rng.uniform(0, 2 * math.pi)), math.radians(float(rng.uniform(25, 75)))
+        lobes.append((np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)]),
+                      float(rng.uniform(0.25, 0.6)), float(rng.uniform(0.8, 3.0))))
+    return lobes
+
+
+def _sheen(x, y, z_mm: float, eye_mm: np.ndarray, tilt: np.ndarray, base: float, lobes) -> np.ndarray:
+    """Radiance the glossy top reflects at table points (x, y, z): Fresnel (Schlick, f0 = 0.04) times the
+    room seen in the mirror direction, for a top whose normal leans by ``tilt`` (no tile lies quite flat)."""
+    vx, vy, vz = eye_mm[0] - x, eye_mm[1] - y, np.full_like(x, eye_mm[2] - z_mm)
+    norm = np.sqrt(vx * vx + vy * vy + vz * vz)
+    vx, vy, vz = vx / norm, vy / norm, vz / norm
+    n = np.array([tilt[0], tilt[1], 1.0]) / math.sqrt(1.0 + tilt[0] ** 2 + tilt[1] ** 2)
+    cos = vx * n[0] + vy * n[1] + vz * n[2]
+    rx, ry, rz = 2 * cos * n[0] - vx, 2 * cos * n[1] - vy, 2 * cos * n[2] - vz
+    room = np.full_like(x, base)
+    for w, width, radiance in lobes:
+        room += radiance * np.exp((rx * w[0] + ry * w[1] + rz * w[2] - 1.0) / (width * width))
+    return (fresnel_schlick(cos, 0.04) * room).astype(np.float32)
+
+
+def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, eye_mm: np.ndarray, *, glare: bool):
+    """The tile-top layer (RGB with the room's reflection, coverage; the footprint has the same coverage), the
+    table-plane body layer (side-wall RGB) and the soft shadows (on a 4x coarser raster, returned with it)."""
     s_mm = scene.circumradius_mm
     f_mm = scene.flat_to_flat_mm
     top = np.zeros((ras.rows, ras.cols, 3), np.float32)
@@ -194,6 +221,7 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, *, glare: bool):
     lo = np.array([ras.x0, ras.y1 - ras.rows * ras.texel])
     hi = np.array([ras.x0 + ras.cols * ras.texel, ras.y1])
     sources = _glare_sources(rng, lo + 0.2 * (hi - lo), hi - 0.2 * (hi - lo)) if glare else []
+    room_base, lobes = float(rng.uniform(0.3, 1.0)), _room_lobes(rng)
     sc = float(1 << _SUPERSAMPLE_SHIFT)
     pad = int(math.ceil((s_mm + 1.0) / ras.texel))
     for t in scene.tiles:
@@ -239,6 +267,7 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, *, glare: bool):
         face += (rim * np.clip(facing_light, 0, 1) ** 3 * 0.05)[..., None]
         near = [g for g in sources if math.dist(g[0], t.center_mm) < 4.0 * g[1] + s_mm]
         wobble, gain = rng.normal(0.0, 2.5, 2), float(rng.uniform(0.6, 1.1))  # each tile lies a little off flat
+        face += _sheen(x, y, scene.thickness_mm, eye_mm, rng.normal(0.0, 0.012, 2), room_base, lobes)[..., None]
         if near:
             face += (_glare_at(near, x + wobble[0], y + wobble[1]) * gain)[..., None] \
                 * np.asarray([1.0, 0.98, 0.93], np.float32)
@@ -282,7 +311,7 @@ def render_tantrix_photo(scene, camera: CameraModel, rng: np.random.Generator, *
     footprint = min(camera.mm_per_px_at(tuple(c), scene.thickness_mm) for c in centres)
     ras = _Raster(centres.min(axis=0) - margin, centres.max(axis=0) + margin,
                   float(np.clip(footprint / 1.5, *TEXEL_RANGE_MM)))
-    top, top_a, body, shadow, sras = _paint_tiles(scene, rng, ras, glare=glare)
+    top, top_a, body, shadow, sras = _paint_tiles(scene, rng, ras, camera.center_mm, glare=glare)
     lo_t = np.maximum(on_table.reshape(-1, 2).min(axis=0), centres.mean(axis=0) - 3000.0) - 5.0
     hi_t = np.minimum(on_table.reshape(-1, 2).max(axis=0), centres.mean(axis=0) + 3000.0) + 5.0
     table_texel = max(1.0, float(np.max(hi_t - lo_t)) / 2500.0)
@@ -304,10 +333,7 @@ def render_tantrix_photo(scene, camera: CameraModel, rng: np.random.Generator, *
     pool_c = (float(rng.uniform(0.2, 0.8)) * w, float(rng.uniform(0.2, 0.8)) * h)
     pool = np.exp(-(((xx - pool_c[0]) ** 2 + (yy - pool_c[1]) ** 2) / (2 * (float(rng.uniform(0.3, 0.7)) * w) ** 2)))
     light = 1.0 + float(rng.uniform(0.1, 0.4)) * ramp + float(rng.uniform(0.0, 0.5)) * pool
-    # the room mirrored in the glossy tops: Fresnel sheen, stronger at grazing views
-    sheen = fresnel_schlick(np.abs(rays.d[:, 2]), 0.04).reshape(light.shape) * float(rng.uniform(0.3, 1.2)) * light
     img *= rays.upsample(light)[..., None]
-    img += (a[..., 0] * rays.upsample(sheen))[..., None]
     img *= np.asarray([rng.uniform(0.95, 1.08), 1.0, rng.uniform(0.9, 1.05)], np.float32) * float(
         rng.uniform(0.95, 1.2))
     settings = settings or PhotoSettings.random(rng, motion_blur_probability=0.0)
