@@ -90,13 +90,11 @@ def _untangle(centres: np.ndarray, angles: np.ndarray, nominal: np.ndarray, latt
               radius_mm: float) -> tuple[np.ndarray, np.ndarray]:
     """Halve the misplacement of tiles that overlap a neighbour until none do (real tiles cannot overlap)."""
     centres, angles = centres.copy(), angles.copy()
+    close = np.linalg.norm(nominal[:, None, :] - nominal[None, :, :], axis=-1) < 2.2 * radius_mm
+    pairs = [(i, j) for i, j in zip(*np.nonzero(np.triu(close, 1)))]
     for _ in range(8):
         polys = [Polygon(hex_outline_mm(tuple(c), a, radius_mm)) for c, a in zip(centres, angles)]
-        bad = set()
-        for i in range(len(polys)):
-            for j in range(i + 1, len(polys)):
-                if np.hypot(*(centres[i] - centres[j])) < 2.2 * radius_mm and polys[i].intersects(polys[j]):
-                    bad |= {i, j}
+        bad = {k for i, j in pairs if polys[i].intersects(polys[j]) for k in (i, j)}
         if not bad:
             break
         for i in bad:

@@ -68,6 +68,22 @@ def cascade_overflow(filled: set[Hex], h: Hex) -> bool:
     return False
 
 
+def _facing(tiles: dict[Hex, tuple[int, int]], h: Hex) -> dict[int, LinkColor]:
+    """Edge k of ``h`` -> colour the placed neighbour across it shows (Board.facing_colors on a plain dict,
+    which the game loop edits in place)."""
+    out = {}
+    for k in range(EDGE_COUNT):
+        n = neighbour(h, k)
+        if n in tiles:
+            number, rotation = tiles[n]
+            out[k] = tile(number).edge_color(opposite_edge(k), rotation)
+    return out
+
+
+def _empty_around(tiles: dict[Hex, tuple[int, int]]) -> set[Hex]:
+    return {n for h in tiles for n in neighbours(h) if n not in tiles}
+
+
 def _rotations_matching(facing: dict[int, LinkColor], number: int) -> list[int]:
     t = tile(number)
     return [r for r in range(EDGE_COUNT) if all(t.edge_color(k, r) is c for k, c in facing.items())]
@@ -80,16 +96,17 @@ def breaks_restrictions(tiles: dict[Hex, tuple[int, int]], h: Hex, number: int, 
     for n in neighbours(h):
         if n not in filled and _count(filled, n) == 3:
             return True  # R2
-    after = Board({**tiles, h: (number, rotation)})
-    if any(after.is_blocked_space(n) for n in neighbours(h)):
-        return True  # R1
+    after = {**tiles, h: (number, rotation)}
+    for n in neighbours(h):
+        if n not in after and _count(after, n) == 3 and len(set(_facing(after, n).values())) == 1:
+            return True  # R1
     return cascade_overflow(filled, h)
 
 
 def _try_place(tiles: dict[Hex, tuple[int, int]], pool: list[int], h: Hex, rng: np.random.Generator,
                restrict: bool) -> tuple[int, int] | None:
     """A (number, rotation) from ``pool`` that fits ``h`` (and keeps R1-R3 if ``restrict``), or None."""
-    facing = Board(tiles).facing_colors(h)
+    facing = _facing(tiles, h)
     for i in rng.permutation(len(pool)):
         number = pool[int(i)]
         rots = _rotations_matching(facing, number)
@@ -105,7 +122,7 @@ def _fill_forced(tiles, pool, rng, restrict: bool) -> None:
     progress = True
     while progress and pool:
         progress = False
-        spaces = Board(tiles).forced_spaces()
+        spaces = sorted(n for n in _empty_around(tiles) if _count(tiles, n) == 3)
         for s in [spaces[int(i)] for i in rng.permutation(len(spaces))]:
             if s in tiles or _count(tiles, s) != 3:
                 continue
@@ -118,7 +135,7 @@ def _fill_forced(tiles, pool, rng, restrict: bool) -> None:
 
 def _free_move(tiles, pool, rng, restrict: bool) -> bool:
     """TX G-4 (b): one tile touching the Tantrix; compact growth (hexes with two neighbours preferred)."""
-    frontier = sorted(h for h in Board(tiles).empty_neighbours() if _count(tiles, h) < 3)
+    frontier = sorted(h for h in _empty_around(tiles) if _count(tiles, h) < 3)
     if not frontier:
         return False
     weights = np.asarray([(1.0, 1.0, 4.0)[_count(tiles, h)] for h in frontier])

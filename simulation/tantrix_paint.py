@@ -85,10 +85,14 @@ class _RayField:
         grid = np.asarray(coarse, np.float32).reshape(len(self.gy), len(self.gx))
         return cv2.remap(grid, self._mx, self._my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
+    def on_grid(self, z_mm: float) -> np.ndarray:
+        """Where the grid nodes' rays meet the plane z = ``z_mm``: ``(N, 2)`` table mm."""
+        s = (z_mm - self.o[2]) / self.d[:, 2]
+        return self.o[:2] + s[:, None] * self.d[:, :2]
+
     def on_plane(self, z_mm: float) -> np.ndarray:
         """Where each pixel's ray meets the plane z = ``z_mm``: ``(H, W, 2)`` table mm."""
-        s = (z_mm - self.o[2]) / self.d[:, 2]
-        pts = self.o[:2] + s[:, None] * self.d[:, :2]
+        pts = self.on_grid(z_mm)
         return np.stack([self.upsample(pts[:, 0]), self.upsample(pts[:, 1])], axis=-1)
 
 
@@ -312,8 +316,9 @@ def render_tantrix_photo(scene, camera: CameraModel, rng: np.random.Generator, *
     ras = _Raster(centres.min(axis=0) - margin, centres.max(axis=0) + margin,
                   float(np.clip(footprint / 1.5, *TEXEL_RANGE_MM)))
     top, top_a, body, shadow, sras = _paint_tiles(scene, rng, ras, camera.center_mm, glare=glare)
-    lo_t = np.maximum(on_table.reshape(-1, 2).min(axis=0), centres.mean(axis=0) - 3000.0) - 5.0
-    hi_t = np.minimum(on_table.reshape(-1, 2).max(axis=0), centres.mean(axis=0) + 3000.0) + 5.0
+    seen = rays.on_grid(0.0)
+    lo_t = np.maximum(seen.min(axis=0), centres.mean(axis=0) - 3000.0) - 5.0
+    hi_t = np.minimum(seen.max(axis=0), centres.mean(axis=0) + 3000.0) + 5.0
     table_texel = max(1.0, float(np.max(hi_t - lo_t)) / 2500.0)
     tras = _Raster(lo_t, hi_t, table_texel)
     table = _table_texture(rng, (tras.cols * table_texel, tras.rows * table_texel), table_texel)
