@@ -24,6 +24,7 @@ from simulation.tantrix_boards import DEFECTS, TantrixDeal, deal
 from simulation.tantrix_paint import render_tantrix_photo
 
 GAME = "tantrix"
+RENDER_VERSION = 5  # bumped whenever the same seed renders differently (benches key their caches on it)
 FLAT_TO_FLAT_RANGE_MM = (43.0, 50.0)
 THICKNESS_RANGE_MM = (4.5, 5.5)
 GAP_RANGE_MM = (0.0, 2.0)  # extra lattice pitch: hand-laid tiles rarely touch
@@ -242,6 +243,7 @@ def truth_document(scene: TantrixScene, camera: CameraModel) -> dict:
         "defect_hexes": [list(h) for h in d.defect_hexes],
         "calibration": {"source": "simulator", "camera": camera.to_dict()},
         "camera_tilt_deg": round(camera.tilt_deg, 2),
+        "render_version": RENDER_VERSION,
     }
 
 
