@@ -30,7 +30,9 @@ from vision.tantrix_lattice import (
     apply_h,
     edge_angle_and_side,
     fit_blob,
+    free_tiles,
     hex_center_u,
+    lattice_scale,
     nearest_hex,
     rectify_from_segments,
     refine_homography,
@@ -178,13 +180,14 @@ class _Fit:
         self.pairs = pairs  # measured image px, ideal U of board-lattice vertices
 
 
-def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, raw: np.ndarray, M: np.ndarray, diag_px: float,
+def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarray, M: np.ndarray, diag_px: float,
                  params: TantrixParams) -> _Fit:
     Minv = np.linalg.inv(M)
     h, w = labels.shape
     fits = []
     for i, b in enumerate(blobs):
         ss = segs[i]
+        seg_u = None
         if len(ss) >= 2:
             seg_u = np.array([[apply_h(M, np.array([s.p0]))[0], apply_h(M, np.array([s.p1]))[0]] for s in ss])
             ang, _ = edge_angle_and_side(seg_u)
@@ -197,43 +200,55 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, raw: np.ndarra
             ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
             out = np.zeros((len(p), 2), bool)
             out[ok, 0] = labels[p[ok, 1], p[ok, 0]] == _lab
-            out[ok, 1] = raw[p[ok, 1], p[ok, 0]] > 0
+            out[ok, 1] = ~bare[p[ok, 1], p[ok, 0]]
             return out
 
-        fits.append(fit_blob(verts, ang, inside))
+        fits.append(fit_blob(verts, ang, inside, seg_u))
     main = next((f for f in fits if f is not None), None)
     if main is None:
         return _Fit(M, [], (np.zeros((0, 2)), np.zeros((0, 2))))
     o_main = np.array(main.origin_u)
     a_main = main.angle_deg
     to_main = _sim2(a_main, 1.0, o_main)  # U -> main-lattice canonical frame
+    M_c = to_main @ M  # image -> canonical U
+    Minv_c = np.linalg.inv(M_c)
     tiles: list[_Tile] = []
     meas, ideal = [], []
     seen: set[tuple[int, int]] = set()
+
+    def on_lattice(centers_c: np.ndarray, dang: float) -> tuple[bool, np.ndarray]:
+        hexes = nearest_hex(centers_c)
+        off = np.hypot(*(centers_c - hex_center_u(hexes[:, 0], hexes[:, 1])).T)
+        return abs(dang) < params.lattice_angle_tol_deg and bool(np.all(off < params.lattice_offset_tol)), hexes
+
+    def add_lattice(key: tuple[int, int], blob: int) -> None:
+        if key not in seen:
+            seen.add(key)
+            tiles.append(_Tile(hex_center_u(*key), 0.0, key, blob))
+
     for i, f in enumerate(fits):
-        if f is None:
-            continue
-        dang = ((f.angle_deg - a_main + 30.0) % 60.0) - 30.0
-        cen_c = apply_h(to_main, f.centers_u)
-        hexes = nearest_hex(cen_c)
-        off = np.hypot(*(cen_c - hex_center_u(hexes[:, 0], hexes[:, 1])).T)
-        on_lattice = abs(dang) < params.lattice_angle_tol_deg and bool(np.all(off < params.lattice_offset_tol))
-        if on_lattice:
-            for hx in hexes:
-                key = (int(hx[0]), int(hx[1]))
-                if key in seen:
-                    continue
-                seen.add(key)
-                tiles.append(_Tile(hex_center_u(*key), 0.0, key, i))
-            mu, iu = f.vertex_pairs
-            if len(mu):
-                iu_c = apply_h(to_main, iu)
-                meas.append(apply_h(Minv, mu))
-                ideal.append(iu_c)
-        else:
-            for c in cen_c:
+        taken: list[tuple[np.ndarray, float]] = []
+        if f is not None:
+            dang = ((f.angle_deg - a_main + 30.0) % 60.0) - 30.0
+            cen_c = apply_h(to_main, f.centers_u)
+            ok, hexes = on_lattice(cen_c, dang)
+            if ok:
+                for hx in hexes:
+                    add_lattice((int(hx[0]), int(hx[1])), i)
+                    taken.append((hex_center_u(*hx), 0.0))
+                mu, iu = f.vertex_pairs
+                if len(mu):
+                    meas.append(apply_h(Minv, mu))
+                    ideal.append(apply_h(to_main, iu))
+        # whatever the lattice does not explain: free hexagons (hand tiles, perhaps touching)
+        contour_c = apply_h(M_c, blobs[i].contour_px)
+        for c, a in free_tiles(contour_c, taken):
+            dang = ((a + 30.0) % 60.0) - 30.0
+            ok, hexes = on_lattice(c[None, :], dang)
+            if ok and f is not None:
+                add_lattice((int(hexes[0, 0]), int(hexes[0, 1])), i)
+            else:
                 tiles.append(_Tile(c, float(dang), None, i))
-    M_c = to_main @ M  # image -> canonical U
     pairs = (np.concatenate(meas) if meas else np.zeros((0, 2)), np.concatenate(ideal) if ideal else np.zeros((0, 2)))
     return _Fit(M_c, tiles, pairs)
 
@@ -280,9 +295,10 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     h, w = image_bgr.shape[:2]
     diag = math.hypot(w, h)
     lab = to_lab(image_bgr)
-    blobs, _, _, raw = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
+    blobs, _, _, bare = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
     segs = _blob_segments(blobs, diag)
-    all_segs = [s for ss in segs for s in ss]
+    # the lattice's directions come from the largest silhouette (the board): hand tiles lie at any angle
+    all_segs = segs[0] if segs and len(segs[0]) >= 9 else [s for ss in segs for s in ss]
     try:
         P = (_camera_plane(camera, params.tile_thickness_mm, (w, h)) if camera is not None
              else rectify_from_segments(all_segs, (w, h)))
@@ -299,9 +315,13 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     seg_plane = np.array([[apply_h(P, np.array([s.p0]))[0], apply_h(P, np.array([s.p1]))[0]] for s in all_segs])
     theta, side = edge_angle_and_side(seg_plane)
     G = _sim2(theta, side, np.zeros(2))  # plane -> U
+    if segs and segs[0]:
+        main_u = np.array([[apply_h(G, apply_h(P, np.array([s.p0])))[0], apply_h(G, apply_h(P, np.array([s.p1])))[0]]
+                           for s in segs[0]])
+        G = np.diag([lattice_scale(main_u)] * 2 + [1.0]) @ G
     labels = _label_image(blobs, (h, w))
     M = G @ P
-    fit = _fit_lattice(blobs, segs, labels, raw, M, diag, params)
+    fit = _fit_lattice(blobs, segs, labels, bare, M, diag, params)
     for _ in range(2):
         meas, ideal = fit.pairs
         if camera is None:
@@ -320,7 +340,7 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
                 break
             G = np.vstack([A, [0, 0, 1]])
             M = G @ P
-        fit = _fit_lattice(blobs, segs, labels, raw, M, diag, params)
+        fit = _fit_lattice(blobs, segs, labels, bare, M, diag, params)
     return _read_tiles(image_bgr, lab, fit, camera, P, flat_to_flat_mm, params)
 
 

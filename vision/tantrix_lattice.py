@@ -216,6 +216,70 @@ def vertex_phase(vertices_u: np.ndarray) -> np.ndarray | None:
     return _FINE @ ph
 
 
+def edge_phase(segments_u: np.ndarray) -> np.ndarray | None:
+    """Origin (mod the fine lattice) from straight outline runs: every hexagon edge lies on a lattice line.
+
+    Lines with normal at 0, 60 or 120 degrees sit at multiples of the half pitch (sqrt(3)/2) along that normal;
+    a length-weighted circular mean per family (outliers such as notches dropped) gives the offset along each
+    normal, and two of the three fix the point (the third must agree: n0 - n1 + n2 = 0).
+    """
+    if len(segments_u) < 3:
+        return None
+    period = SQ3 / 2.0
+    d = segments_u[:, 1] - segments_u[:, 0]
+    length = np.hypot(d[:, 0], d[:, 1])
+    normal_deg = (np.degrees(np.arctan2(d[:, 1], d[:, 0])) - 90.0) % 180.0
+    fam = np.round(normal_deg / 60.0).astype(int) % 3
+    mid = segments_u.mean(axis=1)
+    phases = []
+    for k in range(3):
+        sel = fam == k
+        if sel.sum() < 1:
+            return None
+        n = np.array([math.cos(math.radians(60 * k)), math.sin(math.radians(60 * k))])
+        v = (mid[sel] @ n) / period
+        w = length[sel]
+        ph = 0.0
+        keep = np.ones(len(v), bool)
+        for _ in range(3):
+            ang = 2 * np.pi * v[keep]
+            ph = math.atan2(np.sum(w[keep] * np.sin(ang)), np.sum(w[keep] * np.cos(ang))) / (2 * np.pi)
+            new = np.abs(_wrap(v - ph, 1.0)) < 0.2
+            if new.sum() < 1 or np.array_equal(new, keep):
+                break
+            keep = new
+        phases.append(ph)
+    # enforce n0 - n1 + n2 = 0 on the phases by spreading the residual
+    res = float(_wrap(phases[0] - phases[1] + phases[2], 1.0))
+    p0, p1 = phases[0] - res / 3.0, phases[1] + res / 3.0
+    N = np.array([[1.0, 0.0], [0.5, SQ3 / 2.0]])
+    return np.linalg.solve(N, np.array([p0, p1]) * period)
+
+
+def lattice_scale(segments_u: np.ndarray, lo: float = 0.8, hi: float = 1.25, step: float = 0.002) -> float:
+    """Factor that puts the outline's edges on lattice lines best (the centre pitch, not the top-face side).
+
+    The measured side is short of the pitch by the gaps between tiles and the rounded corners; across a board of
+    several tiles that error moves the far edges by half a period. The pitch is the scale at which the edges of
+    each direction are most coherent modulo the half pitch (length-weighted resultant).
+    """
+    if len(segments_u) < 6:
+        return 1.0
+    period = SQ3 / 2.0
+    d = segments_u[:, 1] - segments_u[:, 0]
+    length = np.hypot(d[:, 0], d[:, 1])
+    normal_deg = (np.degrees(np.arctan2(d[:, 1], d[:, 0])) - 90.0) % 180.0
+    fam = np.round(normal_deg / 60.0).astype(int) % 3
+    n = np.array([[math.cos(math.radians(60 * k)), math.sin(math.radians(60 * k))] for k in range(3)])
+    proj = np.sum(segments_u.mean(axis=1) * n[fam], axis=1) / period  # (N,)
+    proj = proj - np.array([np.average(proj[fam == k], weights=length[fam == k]) if np.any(fam == k) else 0.0
+                            for k in range(3)])[fam]  # centre each family (keeps the phase slope small)
+    kappas = np.arange(lo, hi + 1e-9, step)
+    z = np.exp(2j * np.pi * kappas[:, None] * proj[None, :]) * length[None, :]
+    score = sum(np.abs(z[:, fam == k].sum(axis=1)) for k in range(3))
+    return float(kappas[int(np.argmax(score))])
+
+
 def origin_candidates(phase_u: np.ndarray) -> list[np.ndarray]:
     """The three cosets: hex centres at the phase point, or at one of the two vertex kinds."""
     ea = _FINE[:, 0]
@@ -249,14 +313,19 @@ def _rot(deg: float) -> np.ndarray:
     return np.array([[c, -s], [s, c]])
 
 
-def fit_blob(vertices_u: np.ndarray, angle_deg: float, inside) -> BlobLattice | None:
+def fit_blob(vertices_u: np.ndarray, angle_deg: float, inside, segments_u: np.ndarray | None = None
+             ) -> BlobLattice | None:
     """Hexes filling a silhouette: the vertex phase fixes the origin up to three cosets, the coset whose hexes
     lie wholly inside the silhouette in the greatest number is the lattice. ``inside(points_u)`` gives (N, 2)
-    bools: within the filled silhouette, and on tile-coloured pixels (an enclosed empty hex is filled but bare).
+    bools: within the filled silhouette, and not bare table (an enclosed empty hex is filled but bare).
     """
     R = _rot(angle_deg)
     local = vertices_u @ R  # rotate by -angle: R.T @ v for each row
-    phase = vertex_phase(local)
+    phase = None
+    if segments_u is not None and len(segments_u) >= 6:
+        phase = edge_phase(segments_u @ R)
+    if phase is None:
+        phase = vertex_phase(local)
     if phase is None:
         return None
     lo = local.min(axis=0) - 2.0
@@ -278,8 +347,8 @@ def fit_blob(vertices_u: np.ndarray, angle_deg: float, inside) -> BlobLattice | 
         pts = (cen[:, None, :] + offs[None, :, :]).reshape(-1, 2)
         both = inside(pts @ R.T).reshape(len(cen), len(offs), 2)
         ins = both[..., 0]
-        # wholly inside the filled silhouette, and not a filled hole: some tile colour (black or link) seen
-        acc = (ins.sum(axis=1) >= len(offs) - 1) & (both[..., 1].sum(axis=1) >= 3)
+        # wholly inside the filled silhouette, and not a filled hole showing bare table
+        acc = (ins.sum(axis=1) >= len(offs) - 1) & (both[..., 1].sum(axis=1) >= 6)
         score = (int(acc.sum()), float(ins[acc].mean()) if acc.any() else 0.0)
         if best is None or score > best[0]:
             best = (score, o, qq[acc], rr[acc], cen[acc])
@@ -313,3 +382,80 @@ def refine_homography(measured_img: np.ndarray, ideal_u: np.ndarray, thresh_px: 
     m = inl.ravel().astype(bool)
     H2, _ = cv2.findHomography(ideal_u[m], measured_img[m], 0)
     return H2 if H2 is not None else H
+
+
+HEX_AREA_U = 1.5 * SQ3
+
+
+def hexagon_u(center: np.ndarray, angle_deg: float, radius: float = 1.0) -> np.ndarray:
+    """The six vertices (U) of a hexagon whose edge 0 faces ``angle_deg``."""
+    a = np.radians(angle_deg + 30.0 + 60.0 * np.arange(6))
+    return np.asarray(center)[None, :] + radius * np.column_stack([np.cos(a), np.sin(a)])
+
+
+def free_tiles(contour_u: np.ndarray, taken: list[tuple[np.ndarray, float]], *, ppu: float = 20.0
+               ) -> list[tuple[np.ndarray, float]]:
+    """Hexagons anywhere in a silhouette (hand tiles: any angle, perhaps touching), after removing ``taken``.
+
+    The distance to the outline peaks at a hexagon's centre with the apothem (two touching hexagons meet at a
+    neck at most half a side wide), so peaks of at least most of an apothem, 1.4 sides apart, are tile centres;
+    each tile's angle is the one whose hexagon best fits the outline around it.
+    """
+    lo = contour_u.min(axis=0) - 0.5
+    hi = contour_u.max(axis=0) + 0.5
+    W = int(math.ceil((hi[0] - lo[0]) * ppu)) + 1
+    H = int(math.ceil((hi[1] - lo[1]) * ppu)) + 1
+    if W * H > 4e6 or W < 4 or H < 4:
+        return []
+
+    def to_r(p):
+        p = np.asarray(p, float).reshape(-1, 2)
+        return np.column_stack([(p[:, 0] - lo[0]) * ppu, (hi[1] - p[:, 1]) * ppu])
+
+    def from_r(p):
+        p = np.asarray(p, float).reshape(-1, 2)
+        return np.column_stack([lo[0] + p[:, 0] / ppu, hi[1] - p[:, 1] / ppu])
+
+    mask = np.zeros((H, W), np.uint8)
+    cv2.fillPoly(mask, [np.rint(to_r(contour_u)).astype(np.int32)], 255)
+    for c, a in taken:
+        cv2.fillPoly(mask, [np.rint(to_r(hexagon_u(c, a, 1.04))).astype(np.int32)], 0)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
+    if cv2.countNonZero(mask) < 0.5 * HEX_AREA_U * ppu * ppu:
+        return []
+    dt = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
+    k = int(0.8 * ppu) | 1
+    peaks = (dt >= 0.72 * (SQ3 / 2) * ppu) & (dt >= cv2.dilate(dt, np.ones((k, k), np.uint8)) - 1e-3)
+    ys, xs = np.nonzero(peaks)
+    order = np.argsort(-dt[ys, xs])
+    chosen: list[np.ndarray] = []
+    for i in order:
+        p = np.array([xs[i], ys[i]], float)
+        if all(np.hypot(*(p - q)) > 1.4 * ppu for q in chosen):
+            chosen.append(p)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    outline = from_r(np.concatenate([c.reshape(-1, 2) for c in contours])) if contours else np.zeros((0, 2))
+    out = []
+    for p in chosen:
+        c = from_r(p)[0]
+        out.append((c, hexagon_angle(outline, c)))
+    return out
+
+
+def hexagon_angle(outline_u: np.ndarray, center_u: np.ndarray) -> float:
+    """Edge-0 direction (deg, mod 60) of the hexagon centred at ``center_u`` that best fits nearby outline."""
+    d = outline_u - center_u
+    r = np.hypot(d[:, 0], d[:, 1])
+    near = (r > 0.6) & (r < 1.1)
+    if near.sum() < 12:
+        return 0.0
+    phi = np.degrees(np.arctan2(d[near, 1], d[near, 0]))
+    r = r[near]
+    best = (np.inf, 0.0)
+    for a in np.arange(0.0, 60.0, 1.0):
+        dev = np.radians(((phi - a + 30.0) % 60.0) - 30.0)
+        res = np.sort(np.abs(r - (SQ3 / 2) / np.cos(dev)))
+        cost = float(np.mean(res[: max(6, int(0.7 * len(res)))]))
+        if cost < best[0]:
+            best = (cost, float(a))
+    return best[1]

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-# A tile's black is at most this share of the table's lightness (a soft shadow keeps more of it).
-DARK_RATIO = 0.55
 # On a coloured table, a pixel with less than this share of the table's chroma is the tile's neutral black.
-NEUTRAL_RATIO = 0.35
+NEUTRAL_RATIO = 0.4
+# Table chroma (Lab C*) above which the table's hue separates it from the neutral tiles.
+CHROMATIC_TABLE = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +83,14 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
     chroma = np.hypot(a, b)
     tL = table.lab[0]
     tc = table.chroma
-    lb = tile_black_l(lab, table)
-    split_l = lb + 0.5 * max(tL - lb, 0.0)
-    dark = (L < split_l) & (chroma < max(8.0, 0.5 * tc))
+    if tc > CHROMATIC_TABLE:
+        # on a coloured table the tile is what has no hue: its black and the glare on its gloss alike (a shadow
+        # or a lighter patch of the table keeps the table's hue)
+        dark = chroma < max(6.0, NEUTRAL_RATIO * tc)
+    else:
+        lb = tile_black_l(lab, table)
+        split_l = lb + 0.5 * max(tL - lb, 0.0)
+        dark = (L < split_l) & (chroma < 10.0)
     link_floor = max(min_link_chroma, tc + 6.0 * max(table.sigma[1], table.sigma[2]))
     colour_dist = np.hypot(a - table.lab[1], b - table.lab[2])
     link = (chroma > link_floor) & (colour_dist > link_floor * 0.6)
@@ -129,7 +134,8 @@ def typical_side_px(segments: list[Segment]) -> float | None:
 
 def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area_ratio: float = 4e-4,
                link_width_ratio: float = 0.3) -> tuple[list[Blob], np.ndarray, TableModel, np.ndarray]:
-    """Tile silhouettes (largest first), the filled mask, the table model and the unfilled tile-colour mask.
+    """Tile silhouettes (largest first), the filled mask, the table model and the bare-table pixels (neither
+    tile black nor link colour: an empty hex inside a board is filled but bare).
 
     A link of the table's own colour (blue on blue felt) or a glare streak cuts a notch into the outline; a
     closing as wide as a link band (``link_width_ratio`` of the side, measured on a first pass) mends it.
@@ -147,7 +153,7 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
     side = typical_side_px(segs)
     if side is not None:
         blobs, filled = _silhouettes(raw, int(round(link_width_ratio * side)), min_area)
-    return blobs, filled, table, raw
+    return blobs, filled, table, raw == 0
 
 
 @dataclass(frozen=True, slots=True)
