@@ -40,6 +40,7 @@ LINK_RGB = {
     "white": (0.70, 0.70, 0.68),
 }
 TILE_BLACK = (0.010, 0.010, 0.012)
+PHOTOGRAPHER_SHADOW_PROBABILITY = 0.25
 _SUPERSAMPLE_SHIFT = 4
 
 
@@ -338,6 +339,10 @@ def render_tantrix_photo(scene, camera: CameraModel, rng: np.random.Generator, *
     pool_c = (float(rng.uniform(0.2, 0.8)) * w, float(rng.uniform(0.2, 0.8)) * h)
     pool = np.exp(-(((xx - pool_c[0]) ** 2 + (yy - pool_c[1]) ** 2) / (2 * (float(rng.uniform(0.3, 0.7)) * w) ** 2)))
     light = 1.0 + float(rng.uniform(0.1, 0.4)) * ramp + float(rng.uniform(0.0, 0.5)) * pool
+    if rng.random() < PHOTOGRAPHER_SHADOW_PROBABILITY:  # the photographer between the lamp and the table
+        sx, sr = float(rng.uniform(0.1, 0.9)) * w, float(rng.uniform(0.25, 0.45)) * w
+        d2 = ((xx - sx) ** 2 + ((yy - float(rng.uniform(0.95, 1.1)) * h) * 1.4) ** 2) / (sr * sr)
+        light *= 1.0 - float(rng.uniform(0.3, 0.55)) / (1.0 + np.exp(5.0 * (d2 - 1.0)))
     img *= rays.upsample(light)[..., None]
     img *= np.asarray([rng.uniform(0.95, 1.08), 1.0, rng.uniform(0.9, 1.05)], np.float32) * float(
         rng.uniform(0.95, 1.2))
