@@ -106,6 +106,38 @@ def _angle_to_vp(p0: np.ndarray, p1: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.degrees(np.abs(np.arctan2(cross, dot)))
 
 
+def _robust_vp(p0: np.ndarray, p1: np.ndarray, lengths: np.ndarray, max_outlier_deg: float) -> np.ndarray:
+    """Vanishing point of one family: the pair of runs whose crossing most length agrees with (a segment
+    within ``max_outlier_deg`` of pointing at it), then least squares on those, weighted by length squared."""
+    lines = _segment_lines(p0, p1)
+    n = len(lines)
+    best_keep, best_score = np.ones(n, bool), -1.0
+    order = np.argsort(-lengths)[:30]
+    for a_i, i in enumerate(order):
+        for j in order[a_i + 1:]:
+            v = np.cross(lines[i], lines[j])
+            nv = np.linalg.norm(v)
+            if nv < 1e-12:
+                continue
+            res = _angle_to_vp(p0, p1, v / nv)
+            res = np.minimum(res, 180.0 - res)
+            keep = res < max_outlier_deg
+            score = float(np.sum(lengths[keep] ** 2))
+            if score > best_score:
+                best_keep, best_score = keep, score
+    keep = best_keep if best_keep.sum() >= 2 else np.ones(n, bool)
+    v = _vanishing_point(lines[keep], lengths[keep] ** 2)
+    for _ in range(2):
+        res = _angle_to_vp(p0, p1, v)
+        res = np.minimum(res, 180.0 - res)
+        new = res < max_outlier_deg
+        if new.sum() < 2 or np.array_equal(new, keep):
+            break
+        keep = new
+        v = _vanishing_point(lines[keep], lengths[keep] ** 2)
+    return v
+
+
 def rectify_from_segments(segments: list[Segment], image_size_wh_px: tuple[int, int],
                           *, max_outlier_deg: float = 4.0) -> np.ndarray:
     """Image -> plane homography (metric up to a similarity, y up) from outline segments of hexagon unions."""
@@ -125,17 +157,7 @@ def rectify_from_segments(segments: list[Segment], image_size_wh_px: tuple[int, 
         sel = family == j
         if sel.sum() < 2:
             raise LatticeError("tile edges do not show three directions; cannot recover the table plane")
-        keep = sel.copy()
-        for _ in range(3):
-            lines = _segment_lines(p0[keep], p1[keep])
-            v = _vanishing_point(lines, lengths[keep])
-            res = _angle_to_vp(p0, p1, v)
-            res = np.minimum(res, 180.0 - res)
-            new = sel & (res < max_outlier_deg)
-            if new.sum() < 2 or np.array_equal(new, keep):
-                break
-            keep = new
-        vps.append(v)
+        vps.append(_robust_vp(p0[sel], p1[sel], lengths[sel], max_outlier_deg))
     V = np.array(vps)
     _, _, vt = np.linalg.svd(V)
     horizon = vt[-1]
