@@ -24,7 +24,7 @@ from simulation.tantrix_boards import DEFECTS, TantrixDeal, deal
 from simulation.tantrix_paint import render_tantrix_photo
 
 GAME = "tantrix"
-RENDER_VERSION = 6  # bumped whenever the same seed renders differently (benches key their caches on it)
+RENDER_VERSION = 7  # bumped whenever the same seed renders differently (benches key their caches on it)
 FLAT_TO_FLAT_RANGE_MM = (43.0, 50.0)
 THICKNESS_RANGE_MM = (4.5, 5.5)
 GAP_RANGE_MM = (0.0, 2.0)  # extra lattice pitch: hand-laid tiles rarely touch
@@ -131,7 +131,7 @@ def _hand_layout(rng: np.random.Generator, n: int, s_mm: float, sign: float,
 
 
 def layout_scene(rng: np.random.Generator, position: TantrixDeal, *, colorblind: bool = False,
-                 flat_to_flat_mm: float | None = None) -> TantrixScene:
+                 flat_to_flat_mm: float | None = None, hand_mats: bool | None = None) -> TantrixScene:
     """Lay ``position`` on the table: the board on a lattice at a random angle, hands in rows below (A) and
     above (B) it along y."""
     f = float(flat_to_flat_mm or rng.uniform(*FLAT_TO_FLAT_RANGE_MM))
@@ -164,11 +164,12 @@ def layout_scene(rng: np.random.Generator, position: TantrixDeal, *, colorblind:
     names = [c.value for c in LinkColor]
     pa = int(rng.integers(4))
     pb = (pa + 1 + int(rng.integers(3))) % 4
-    return TantrixScene(deal=position, tiles=tuple(poses), flat_to_flat_mm=f,
-                        thickness_mm=float(rng.uniform(*THICKNESS_RANGE_MM)), pitch_mm=pitch,
+    thickness = float(rng.uniform(*THICKNESS_RANGE_MM))
+    drawn_mats = rng.random() < HAND_MATS_PROBABILITY  # drawn even when fixed: the same seed, the same rest
+    return TantrixScene(deal=position, tiles=tuple(poses), flat_to_flat_mm=f, thickness_mm=thickness, pitch_mm=pitch,
                         lattice_origin_mm=origin, lattice_angle_deg=theta % 360.0, colorblind=colorblind,
                         players={"A": names[pa], "B": names[pb]},
-                        hand_mats=bool(rng.random() < HAND_MATS_PROBABILITY))
+                        hand_mats=bool(drawn_mats if hand_mats is None else hand_mats))
 
 
 def camera_for(scene: TantrixScene, rng: np.random.Generator, size_wh_px: tuple[int, int], *,
@@ -262,7 +263,7 @@ def is_planted_illegal(seed: int, index: int) -> bool:
 
 def random_tantrix_scene(rng: np.random.Generator, *, n_tiles: int, illegal: bool | None = None,
                          hands: bool | None = None, colorblind: bool | None = None,
-                         defect: str | None = None) -> TantrixScene:
+                         defect: str | None = None, hand_mats: bool | None = None) -> TantrixScene:
     """A random position of about ``n_tiles`` board tiles laid on the table (options fixed when given)."""
     illegal = bool(rng.random() < ILLEGAL_FRACTION) if illegal is None else illegal
     hands = bool(rng.random() < HANDS_PROBABILITY) if hands is None else hands
@@ -270,7 +271,7 @@ def random_tantrix_scene(rng: np.random.Generator, *, n_tiles: int, illegal: boo
     if illegal and defect is None:
         defect = DEFECTS[int(rng.integers(len(DEFECTS)))]
     position = deal(rng, n_tiles, defect=defect if illegal else None, hands_visible=hands)
-    return layout_scene(rng, position, colorblind=colorblind)
+    return layout_scene(rng, position, colorblind=colorblind, hand_mats=hand_mats)
 
 
 def render_tantrix_scene(scene: TantrixScene, camera: CameraModel, rng: np.random.Generator, *,
@@ -305,13 +306,13 @@ def render_tantrix_item(out_dir: str | Path, *, seed: int, index: int, size_wh_p
     ``.json``.
 
     ``options`` fix scene choices (``n_tiles``, ``illegal``, ``hands``, ``colorblind``, ``defect``,
-    ``tilt_deg``); the rest are drawn from ``default_rng([seed, index])``.
+    ``hand_mats``, ``tilt_deg``); the rest are drawn from ``default_rng([seed, index])``.
     """
     rng = np.random.default_rng([seed, index])
     n_tiles = int(options.pop("n_tiles", board_size_for(seed, index)))
     options.setdefault("illegal", is_planted_illegal(seed, index))
     tilt = options.pop("tilt_deg", None)
-    unknown = set(options) - {"illegal", "hands", "colorblind", "defect"}
+    unknown = set(options) - {"illegal", "hands", "colorblind", "defect", "hand_mats"}
     if unknown:
         raise ValueError(f"unknown Tantrix simulation option(s): {sorted(unknown)}")
     scene = random_tantrix_scene(rng, n_tiles=n_tiles, **options)

@@ -248,7 +248,9 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, eye_mm: np.ndarr
         face = np.empty((roi_h, roi_w, 3), np.float32)
         face[:] = black
         number_tile = tile(t.number)
-        for color in number_tile.colors:
+        # a fixed drawing order (by the link's first edge): which band crosses over which must not depend on
+        # the process's hash seed, or the same seed would render different bytes in another run
+        for color in sorted(number_tile.colors, key=number_tile.link_edges):
             a, b = number_tile.link_edges(color)
             name = "white" if (scene.colorblind and color is LinkColor.GREEN) else color.value
             line = _link_polyline_mm(t.center_mm, t.angle_deg, s_mm, a, b)

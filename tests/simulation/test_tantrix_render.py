@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -111,6 +112,22 @@ def test_render_is_deterministic_and_frames_every_tile(tmp_path):
             assert t["center_px"][1] < min(board_v)
 
 
+def test_same_seed_same_bytes_in_another_process(tmp_path):
+    """Nothing may hang on the process's hash seed (set iteration order): two fresh interpreters agree."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from simulation.tantrix import render_tantrix_item; "
+            "render_tantrix_item(sys.argv[1], seed=8, index=1, n_tiles=14, hands=True, size_wh_px=(320, 180))")
+    root = Path(__file__).resolve().parents[2]
+    for sub, hash_seed in (("a", "1"), ("b", "2")):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        subprocess.run([sys.executable, "-c", code, str(tmp_path / sub)], cwd=root, env=env, check=True)
+    for ext in (".jpg", ".json"):
+        assert (tmp_path / "a" / f"tx_8_001{ext}").read_bytes() == (tmp_path / "b" / f"tx_8_001{ext}").read_bytes()
+
+
 @pytest.mark.parametrize("colorblind,tilt", [(False, 33.0), (True, 8.0)])
 def test_truth_matches_the_links_drawn_at_every_edge(colorblind, tilt):
     """Sample each board tile just inside each edge midpoint (projected through the truth camera): the drawn
@@ -167,8 +184,6 @@ def test_layout_leaves_tiles_apart_and_neighbours_on_the_lattice():
 
 
 def test_committed_samples_cover_the_brief_and_their_truth_holds():
-    from pathlib import Path
-
     from simulation.tantrix_samples import SAMPLES
 
     root = Path(__file__).resolve().parents[2] / "sample_images" / "tantrix"
