@@ -32,6 +32,7 @@ from vision.tantrix_lattice import (
     fit_blob,
     free_tiles,
     hex_center_u,
+    hexagon_u,
     lattice_scale,
     nearest_hex,
     rectify_from_segments,
@@ -174,10 +175,12 @@ def _sim2(angle_deg: float, scale: float, origin: np.ndarray) -> np.ndarray:
 class _Fit:
     """The lattice frame U and the tiles found in it."""
 
-    def __init__(self, M_img2u: np.ndarray, tiles: list[_Tile], pairs: tuple[np.ndarray, np.ndarray]):
+    def __init__(self, M_img2u: np.ndarray, tiles: list[_Tile], pairs: tuple[np.ndarray, np.ndarray],
+                 free_pairs: tuple[np.ndarray, np.ndarray] = (np.zeros((0, 2)), np.zeros((0, 2)))):
         self.M = M_img2u
         self.tiles = tiles
         self.pairs = pairs  # measured image px, ideal U of board-lattice vertices
+        self.free_pairs = free_pairs  # the same for the corners of tiles off the lattice (hands)
 
 
 def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarray, M: np.ndarray, diag_px: float,
@@ -185,6 +188,7 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
     Minv = np.linalg.inv(M)
     h, w = labels.shape
     fits = []
+    blob_verts: list[np.ndarray] = []
     for i, b in enumerate(blobs):
         ss = segs[i]
         seg_u = None
@@ -204,9 +208,10 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
             return out
 
         fits.append(fit_blob(verts, ang, inside, seg_u))
+        blob_verts.append(verts)
     main = next((f for f in fits if f is not None), None)
     if main is None:
-        return _Fit(M, [], (np.zeros((0, 2)), np.zeros((0, 2))))
+        return _Fit(M, [], (_stack([]), _stack([])))
     o_main = np.array(main.origin_u)
     a_main = main.angle_deg
     to_main = _sim2(a_main, 1.0, o_main)  # U -> main-lattice canonical frame
@@ -214,6 +219,7 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
     Minv_c = np.linalg.inv(M_c)
     tiles: list[_Tile] = []
     meas, ideal = [], []
+    meas_free, ideal_free = [], []
     seen: set[tuple[int, int]] = set()
 
     def on_lattice(centers_c: np.ndarray, dang: float) -> tuple[bool, np.ndarray]:
@@ -244,13 +250,27 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
         contour_c = apply_h(M_c, blobs[i].contour_px)
         for c, a in free_tiles(contour_c, taken):
             dang = ((a + 30.0) % 60.0) - 30.0
-            ok, hexes = on_lattice(c[None, :], dang)
+            # inside the board's own silhouette a lattice position is enough (glare can spoil the outline angle)
+            ok, hexes = on_lattice(c[None, :], 0.0 if i == 0 else dang)
             if ok and f is not None:
                 add_lattice((int(hexes[0, 0]), int(hexes[0, 1])), i)
             else:
                 tiles.append(_Tile(c, float(dang), None, i))
-    pairs = (np.concatenate(meas) if meas else np.zeros((0, 2)), np.concatenate(ideal) if ideal else np.zeros((0, 2)))
-    return _Fit(M_c, tiles, pairs)
+                # a free tile is still a regular hexagon: its outline corners pin the plane beyond the board
+                corners = hexagon_u(c, a)
+                vc = apply_h(to_main, blob_verts[i])
+                for v in vc:
+                    dist = np.hypot(*(corners - v).T)
+                    j = int(np.argmin(dist))
+                    if dist[j] < 0.25:
+                        meas_free.append(apply_h(Minv_c, v[None, :]))
+                        ideal_free.append(corners[j][None, :])
+    pairs = (_stack(meas), _stack(ideal))
+    return _Fit(M_c, tiles, pairs, (_stack(meas_free), _stack(ideal_free)))
+
+
+def _stack(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros((0, 2))
 
 
 def _label_image(blobs: Sequence[Blob], shape: tuple[int, int]) -> np.ndarray:
@@ -322,8 +342,11 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     labels = _label_image(blobs, (h, w))
     M = G @ P
     fit = _fit_lattice(blobs, segs, labels, bare, M, diag, params)
-    for _ in range(2):
+    for round_ in range(2):
         meas, ideal = fit.pairs
+        if camera is None and round_ > 0 and len(fit.free_pairs[0]):
+            # hands pin the plane beyond the board once the board alone has set it roughly
+            meas, ideal = np.concatenate([meas, fit.free_pairs[0]]), np.concatenate([ideal, fit.free_pairs[1]])
         if camera is None:
             Minv = np.linalg.inv(fit.M)
             px_per_u = math.sqrt(abs(np.linalg.det(_jac(Minv, apply_h(Minv, np.zeros((1, 2)))[0]))))
@@ -379,7 +402,8 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, camera: Camer
     board_hexes = _board_group(tiles)
     cen = np.array([t.center_u for t in tiles]).reshape(-1, 2)
     ang = np.array([t.angle_deg for t in tiles], dtype=np.float64)
-    cen, ang = refine_poses(lab, Minv, cen, ang, params.links)
+    free = np.array([t.hex is None for t in tiles], bool)
+    cen, ang = refine_poses(lab, Minv, cen, ang, params.links, free)
     edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
     model = fit_colour_model(edge_lab, params.links)
     faces = read_faces(edge_lab, model, params.links)

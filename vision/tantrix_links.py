@@ -52,11 +52,15 @@ class LinkParams:
     sample_tangents: tuple[float, ...] = (-0.035, 0.0, 0.035)
     max_turn_deg: float = 7.0  # a tile askew by more is not corrected further
     max_shift: float = 0.18
+    free_max_turn_deg: float = 15.0  # tiles off the lattice: found from the outline only
+    free_max_shift: float = 0.4
+    refine_rounds: int = 3
     hue_sigma_deg: float = 14.0
     min_chroma: float = 16.0  # below this a link's hue is unreliable
     white_chroma: float = 12.0
     white_min_l: float = 55.0
     hue_adapt_deg: float = 25.0
+    pale_sigma: float = 0.5  # log-chroma below the colour's own typical chroma (shade and glare lower it)
     flag_margin: float = 4.0  # cost units between the best and second face
     max_mean_cost: float = 5.0  # per edge: beyond this the best face does not explain the pixels
 
@@ -99,18 +103,22 @@ def _edge_frames(angle_deg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def refine_poses(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, angles_deg: np.ndarray,
-                 params: LinkParams) -> tuple[np.ndarray, np.ndarray]:
+                 params: LinkParams, free: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each tile's own centre and angle from where its six link bands cross the edges.
 
     A turn by ``d`` moves every band along its edge by ``r d``; a shift moves it by the shift's tangential part.
+    ``free`` tiles (found by their outline alone, which a shadow or the tile's side can bias) may move further.
     """
     T = len(centers_u)
     if T == 0:
         return centers_u, angles_deg
+    free = np.zeros(T, bool) if free is None else np.asarray(free, bool)
+    max_turn = np.where(free, params.free_max_turn_deg, params.max_turn_deg)
+    max_shift = np.where(free, params.free_max_shift, params.max_shift)
     ts = np.linspace(-params.profile_halfwidth, params.profile_halfwidth, 29)
     radii = np.array([params.profile_radius - 0.05, params.profile_radius, params.profile_radius + 0.05])
     c, ang = centers_u.copy(), angles_deg.copy()
-    for _ in range(2):
+    for _ in range(params.refine_rounds):
         n, t = _edge_frames(ang)
         pts = (c[:, None, None, None, :] + radii[None, None, :, None, None] * n[:, :, None, None, :]
                + ts[None, None, None, :, None] * t[:, :, None, None, :])
@@ -136,20 +144,20 @@ def refine_poses(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, an
             if m.sum() >= 5 and res.max() > 0.05:
                 keep = res < res.max()
                 sol, *_ = np.linalg.lstsq(A[keep], y[keep], rcond=None)
-            turn = float(np.clip(math.degrees(sol[0]), -params.max_turn_deg, params.max_turn_deg))
+            turn = float(np.clip(math.degrees(sol[0]), -max_turn[i], max_turn[i]))
             shift = sol[1:]
             sn = np.hypot(*shift)
-            if sn > params.max_shift:
-                shift = shift * params.max_shift / sn
+            if sn > max_shift[i]:
+                shift = shift * max_shift[i] / sn
             ang[i] = ang[i] + turn
             c[i] = c[i] + shift
-        # clamp the total against the lattice pose
-        dang = np.clip(ang - angles_deg, -params.max_turn_deg, params.max_turn_deg)
+        # clamp the total against the found pose
+        dang = np.clip(ang - angles_deg, -max_turn, max_turn)
         ang = angles_deg + dang
         dc = c - centers_u
-        dn = np.hypot(dc[:, 0], dc[:, 1])
-        big = dn > params.max_shift
-        c[big] = centers_u[big] + dc[big] * (params.max_shift / dn[big])[:, None]
+        dn = np.maximum(np.hypot(dc[:, 0], dc[:, 1]), 1e-12)
+        big = dn > max_shift
+        c[big] = centers_u[big] + dc[big] * (max_shift[big] / dn[big])[:, None]
     return c, ang
 
 
@@ -173,6 +181,7 @@ class ColourModel:
 
     hues_deg: tuple[float, float, float, float]
     colorblind: bool
+    chroma: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # typical C* of each class's links here
 
 
 def _hue_diff(a: np.ndarray, b: float) -> np.ndarray:
@@ -191,7 +200,10 @@ def class_costs(edge_lab: np.ndarray, model: ColourModel, params: LinkParams) ->
         if j == 3 and model.colorblind:
             costs.append(white_cost(L, C, params))
         else:
-            costs.append((_hue_diff(hue, model.hues_deg[j]) / params.hue_sigma_deg) ** 2 + low ** 2)
+            # a link much paler than this colour's links here is another link (white), not this one in shade
+            pale = np.log(np.clip(C, 1.0, None) / model.chroma[j]) if model.chroma[j] > 0 else np.zeros_like(C)
+            pale = np.clip(-pale, 0.0, None) / params.pale_sigma
+            costs.append((_hue_diff(hue, model.hues_deg[j]) / params.hue_sigma_deg) ** 2 + low ** 2 + pale ** 2)
     out = np.stack(costs, axis=-1)
     return np.nan_to_num(out, nan=9.0)
 
@@ -228,7 +240,14 @@ def fit_colour_model(edge_lab: np.ndarray, params: LinkParams) -> ColourModel:
             d = float(_hue_diff(np.array([m]), HUE_PROTOTYPES_DEG[j])[0])
             sign = 1.0 if ((m - HUE_PROTOTYPES_DEG[j] + 180.0) % 360.0 - 180.0) >= 0 else -1.0
             hues[j] = (HUE_PROTOTYPES_DEG[j] + sign * min(d, params.hue_adapt_deg)) % 360.0
-    return ColourModel(tuple(hues), colorblind)
+    model = ColourModel(tuple(hues), colorblind)
+    costs = class_costs(flat, model, params)
+    cls = costs.argmin(axis=1)
+    chroma = []
+    for j in range(4):
+        sel = (cls == j) & (costs[:, j] < 4.0)
+        chroma.append(float(np.median(C[sel])) if sel.sum() >= 3 and not (j == 3 and colorblind) else 0.0)
+    return ColourModel(tuple(hues), colorblind, tuple(chroma))
 
 
 def read_faces(edge_lab: np.ndarray, model: ColourModel, params: LinkParams) -> list[FaceRead]:

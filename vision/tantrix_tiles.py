@@ -18,6 +18,9 @@ import numpy as np
 
 # On a coloured table, a pixel with less than this share of the table's chroma is the tile's neutral black.
 NEUTRAL_RATIO = 0.4
+# On a neutral table, black is below this fraction of the way from the tiles' black to the table (a soft shadow
+# on a light table stays above it).
+SPLIT_RATIO = 0.4
 # Table chroma (Lab C*) above which the table's hue separates it from the neutral tiles.
 CHROMATIC_TABLE = 10.0
 
@@ -84,12 +87,12 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
     tL = table.lab[0]
     tc = table.chroma
     if tc > CHROMATIC_TABLE:
-        # on a coloured table the tile is what has no hue: its black and the glare on its gloss alike (a shadow
-        # or a lighter patch of the table keeps the table's hue)
-        dark = chroma < max(6.0, NEUTRAL_RATIO * tc)
+        # on a coloured table the tile is what has no hue: its black and the glare on its gloss alike; a shadow
+        # or a lighter patch of the table keeps the table's chromaticity (chroma in proportion to lightness)
+        dark = chroma < np.maximum(4.0, NEUTRAL_RATIO * tc * np.clip(L / tL, 0.0, 1.5))
     else:
         lb = tile_black_l(lab, table)
-        split_l = lb + 0.5 * max(tL - lb, 0.0)
+        split_l = lb + SPLIT_RATIO * max(tL - lb, 0.0)
         dark = (L < split_l) & (chroma < 10.0)
     link_floor = max(min_link_chroma, tc + 6.0 * max(table.sigma[1], table.sigma[2]))
     colour_dist = np.hypot(a - table.lab[1], b - table.lab[2])
