@@ -225,3 +225,14 @@ def test_simulate_cli_writes_tantrix_photos_with_truth(tmp_path, capsys):
                               "bag_empty", "calibration"}
         assert all(set(t) >= {"id", "number", "rotation", "hex", "place", "player", "center_mm", "center_px",
                               "angle_deg", "confidence", "flagged"} for t in truth["tiles"])
+
+
+def test_render_board_photographs_the_given_position_even_an_illegal_one():
+    from simulation.tantrix import render_board
+
+    board = Board({(0, 0): (1, 0), (1, 0): (10, 3), (0, 1): (43, 2)})  # colours need not match
+    bgr, truth = render_board(board, hands={"A": (5, 6)}, seed=4, size_wh_px=(480, 270), glare=False)
+    assert bgr.shape == (270, 480, 3)
+    assert _board_from_truth(truth) == board
+    assert sorted(t["number"] for t in truth["tiles"] if t["player"] == "A") == [5, 6]
+    assert truth["bag_empty"] is False and truth["defect"] is None
