@@ -65,10 +65,11 @@ class Tally:
 
 
 def fresh_images(n: int, cache: Path, log: Callable[[str], None], seed: int = SEED) -> list[Path]:
-    """``n`` simulated photographs, rendered once and cached by seed."""
-    from simulation.tantrix import render_tantrix_item
+    """``n`` simulated photographs, rendered once and cached by seed and renderer version."""
+    import simulation.tantrix as sim
 
-    d = cache / f"tantrix_{SIZE_WH_PX[0]}x{SIZE_WH_PX[1]}_seed{seed}"
+    version = getattr(sim, "RENDER_VERSION", 0)  # a new renderer draws the same seed otherwise: a new cache
+    d = cache / f"tantrix_{SIZE_WH_PX[0]}x{SIZE_WH_PX[1]}_seed{seed}_v{version}"
     out = []
     missing = [i for i in range(n) if not (d / f"tx_{seed}_{i:03d}.json").exists()
                or not (d / f"tx_{seed}_{i:03d}.jpg").exists()]
@@ -77,7 +78,7 @@ def fresh_images(n: int, cache: Path, log: Callable[[str], None], seed: int = SE
         d.mkdir(parents=True, exist_ok=True)
     for i in range(n):
         if i in missing:
-            render_tantrix_item(d, seed=seed, index=i, size_wh_px=SIZE_WH_PX)
+            sim.render_tantrix_item(d, seed=seed, index=i, size_wh_px=SIZE_WH_PX)
         out.append(d / f"tx_{seed}_{i:03d}.jpg")
     return out
 
@@ -186,7 +187,7 @@ def score_board(name: str, truth: dict, truth_judged: dict, read: dict, tally: T
             what = []
             if not face:
                 what.append(f"read as {f.get('number')}" + (" (flagged)" if f.get("flagged") else "")
-                            + f" edges {_edges(f)} vs truth {_edges(t)}")
+                            + f" edges {_edges(f, offset if on_board else 0)} vs truth {_edges(t)}")
             if rot is False:
                 what.append(f"rotation {f.get('rotation')}+{offset} vs {t['rotation']}")
             if not hex_ok:
@@ -219,13 +220,18 @@ def _fmt(p) -> str:
     return f"({p[0]:.0f}, {p[1]:.0f})"
 
 
-def _edges(t: dict) -> str:
-    return "".join("?" if c is None else str(c)[0].upper() for c in t.get("edge_colors") or []) or "-"
+def _edges(t: dict, offset: int = 0) -> str:
+    """Edge colours as letters (white as G), turned ``offset`` sixths into the truth's frame."""
+    cs = list(t.get("edge_colors") or [])
+    if not cs:
+        return "-"
+    letters = ["?" if c is None else ("G" if str(c).lower().startswith("w") else str(c)[0].upper()) for c in cs]
+    return "".join(letters[(j - offset) % len(letters)] for j in range(len(letters)))
 
 
 def _faults(doc: dict) -> list[str]:
-    return [f"{r['rule']} {r['decision']}" for r in doc.get("rulings", [])[1:]
-            if r["decision"] in ("illegal", "too_close_to_call", "refer_to_umpire")]
+    return [f"{r['rule']} {r['decision']}" + (f" ({r['explanation'][:60]})" if r["rule"] == "TX A1" else "")
+            for r in doc.get("rulings", []) if r["decision"] in ("illegal", "too_close_to_call", "refer_to_umpire")]
 
 
 # --- the baseline -------------------------------------------------------------------------------------------------

@@ -365,3 +365,37 @@ def test_bench_runs_end_to_end_on_a_fake_reader(position, fake_vision, tmp_path)
     assert ours.boards == 2 and ours.face_rot_ok == ours.tiles == 34
     assert ours.legal_ok == 2 and len(ours.times_ms) == 2
     assert base["tiles"] == 34 and base["face_ok"] == 0  # a blank photo shows the baseline no colour
+
+
+# --- the real reader on the simulator's samples --------------------------------------------------------------------
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_images" / "tantrix"
+
+
+def test_analyze_a_sample_photo_with_the_real_reader_finds_the_blocked_space(tmp_path, capsys):
+    photo = SAMPLES / "tantrix_06_illegal_blocked.jpg"
+    truth = json.loads(photo.with_suffix(".json").read_text())
+    assert truth["defect"] == "blocked_space"
+    out_img = tmp_path / "out.jpg"
+    assert main(["analyze", str(photo), "--game", "tantrix", "--json", "--players", "red,yellow",
+                 "--annotate", str(out_img)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    # never a false "legal" on a board the simulator made illegal; here the blocked space itself is found
+    assert doc["legal"] is False
+    assert any(r["rule"] == "TX G-5 R1" and r["decision"] == "illegal" for r in doc["rulings"])
+    assert sum(f["blocked"] for f in doc["forced_spaces"]) == 1
+    truth_board = sum(t["place"] == "board" for t in truth["tiles"])
+    assert abs(doc["counts"]["board"] - truth_board) <= 2
+    assert cv2.imread(str(out_img)) is not None
+
+
+def test_service_analyzes_a_sample_photo_with_the_real_reader(db_path):
+    photo = SAMPLES / "tantrix_01_small_hands.jpg"
+    with TestClient(create_app(service_settings(db_path), pipeline=VisionPipeline())) as c:
+        r = c.post("/v1/analyze", files={"image": (photo.name, photo.read_bytes(), "image/jpeg")},
+                   data={"game": "tantrix"})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    # the truth board is legal: the service may send it to the umpire (unread tiles) but never call it illegal
+    assert doc["game"] == "tantrix" and doc["tiles"] and doc["legal"] in (True, None)
+    assert set(doc["scores"]) == {"red", "yellow", "blue", "green"}
