@@ -172,15 +172,20 @@ def verify(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid, params: WinkDe
     r = c.radius_mm
     p_in = c.center_mm + (r - params.probe_mm) * _UNIT72
     p_out = c.center_mm + (r + params.probe_mm) * _UNIT72
-    cin = _sample_labels(labels, grid.ortho_from_table(p_in))
-    cout = _sample_labels(labels, grid.ortho_from_table(p_out))
-    seen = _on_mat(p_out) & (cout != CLASS_HIDDEN) & (cin != CLASS_HIDDEN)
-    good = (cin == k) & (cout != k) & seen
-    bad = (cin == CLASS_BG) & _on_mat(p_in)
-    n_seen = max(1, int(seen.sum()))
+    p_ring = c.center_mm + SIZE_RING_MM * _UNIT72
     pts = c.center_mm + _interior_offsets(r)
-    inner = _sample_labels(labels, grid.ortho_from_table(pts))
-    inner = inner[_on_mat(pts) & (inner != CLASS_HIDDEN)]
+    # one sampling for all four probe sets (rims, size ring, interior)
+    allp = np.concatenate([p_in, p_out, p_ring, pts])
+    lab_all = _sample_labels(labels, grid.ortho_from_table(allp))
+    on_all = _on_mat(allp)
+    n72 = len(_UNIT72)
+    cin, cout, ring, inner = lab_all[:n72], lab_all[n72:2 * n72], lab_all[2 * n72:3 * n72], lab_all[3 * n72:]
+    on_in, on_out, on_ring, on_pts = on_all[:n72], on_all[n72:2 * n72], on_all[2 * n72:3 * n72], on_all[3 * n72:]
+    seen = on_out & (cout != CLASS_HIDDEN) & (cin != CLASS_HIDDEN)
+    good = (cin == k) & (cout != k) & seen
+    bad = (cin == CLASS_BG) & on_in
+    n_seen = max(1, int(seen.sum()))
+    inner = inner[on_pts & (inner != CLASS_HIDDEN)]
     if len(inner) == 0:
         inner = np.zeros(1, np.uint8)
     c.edge_support = float(good.sum()) / max(n_seen, 36)
@@ -188,10 +193,8 @@ def verify(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid, params: WinkDe
     c.interior_background = float((inner == CLASS_BG).mean())
     c.own_fraction = float((inner == k).mean())
     # size evidence: between the two radii (9.5 mm) a large wink shows its own colour, a small one does not
-    p_ring = c.center_mm + SIZE_RING_MM * _UNIT72
-    ring = _sample_labels(labels, grid.ortho_from_table(p_ring))
     other = (ring >= 1) & (ring <= len(COLOR_NAMES)) & (ring != k)
-    vis = ~other & _on_mat(p_ring) & (ring != CLASS_HIDDEN)
+    vis = ~other & on_ring & (ring != CLASS_HIDDEN)
     c.size_evidence = float((ring[vis] == k).mean()) if vis.sum() >= 8 else 0.5
     c.score = c.edge_support + 0.25 * c.own_fraction - c.bad_fraction - c.interior_background
 
@@ -199,7 +202,7 @@ def verify(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid, params: WinkDe
 def _opening_fraction(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid,
                       opening_mask: np.ndarray | None) -> float:
     """Share of the candidate's own-colour pixels that are seen through the pot's top opening."""
-    if opening_mask is None:
+    if opening_mask is None or not _near_mask(opening_mask, grid, c.center_mm, c.radius_mm + 2.0):
         return 0.0
     k = COLOR_NAMES.index(c.color) + 1
     cr = np.rint(grid.ortho_from_table(c.center_mm + _interior_offsets(c.radius_mm + 1.0, 1.0))).astype(int)
@@ -254,9 +257,8 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                     tot = float(win.sum())
                     if tot <= 0:
                         continue
-                    yy, xx = np.mgrid[r0:r1, c0:c1]
-                    cy = float((yy * win).sum() / tot) + ya
-                    cx = float((xx * win).sum() / tot) + xa
+                    cy = float(win.sum(axis=1) @ np.arange(r0, r1)) / tot + ya
+                    cx = float(win.sum(axis=0) @ np.arange(c0, c1)) / tot + xa
                     cmm = grid.table_from_ortho(np.array([[cx, cy]]))[0]
                     raw.append(WinkCandidate(color=name, size=size, center_mm=cmm,
                                              votes=float(acc5[pr, pc]) / (2 * math.pi * r_px)))
@@ -652,6 +654,25 @@ def baseline_distance_mm(points_mm: np.ndarray) -> np.ndarray:
     return best
 
 
+_MASK_BOXES: dict[int, tuple[np.ndarray, tuple[int, int, int, int]]] = {}
+
+
+def _near_mask(mask: np.ndarray, grid: OrthoGrid, center_mm: np.ndarray, reach_mm: float) -> bool:
+    """Whether the plan square of half-side ``reach_mm`` about ``center_mm`` meets the bounding box of ``mask``
+    (the box is computed once per mask)."""
+    got = _MASK_BOXES.get(id(mask))
+    if got is None or got[0] is not mask:
+        _MASK_BOXES.clear()
+        got = (mask, cv2.boundingRect(mask.view(np.uint8)))
+        _MASK_BOXES[id(mask)] = got
+    bx, by, bw, bh = got[1]
+    if bw == 0 or bh == 0:
+        return False
+    c, r = grid.ortho_from_table(center_mm)[0]
+    rp = reach_mm / grid.mm_per_px + 1.0
+    return c + rp >= bx and c - rp <= bx + bw and r + rp >= by and r - rp <= by + bh
+
+
 def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], labels: np.ndarray,
                    grid: OrthoGrid, params: WinkDetectorParams, block_mask: np.ndarray | None = None,
                    reach_mm: float = 0.0) -> np.ndarray:
@@ -677,12 +698,14 @@ def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandida
     if abs(w.center_mm[0]) > _BASELINE_MIN_ABS_X_MM - w.radius_mm - params.probe_mm - params.paint_clearance_mm:
         ok &= baseline_distance_mm(p_out) > params.paint_clearance_mm
     # where the pot hides the wink, the edge seen is the pot's, not the wink's
-    if block_mask is not None and not w.potted:
+    if block_mask is not None and not w.potted and _near_mask(block_mask, grid, w.center_mm,
+                                                               w.radius_mm + max(0.5, reach_mm) + 2.0):
         # nor may the edge profile reach the pot: its dark base and shadow are a far stronger step than a faint
         # wink's edge and would pull the fitted outline towards the pot
-        for off in np.unique([0.5, *np.linspace(0.5, max(0.5, reach_mm), 4)]):
-            p_edge = w.center_mm + (w.radius_mm + off) * u
-            ok &= ~(_sample_labels(block_mask.view(np.uint8), grid.ortho_from_table(p_edge)) == 1)
+        offs = np.unique([0.5, *np.linspace(0.5, max(0.5, reach_mm), 4)])
+        p_edge = (w.center_mm[None, None, :] + (w.radius_mm + offs)[:, None, None] * u[None, :, :]).reshape(-1, 2)
+        hit = _sample_labels(block_mask.view(np.uint8), grid.ortho_from_table(p_edge)) == 1
+        ok &= ~hit.reshape(len(offs), -1).any(axis=0)
     # no other wink (that is not below us) may come near the outline sample
     others = [o for o in winks if o is not w and o.wink_id not in w.above and o.potted == w.potted
               and abs(o.center_mm[0] - w.center_mm[0]) < 30 and abs(o.center_mm[1] - w.center_mm[1]) < 30]
@@ -692,6 +715,14 @@ def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandida
         d2 = ((p_out[:, None, :] - oc[None, :, :]) ** 2).sum(axis=2)
         ok &= ~np.any(d2 < (orad[None, :] + 1.5) ** 2, axis=1)
     return ok
+
+
+def _set_free_bias(w: WinkCandidate, data: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> None:
+    if data is None:
+        return
+    _, b_free, cov_free, _ = solve_shift(*data, fit_bias=True)
+    if np.all(np.isfinite(cov_free)):
+        w.edge_offset_px = b_free
 
 
 def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
@@ -705,6 +736,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
     start = w.center_mm.copy()
     reach = params.profile_half_px * camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1])))
     valid = _valid_outline(w, ol.angles, winks, labels, grid, params, block_mask, reach)
+    free_bias = None
     for it in range(params.refine_iterations):
         moved = w.center_mm - origin
         if float(np.linalg.norm(moved)) > 1.0:  # far from the linearisation point: project again
@@ -720,6 +752,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         if frac < params.min_fit_fraction or valid.sum() < 6:
             # too little outline to fit (or left after the steps so far, which it therefore did not support):
             # the coarse centre stands, with its own uncertainty
+            _set_free_bias(w, free_bias)
             w.center_mm = start
             w.sigma_mm = max(w.sigma_mm, 0.5 * grid.mm_per_px + 0.3)
             return None
@@ -729,14 +762,15 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         offs = es.offsets_px
         weights = np.clip(es.contrast / 30.0, 0.0, 1.0)
         fit_bias = bias_px is None and frac >= 0.75
-        delta, b, cov, rms = solve_shift(ol.jac[valid], offs, weights, fit_bias=fit_bias,
+        jv = ol.jac[valid]
+        delta, b, cov, rms = solve_shift(jv, offs, weights, fit_bias=fit_bias,
                                          bias_px=0.0 if bias_px is None else bias_px)
+        # the wink's own edge offset (apparent radius) for the size check, centre kept from the fixed fit:
+        # measured once, on the last iteration's edges
         if not fit_bias and frac >= params.size_fit_fraction:
-            # the wink's own edge offset (apparent radius) for the size check, centre kept from the fixed fit
-            _, b_free, cov_free, _ = solve_shift(ol.jac[valid], offs, weights, fit_bias=True)
-            if np.all(np.isfinite(cov_free)):
-                w.edge_offset_px = b_free
+            free_bias = (jv, offs, weights)
         if not np.all(np.isfinite(cov)):
+            _set_free_bias(w, free_bias)
             w.center_mm = start
             w.sigma_mm = max(w.sigma_mm, 0.5 * grid.mm_per_px + 0.3)
             return None
@@ -745,7 +779,9 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         if fit_bias:
             fitted_bias = b
             w.edge_offset_px = b
-        stat = math.sqrt(max(float(np.linalg.eigvalsh(cov).max()), 0.0))
+        # largest eigenvalue of the symmetric 2x2 covariance
+        half_tr = 0.5 * float(cov[0, 0] + cov[1, 1])
+        stat = math.sqrt(max(half_tr + math.hypot(0.5 * float(cov[0, 0] - cov[1, 1]), float(cov[0, 1])), 0.0))
         # Systematic edge effects (bevel, blur, shading) do not average out along the outline; with only an
         # arc visible they couple into the centre, the more the shorter the arc.
         # mm per pixel at this wink (a far corner of an oblique view is much coarser than the mat's centre)
@@ -762,6 +798,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         w.sigma_mm = sigma
         if float(np.linalg.norm(step)) < 0.03:
             break
+    _set_free_bias(w, free_bias)
     # A fit less certain than the coarse centre it started from (a short arc of a wink a few pixels wide in a
     # far corner) does not override it: the two combine by their variances.
     coarse_sigma = 0.5 * max(grid.mm_per_px, reach / params.profile_half_px)
