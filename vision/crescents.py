@@ -77,7 +77,7 @@ def _classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: C
 
 def _felt_at(felt: np.ndarray, grid: OrthoGrid, pts: np.ndarray) -> np.ndarray:
     cr = np.clip(np.rint(grid.ortho_from_table(pts)).astype(int), 0, [felt.shape[1] - 1, felt.shape[0] - 1])
-    return felt[cr[:, 1], cr[:, 0]]
+    return felt[cr[:, 1], cr[:, 0]].astype(np.float32) / 255.0
 
 
 def _clear_of(pts: np.ndarray, near: list[WinkCandidate], blend: float, exclude_mask: np.ndarray | None,
@@ -113,7 +113,7 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
     d_off = np.linalg.norm(offsets, axis=1)
     coarse = offsets[(np.abs(offsets[:, 0] % 1.0) < 1e-6) & (np.abs(offsets[:, 1] % 1.0) < 1e-6)]
     d_coarse = np.linalg.norm(coarse, axis=1)
-    felt = cs.background_bgr.astype(np.float32) / 255.0  # the local felt colour (ortho grid)
+    felt = cs.background_bgr  # the local felt colour (ortho grid, uint8: converted where sampled)
     for upper in live:
         mmpp = camera.mm_per_px_at((float(upper.center_mm[0]), float(upper.center_mm[1])))
         blend = params.blend_px * mmpp
