@@ -141,6 +141,18 @@ def _static_masks(grid: OrthoGrid, edge_band_mm: float, baseline_band_mm: float,
     return mat_mask, inner, outer, outer & ~inner, band, sample_rc
 
 
+@lru_cache(maxsize=4)
+def _small_masks(grid: OrthoGrid, edge_band_mm: float, baseline_band_mm: float, side_band_mm: float,
+                 size_wh: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The coarse background image's cells wholly on the mat, and wholly beyond its side band."""
+    _, inner, outer, _, _, _ = _static_masks(grid, edge_band_mm, baseline_band_mm, side_band_mm)
+    small_mat = cv2.resize(inner.astype(np.uint8) * 255, size_wh, interpolation=cv2.INTER_AREA) > 242
+    small_out = cv2.resize((~outer).astype(np.uint8) * 255, size_wh, interpolation=cv2.INTER_AREA) > 242
+    for m in (small_mat, small_out):
+        m.setflags(write=False)
+    return small_mat, small_out
+
+
 def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourParams = ColourParams(),
                        valid_mask: np.ndarray | None = None) -> ColourScene:
     """Foreground and colour labels of an orthophoto of the mat (``grid`` at wink height)."""
@@ -155,9 +167,13 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     cell = max(1, int(round(params.background_cell_mm / grid.mm_per_px)))
     sw, sh = max(1, w // cell), max(1, h // cell)
     small = cv2.resize(ortho_bgr, (sw, sh), interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
-    small_mat = cv2.resize(inner.astype(np.uint8) * 255, (sw, sh), interpolation=cv2.INTER_AREA) > 242
-    small_tab = cv2.resize((~outer & valid_mask).astype(np.uint8) * 255, (sw, sh),
-                           interpolation=cv2.INTER_AREA) > 242
+    small_mat, small_out = _small_masks(grid, params.mat_edge_band_mm, params.baseline_band_mm,
+                                        params.mat_side_band_mm, (sw, sh))
+    if valid_mask.all():  # the usual case: the whole mat and its margin in the picture
+        small_tab = small_out
+    else:
+        small_tab = cv2.resize((~outer & valid_mask).astype(np.uint8) * 255, (sw, sh),
+                               interpolation=cv2.INTER_AREA) > 242
     bg_mat = _median_background(small, small_mat, params.background_median_cells)
     bg_tab = _median_background(small, small_tab, params.background_median_cells)
     bg_u8 = cv2.resize(np.clip(bg_tab * 255 + 0.5, 0, 255).astype(np.uint8), (w, h),
