@@ -53,6 +53,8 @@ class WinkDetectorParams:
     min_own_fraction: float = 0.15  # disc fraction of its own colour
     probe_mm: float = 2.0  # inside/outside probe distance from the rim for label checks
     nms_mm: float = 4.5  # two candidates of one colour closer than this are one wink
+    min_crescent_mm: float = 1.2  # a same-colour wink must reach this far beyond an overlapping one's rim ...
+    min_crescent_px: float = 2.0  # ... and this many image pixels (what blur leaves resolvable)
     min_lens_mm2: float = 6.0  # overlap below this is treated as touching (no order needed)
     n_outline: int = 96
     profile_half_px: float = 6.0
@@ -311,6 +313,20 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                     free &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + spread
                 if (own & free).mean() < params.min_unexplained_fraction:
                     continue
+                # A same-colour wink under (or over) one already found shows only what reaches beyond that
+                # wink's rim; a crescent narrower than the image can resolve (two pixels of blur) is no
+                # evidence of a second wink: it is the first one's blurred outline (an echo at low resolution).
+                if mm_per_px_at is not None:
+                    min_w = max(params.min_crescent_mm, params.min_crescent_px * mm_per_px_at(c.center_mm))
+                    if any(np.linalg.norm(o.center_mm - c.center_mm) + c.radius_mm - o.radius_mm < min_w
+                           for o in same):
+                        continue
+                    # ... and the same holds the other way round: a wink already taken that hardly reaches
+                    # beyond this larger one was its echo
+                    echoes = [o for o in same
+                              if np.linalg.norm(o.center_mm - c.center_mm) + o.radius_mm - c.radius_mm < min_w]
+                    if echoes:
+                        kept = [x for x in kept if not any(x is o for o in echoes)]
             if k == cs.mat_class:
                 # a wink of the felt's own hue near the mat edge, where the felt itself shows lighter bands
                 edge_gap = min(MAT_HALF_LENGTH_MM - abs(c.center_mm[0]), MAT_HALF_WIDTH_MM - abs(c.center_mm[1]))
