@@ -141,6 +141,18 @@ def _static_masks(grid: OrthoGrid, edge_band_mm: float, baseline_band_mm: float,
     return mat_mask, inner, outer, outer & ~inner, band, sample_rc
 
 
+@lru_cache(maxsize=4)
+def _small_masks(grid: OrthoGrid, edge_band_mm: float, baseline_band_mm: float, side_band_mm: float,
+                 size_wh: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The coarse background image's cells wholly on the mat, and wholly beyond its side band."""
+    _, inner, outer, _, _, _ = _static_masks(grid, edge_band_mm, baseline_band_mm, side_band_mm)
+    small_mat = cv2.resize(inner.astype(np.uint8) * 255, size_wh, interpolation=cv2.INTER_AREA) > 242
+    small_out = cv2.resize((~outer).astype(np.uint8) * 255, size_wh, interpolation=cv2.INTER_AREA) > 242
+    for m in (small_mat, small_out):
+        m.setflags(write=False)
+    return small_mat, small_out
+
+
 def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourParams = ColourParams(),
                        valid_mask: np.ndarray | None = None) -> ColourScene:
     """Foreground and colour labels of an orthophoto of the mat (``grid`` at wink height)."""
@@ -155,9 +167,13 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     cell = max(1, int(round(params.background_cell_mm / grid.mm_per_px)))
     sw, sh = max(1, w // cell), max(1, h // cell)
     small = cv2.resize(ortho_bgr, (sw, sh), interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
-    small_mat = cv2.resize(inner.astype(np.uint8) * 255, (sw, sh), interpolation=cv2.INTER_AREA) > 242
-    small_tab = cv2.resize((~outer & valid_mask).astype(np.uint8) * 255, (sw, sh),
-                           interpolation=cv2.INTER_AREA) > 242
+    small_mat, small_out = _small_masks(grid, params.mat_edge_band_mm, params.baseline_band_mm,
+                                        params.mat_side_band_mm, (sw, sh))
+    if valid_mask.all():  # the usual case: the whole mat and its margin in the picture
+        small_tab = small_out
+    else:
+        small_tab = cv2.resize((~outer & valid_mask).astype(np.uint8) * 255, (sw, sh),
+                               interpolation=cv2.INTER_AREA) > 242
     bg_mat = _median_background(small, small_mat, params.background_median_cells)
     bg_tab = _median_background(small, small_tab, params.background_median_cells)
     bg_u8 = cv2.resize(np.clip(bg_tab * 255 + 0.5, 0, 255).astype(np.uint8), (w, h),
@@ -197,54 +213,65 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
         cand &= outer  # the table top around the mat is not searched (see WinkDetectorParams.detect_off_mat)
     # noise statistics of the features themselves, on a sample of mat pixels
 
-    def features(rr, cc):
-        x = ortho_bgr[rr, cc].astype(np.float32) * (1.0 / 255.0)
-        b = bg_u8[rr, cc].astype(np.float32) * (1.0 / 255.0)
-        sx = x.sum(axis=1) + eps
-        sb = b.sum(axis=1) + eps
-        cx = x / sx[:, None]
-        cb = b / sb[:, None]
-        ratio = sx / sb
-        dch = np.linalg.norm(cx - cb, axis=1)
+    ortho_flat = ortho_bgr.reshape(-1, 3)
+    bg_flat = bg_u8.reshape(-1, 3)
+    band_flat = band.reshape(-1)
+
+    def features(flat):
+        # per-channel columns: far fewer temporaries than (N, 3) reductions on a hundred thousand pixels
+        x = ortho_flat[flat].astype(np.float32)
+        b = bg_flat[flat].astype(np.float32)
+        x *= 1.0 / 255.0
+        b *= 1.0 / 255.0
+        x0, x1, x2 = x[:, 0], x[:, 1], x[:, 2]
+        b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
+        sx = x0 + x1 + x2 + eps
+        sb = b0 + b1 + b2 + eps
+        isx = 1.0 / sx
+        isb = 1.0 / sb
+        e0, e1, e2 = x0 * isx - b0 * isb, x1 * isx - b1 * isb, x2 * isx - b2 * isb
+        ratio = sx * isb
+        dch = np.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
         rel = ratio
         if paint_bgr is not None:
-            inb = band[rr, cc]
+            inb = band_flat[flat]
             if inb.any():
+                cx = x[inb] / sx[inb, None]
+                cb = b[inb] / sb[inb, None]
                 cp = paint_bgr / (paint_bgr.sum() + eps)
-                seg = cp[None, :] - cb[inb]
-                d0 = cx[inb] - cb[inb]
+                seg = cp[None, :] - cb
+                d0 = cx - cb
                 t = np.clip((d0 * seg).sum(axis=1) / ((seg * seg).sum(axis=1) + 1e-9), 0, 1)
                 dseg = np.linalg.norm(d0 - t[:, None] * seg, axis=1)
                 rmax = 1.0 + t * (paint_bgr.sum() / sb[inb] - 1.0)
-                dch = dch.copy()
                 rel = rel.copy()
                 dch[inb] = dseg
                 rel[inb] = ratio[inb] / np.maximum(rmax, 1e-3)
         return dch, rel, ratio
 
-    dc_s, rl_s, _ = features(fy, fx)
+    dc_s, rl_s, _ = features(fy * w + fx)
     # a 2-D Gaussian error has a Rayleigh-distributed length whose median is 1.177 sigma
     sig_c = float(np.median(dc_s)) / 1.177 if len(dc_s) else 0.01
     sig_l = 1.4826 * float(np.median(np.abs(rl_s - np.median(rl_s)))) if len(rl_s) else 0.03
     thr_c = max(params.noise_k * sig_c, params.chroma_floor)
     thr_l = max(params.noise_k * sig_l, params.light_floor)
-    cr_, cc_ = np.nonzero(cand)
-    dch, rel, ratio = features(cr_, cc_)
+    cflat = np.flatnonzero(cand)
+    dch, rel, ratio = features(cflat)
     keep = (dch > thr_c) | (rel > 1.0 + thr_l) | (ratio < params.dark_ratio)
     fg = np.zeros((h, w), bool)
-    fg[cr_[keep], cc_[keep]] = True
+    fg.reshape(-1)[cflat[keep]] = True
     fg_u8 = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     fg = fg_u8.astype(bool)
     # Blend fraction: a pixel's departure from the background relative to the strongest departure nearby.
     # Outline pixels mix the wink with the felt (hues in between, e.g. blue + green felt = cyan); only the
     # core (blend >= core_ratio) gets a colour class, the blended rim stays neutral foreground.
-    dist = np.zeros((h, w), np.float32)
-    dist[cr_, cc_] = np.sqrt((dch / thr_c) ** 2 + (np.maximum(rel - 1.0, 0.0) / thr_l) ** 2
-                             + (np.maximum(1.0 - ratio, 0.0) / (1.0 - params.dark_ratio)) ** 2)
+    # (kept on the candidate pixels only: the labels below need them at foreground pixels, a subset)
+    dist_c = np.sqrt((dch / thr_c) ** 2 + (np.maximum(rel - 1.0, 0.0) / thr_l) ** 2
+                     + (np.maximum(1.0 - ratio, 0.0) / (1.0 - params.dark_ratio)) ** 2)
     # the blend fraction must be linear in the mix: the plain colour difference is, chromaticity is not
     lin = np.zeros((h, w), np.float32)
-    lin[cr_, cc_] = np.linalg.norm(ortho_bgr[cr_, cc_].astype(np.float32) - bg_u8[cr_, cc_].astype(np.float32),
-                                   axis=1)
+    dc = diff.reshape(-1, 3)[cflat].astype(np.float32)
+    lin.reshape(-1)[cflat] = np.sqrt(np.einsum("ij,ij->i", dc, dc))
     k = params.core_window_px
     local_max = cv2.dilate(lin, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     core = lin >= params.core_ratio * local_max
@@ -288,12 +315,12 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
             mat_class = mat_cls + 1
             # ... and it is lighter or more saturated, never darker: darker felt is shadow
             # (a shadow keeps the felt's chromaticity; a wink of a nearby hue on a pale felt changes it)
-            lit = np.zeros((h, w), bool)
-            lit[cr_, cc_] = ratio >= params.mat_hue_min_ratio
-            hue_shift = np.zeros((h, w), bool)
-            hue_shift[cr_, cc_] = (dch >= params.mat_hue_min_departure * thr_c) & (ratio >= 0.35)
-            strong_core &= ((cls != mat_cls) | hue_shift.reshape(-1)[idx]
-                            | ((dist.reshape(-1)[idx] >= params.mat_hue_min_departure) & lit.reshape(-1)[idx]))
+            # the feature rows of the foreground pixels (the 2x2 opening may add a few non-candidates: no row)
+            pos = np.minimum(np.searchsorted(cflat, idx), max(len(cflat) - 1, 0))
+            has = cflat[pos] == idx if len(cflat) else np.zeros(len(idx), bool)
+            lit = has & (ratio[pos] >= params.mat_hue_min_ratio)
+            hue_shift = has & (dch[pos] >= params.mat_hue_min_departure * thr_c) & (ratio[pos] >= 0.35)
+            strong_core &= ((cls != mat_cls) | hue_shift | (has & (dist_c[pos] >= params.mat_hue_min_departure) & lit))
         # Unmixing: an outline pixel is a blend a*W + (1 - a)*M of a wink colour W and the local felt M;
         # hue alone misreads blends (red on green felt looks yellow). Each class's W is measured on its deep
         # core pixels; every labelled pixel takes the class whose blend line explains it best.
@@ -323,9 +350,9 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
         # Mixed pixels along an outline (wink colour blended with the felt) take intermediate hues and form
         # thin rings of a wrong class; a wink is wide, so a morphological opening per class removes them.
         kern = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (params.opening_px, params.opening_px))
-        rows, cols = np.nonzero(fg)
-        if len(rows):
-            r0, r1, c0, c1 = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
+        bx, by, bw, bh = cv2.boundingRect(fg_u8)
+        if bw and bh:
+            r0, r1, c0, c1 = by, by + bh, bx, bx + bw
             sub = labels[r0:r1, c0:c1]
             keep = np.zeros(sub.shape, bool)
             for k in range(1, len(COLOR_NAMES) + 1):

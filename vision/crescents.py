@@ -40,6 +40,11 @@ class CrescentParams:
     mat_edge_clear_mm: float = 3.0  # the mat's edge band (mixed felt and table pixels)
     first_look_mm: float = 6.0  # the first look's reach beyond the rim (1 mm raster of the label image)
     first_look_min_mm2: float = 3.0  # another colour's label area there that calls for the fine search
+    same_clear_mm: float = 0.5  # a same-colour lower wink is looked for this far beyond the upper's rim and blur
+    same_first_look_mm2: float = 4.0  # own-colour label area there that calls for that search
+    same_min_blend: float = 0.7  # blend fraction (felt 0, upper wink 1) of a sample of a same-colour lower wink
+    same_min_width_px: float = 2.0  # a same-colour lower wink must show this many image pixels beyond the rim
+    same_min_offset_mm: float = 4.5  # ... and its centre lie this far from the upper's (else it is the same wink)
 
 
 def _sample(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray, z_mm: float) -> np.ndarray:
@@ -75,9 +80,21 @@ def _classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: C
     return np.where(ok, cls, -1)
 
 
+def _same_colour(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, params: CrescentParams) -> np.ndarray:
+    """Samples of the upper wink's own colour: on its blend line with the felt and near the wink end of it."""
+    v = upper_bgr[None, :] - felt_bgr
+    d = bgr - felt_bgr
+    vv = np.maximum((v * v).sum(axis=1), 1e-6)
+    a = (d * v).sum(axis=1) / vv
+    off_line = np.linalg.norm(d - a[:, None] * v, axis=1)
+    departure = np.linalg.norm(d, axis=1) / (np.linalg.norm(felt_bgr, axis=1) + 1e-3)
+    return ((a >= params.same_min_blend) & (off_line < params.min_off_blend * np.sqrt(vv))
+            & (departure >= params.min_departure))
+
+
 def _felt_at(felt: np.ndarray, grid: OrthoGrid, pts: np.ndarray) -> np.ndarray:
     cr = np.clip(np.rint(grid.ortho_from_table(pts)).astype(int), 0, [felt.shape[1] - 1, felt.shape[0] - 1])
-    return felt[cr[:, 1], cr[:, 0]]
+    return felt[cr[:, 1], cr[:, 0]].astype(np.float32) / 255.0
 
 
 def _clear_of(pts: np.ndarray, near: list[WinkCandidate], blend: float, exclude_mask: np.ndarray | None,
@@ -113,7 +130,7 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
     d_off = np.linalg.norm(offsets, axis=1)
     coarse = offsets[(np.abs(offsets[:, 0] % 1.0) < 1e-6) & (np.abs(offsets[:, 1] % 1.0) < 1e-6)]
     d_coarse = np.linalg.norm(coarse, axis=1)
-    felt = cs.background_bgr.astype(np.float32) / 255.0  # the local felt colour (ortho grid)
+    felt = cs.background_bgr  # the local felt colour (ortho grid, uint8: converted where sampled)
     for upper in live:
         mmpp = camera.mm_per_px_at((float(upper.center_mm[0]), float(upper.center_mm[1])))
         blend = params.blend_px * mmpp
@@ -130,7 +147,13 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         ok = (cr[:, 0] >= 0) & (cr[:, 0] < cs.labels.shape[1]) & (cr[:, 1] >= 0) & (cr[:, 1] < cs.labels.shape[0])
         lab = cs.labels[cr[ok, 1], cr[ok, 0]]
         k_up = COLOR_NAMES.index(upper.color) + 1
-        if int(((lab >= 1) & (lab < CLASS_NEUTRAL) & (lab != k_up)).sum()) < params.first_look_min_mm2:
+        want_other = int(((lab >= 1) & (lab < CLASS_NEUTRAL) & (lab != k_up)).sum()) >= params.first_look_min_mm2
+        # a lower wink of the upper's own colour: its colour well beyond the upper's rim and blur (not on a
+        # felt of that hue, where the labels cannot tell it from the felt's own bands)
+        far = np.linalg.norm(cp[ok] - upper.center_mm, axis=1) > r_up + blend + params.same_clear_mm
+        want_same = (k_up != cs.mat_class
+                     and int(((lab == k_up) & far).sum()) >= params.same_first_look_mm2)
+        if not (want_other or want_same):
             continue
         inner = upper.center_mm + offsets[d_off < r_up - 1.5]
         upper_bgr = np.median(_sample(image_bgr, camera, inner[::4], WINK_THICKNESS_MM), axis=0)
@@ -139,11 +162,19 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         if len(pts) < 20:
             continue
         colours = _sample(image_bgr, camera, pts, WINK_THICKNESS_MM)
-        cls = _classes(colours, _felt_at(felt, grid, pts), upper_bgr, cs, params)
+        felt_pts = _felt_at(felt, grid, pts)
+        cls = _classes(colours, felt_pts, upper_bgr, cs, params)
         for k, name in enumerate(COLOR_NAMES):
-            if name == upper.color:
+            same = name == upper.color
+            if same and not want_same or not same and not want_other:
                 continue
-            mine = cls == k
+            if same:
+                # the upper's own colour, nearly pure (on its blend line with the felt, near the wink end),
+                # beyond its rim by more than the blur and the coarse centre's error
+                mine = _same_colour(colours, felt_pts, upper_bgr, params)
+                mine &= np.linalg.norm(pts - upper.center_mm, axis=1) > r_up + blend + params.same_clear_mm
+            else:
+                mine = cls == k
             if mine.sum() * cell_mm2 < params.min_area_mm2:
                 continue
             best = None
@@ -171,10 +202,16 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
             iou, size, centre, _ = best
             # width of what shows: the lower disc's reach beyond the upper rim, along the line of centres
             d = float(np.linalg.norm(centre - upper.center_mm))
-            if d + RADII_MM[size] - r_up < params.min_width_mm:
+            min_w = params.min_width_mm
+            if same:  # what shows of it must be wider than the blur can make of the upper's own outline
+                min_w = max(min_w, params.same_min_width_px * mmpp)
+            if d + RADII_MM[size] - r_up < min_w:
                 continue
-            if any(o.color == name and np.linalg.norm(o.center_mm - centre) < o.radius_mm + RADII_MM[size] - 2.0
+            if any(o.color == name and o is not upper
+                   and np.linalg.norm(o.center_mm - centre) < o.radius_mm + RADII_MM[size] - 2.0
                    for o in [*live, *found]):
+                continue
+            if same and d < r_up + RADII_MM[size] - 2.0 and d < params.same_min_offset_mm:
                 continue
             c = WinkCandidate(color=name, size=size, center_mm=centre, votes=iou)
             c.edge_support = iou

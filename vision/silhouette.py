@@ -146,14 +146,16 @@ def edge_crossings(profiles: np.ndarray, half_px: float, step_px: float, ref_px:
     k = max(1, int(round(ref_px / step_px)))
     inside = profiles[:, :k].mean(axis=1)
     outside = profiles[:, -k:].mean(axis=1)
-    contrast = np.linalg.norm(inside - outside, axis=1)
-    dist = np.linalg.norm(profiles - outside[:, None, :], axis=2)
+    dio = inside - outside
+    contrast = np.sqrt(np.einsum("ij,ij->i", dio, dio))
+    dp = profiles - outside[:, None, :]
+    dist = np.sqrt(np.einsum("ntc,ntc->nt", dp, dp))
     with np.errstate(invalid="ignore", divide="ignore"):
         s = dist / contrast[:, None]
     above = s >= level
     cross = above[:, :-1] & ~above[:, 1:]
     offs = np.full(n, np.nan)
-    has = cross.any(axis=1) & np.isfinite(s).all(axis=1)
+    has = cross.any(axis=1) & (contrast > 0) & np.isfinite(contrast)
     # the outermost crossing: the wink's silhouette against the outside
     j = (cross.shape[1] - 1) - np.argmax(cross[:, ::-1], axis=1)
     rows = np.flatnonzero(has)
@@ -167,6 +169,28 @@ def edge_crossings(profiles: np.ndarray, half_px: float, step_px: float, ref_px:
     return EdgeSamples(offsets_px=offs, contrast=contrast, inside_bgr=inside, outside_bgr=outside)
 
 
+def _solve_sym(M: np.ndarray, v: np.ndarray) -> np.ndarray | None:
+    """``M x = v`` for a symmetric 2x2 or 3x3 ``M`` by its adjugate (None when singular): a general LAPACK call
+    costs more in overhead than this whole fit on a hundred outline samples."""
+    adj, det = _adjugate(M)
+    if det == 0.0 or not math.isfinite(det):
+        return None
+    return (adj @ v) / det
+
+
+def _adjugate(M: np.ndarray) -> tuple[np.ndarray, float]:
+    if M.shape[0] == 2:
+        a, b, c, d = M[0, 0], M[0, 1], M[1, 0], M[1, 1]
+        return np.array([[d, -b], [-c, a]]), float(a * d - b * c)
+    a, b, c = M[0]
+    d, e, f = M[1]
+    g, h, i = M[2]
+    adj = np.array([[e * i - f * h, c * h - b * i, b * f - c * e],
+                    [f * g - d * i, a * i - c * g, c * d - a * f],
+                    [d * h - e * g, b * g - a * h, a * e - b * d]])
+    return adj, float(a * adj[0, 0] + b * adj[1, 0] + c * adj[2, 0])
+
+
 def solve_shift(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, fit_bias: bool,
                 bias_px: float = 0.0, huber_px: float = 0.7) -> tuple[np.ndarray, float, np.ndarray, float]:
     """Weighted robust least squares: ``offset_k = bias + jac_k . delta``.
@@ -174,7 +198,7 @@ def solve_shift(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, fi
     Returns ``(delta_mm, bias_px, cov_mm2, rms_px)``.
     """
     ok = np.isfinite(offsets_px) & (weights > 0)
-    if ok.sum() < (4 if fit_bias else 3):
+    if np.count_nonzero(ok) < (4 if fit_bias else 3):
         return np.zeros(2), bias_px, np.full((2, 2), np.inf), float("nan")
     A = jac[ok]
     if fit_bias:
@@ -183,24 +207,27 @@ def solve_shift(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, fi
     w0 = weights[ok]
     w = w0.copy()
     x = np.zeros(A.shape[1])
+    ridge = 1e-9 * np.eye(A.shape[1])
     for _ in range(3):
         Aw = A * w[:, None]
-        try:
-            x = np.linalg.solve(A.T @ Aw + 1e-9 * np.eye(A.shape[1]), Aw.T @ y)
-        except np.linalg.LinAlgError:
+        x_new = _solve_sym(A.T @ Aw + ridge, Aw.T @ y)
+        if x_new is None:
             return np.zeros(2), bias_px, np.full((2, 2), np.inf), float("nan")
+        x = x_new
         r = y - A @ x
         a = np.abs(r)
-        w = w0 * np.where(a <= huber_px, 1.0, huber_px / np.maximum(a, 1e-9))
+        w = w0 * np.minimum(1.0, huber_px / np.maximum(a, 1e-9))
         w[a > 6 * huber_px] = 0.0
     r = y - A @ x
     used = w > 0
-    dof = max(1, int(used.sum()) - A.shape[1])
-    rms = float(np.sqrt((w * r * r).sum() / max(w.sum(), 1e-9) * used.sum() / dof))
-    Aw = A * w[:, None]
-    try:
-        cov_full = np.linalg.inv(A.T @ Aw) * (w * r * r).sum() / dof
-    except np.linalg.LinAlgError:
+    n_used = int(np.count_nonzero(used))
+    dof = max(1, n_used - A.shape[1])
+    wrr = float(w @ (r * r))
+    rms = float(np.sqrt(wrr / max(float(w.sum()), 1e-9) * n_used / dof))
+    adj, det = _adjugate(A.T @ (A * w[:, None]))
+    if det == 0.0 or not math.isfinite(det):
         cov_full = np.full((A.shape[1], A.shape[1]), np.inf)
+    else:
+        cov_full = adj / det * wrr / dof
     bias = float(x[2]) if fit_bias else bias_px
     return x[:2], bias, cov_full[:2, :2], rms

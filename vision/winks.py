@@ -53,6 +53,8 @@ class WinkDetectorParams:
     min_own_fraction: float = 0.15  # disc fraction of its own colour
     probe_mm: float = 2.0  # inside/outside probe distance from the rim for label checks
     nms_mm: float = 4.5  # two candidates of one colour closer than this are one wink
+    min_crescent_mm: float = 1.2  # a same-colour wink must reach this far beyond an overlapping one's rim ...
+    min_crescent_px: float = 2.0  # ... and this many image pixels (what blur leaves resolvable)
     min_lens_mm2: float = 6.0  # overlap below this is treated as touching (no order needed)
     n_outline: int = 96
     profile_half_px: float = 6.0
@@ -172,15 +174,20 @@ def verify(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid, params: WinkDe
     r = c.radius_mm
     p_in = c.center_mm + (r - params.probe_mm) * _UNIT72
     p_out = c.center_mm + (r + params.probe_mm) * _UNIT72
-    cin = _sample_labels(labels, grid.ortho_from_table(p_in))
-    cout = _sample_labels(labels, grid.ortho_from_table(p_out))
-    seen = _on_mat(p_out) & (cout != CLASS_HIDDEN) & (cin != CLASS_HIDDEN)
-    good = (cin == k) & (cout != k) & seen
-    bad = (cin == CLASS_BG) & _on_mat(p_in)
-    n_seen = max(1, int(seen.sum()))
+    p_ring = c.center_mm + SIZE_RING_MM * _UNIT72
     pts = c.center_mm + _interior_offsets(r)
-    inner = _sample_labels(labels, grid.ortho_from_table(pts))
-    inner = inner[_on_mat(pts) & (inner != CLASS_HIDDEN)]
+    # one sampling for all four probe sets (rims, size ring, interior)
+    allp = np.concatenate([p_in, p_out, p_ring, pts])
+    lab_all = _sample_labels(labels, grid.ortho_from_table(allp))
+    on_all = _on_mat(allp)
+    n72 = len(_UNIT72)
+    cin, cout, ring, inner = lab_all[:n72], lab_all[n72:2 * n72], lab_all[2 * n72:3 * n72], lab_all[3 * n72:]
+    on_in, on_out, on_ring, on_pts = on_all[:n72], on_all[n72:2 * n72], on_all[2 * n72:3 * n72], on_all[3 * n72:]
+    seen = on_out & (cout != CLASS_HIDDEN) & (cin != CLASS_HIDDEN)
+    good = (cin == k) & (cout != k) & seen
+    bad = (cin == CLASS_BG) & on_in
+    n_seen = max(1, int(seen.sum()))
+    inner = inner[on_pts & (inner != CLASS_HIDDEN)]
     if len(inner) == 0:
         inner = np.zeros(1, np.uint8)
     c.edge_support = float(good.sum()) / max(n_seen, 36)
@@ -188,10 +195,8 @@ def verify(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid, params: WinkDe
     c.interior_background = float((inner == CLASS_BG).mean())
     c.own_fraction = float((inner == k).mean())
     # size evidence: between the two radii (9.5 mm) a large wink shows its own colour, a small one does not
-    p_ring = c.center_mm + SIZE_RING_MM * _UNIT72
-    ring = _sample_labels(labels, grid.ortho_from_table(p_ring))
     other = (ring >= 1) & (ring <= len(COLOR_NAMES)) & (ring != k)
-    vis = ~other & _on_mat(p_ring) & (ring != CLASS_HIDDEN)
+    vis = ~other & on_ring & (ring != CLASS_HIDDEN)
     c.size_evidence = float((ring[vis] == k).mean()) if vis.sum() >= 8 else 0.5
     c.score = c.edge_support + 0.25 * c.own_fraction - c.bad_fraction - c.interior_background
 
@@ -199,7 +204,7 @@ def verify(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid, params: WinkDe
 def _opening_fraction(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid,
                       opening_mask: np.ndarray | None) -> float:
     """Share of the candidate's own-colour pixels that are seen through the pot's top opening."""
-    if opening_mask is None:
+    if opening_mask is None or not _near_mask(opening_mask, grid, c.center_mm, c.radius_mm + 2.0):
         return 0.0
     k = COLOR_NAMES.index(c.color) + 1
     cr = np.rint(grid.ortho_from_table(c.center_mm + _interior_offsets(c.radius_mm + 1.0, 1.0))).astype(int)
@@ -254,9 +259,8 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                     tot = float(win.sum())
                     if tot <= 0:
                         continue
-                    yy, xx = np.mgrid[r0:r1, c0:c1]
-                    cy = float((yy * win).sum() / tot) + ya
-                    cx = float((xx * win).sum() / tot) + xa
+                    cy = float(win.sum(axis=1) @ np.arange(r0, r1)) / tot + ya
+                    cx = float(win.sum(axis=0) @ np.arange(c0, c1)) / tot + xa
                     cmm = grid.table_from_ortho(np.array([[cx, cy]]))[0]
                     raw.append(WinkCandidate(color=name, size=size, center_mm=cmm,
                                              votes=float(acc5[pr, pc]) / (2 * math.pi * r_px)))
@@ -309,6 +313,20 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                     free &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + spread
                 if (own & free).mean() < params.min_unexplained_fraction:
                     continue
+                # A same-colour wink under (or over) one already found shows only what reaches beyond that
+                # wink's rim; a crescent narrower than the image can resolve (two pixels of blur) is no
+                # evidence of a second wink: it is the first one's blurred outline (an echo at low resolution).
+                if mm_per_px_at is not None:
+                    min_w = max(params.min_crescent_mm, params.min_crescent_px * mm_per_px_at(c.center_mm))
+                    if any(np.linalg.norm(o.center_mm - c.center_mm) + c.radius_mm - o.radius_mm < min_w
+                           for o in same):
+                        continue
+                    # ... and the same holds the other way round: a wink already taken that hardly reaches
+                    # beyond this larger one was its echo
+                    echoes = [o for o in same
+                              if np.linalg.norm(o.center_mm - c.center_mm) + o.radius_mm - c.radius_mm < min_w]
+                    if echoes:
+                        kept = [x for x in kept if not any(x is o for o in echoes)]
             if k == cs.mat_class:
                 # a wink of the felt's own hue near the mat edge, where the felt itself shows lighter bands
                 edge_gap = min(MAT_HALF_LENGTH_MM - abs(c.center_mm[0]), MAT_HALF_WIDTH_MM - abs(c.center_mm[1]))
@@ -652,6 +670,25 @@ def baseline_distance_mm(points_mm: np.ndarray) -> np.ndarray:
     return best
 
 
+_MASK_BOXES: dict[int, tuple[np.ndarray, tuple[int, int, int, int]]] = {}
+
+
+def _near_mask(mask: np.ndarray, grid: OrthoGrid, center_mm: np.ndarray, reach_mm: float) -> bool:
+    """Whether the plan square of half-side ``reach_mm`` about ``center_mm`` meets the bounding box of ``mask``
+    (the box is computed once per mask)."""
+    got = _MASK_BOXES.get(id(mask))
+    if got is None or got[0] is not mask:
+        _MASK_BOXES.clear()
+        got = (mask, cv2.boundingRect(mask.view(np.uint8)))
+        _MASK_BOXES[id(mask)] = got
+    bx, by, bw, bh = got[1]
+    if bw == 0 or bh == 0:
+        return False
+    c, r = grid.ortho_from_table(center_mm)[0]
+    rp = reach_mm / grid.mm_per_px + 1.0
+    return c + rp >= bx and c - rp <= bx + bw and r + rp >= by and r - rp <= by + bh
+
+
 def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], labels: np.ndarray,
                    grid: OrthoGrid, params: WinkDetectorParams, block_mask: np.ndarray | None = None,
                    reach_mm: float = 0.0) -> np.ndarray:
@@ -677,12 +714,14 @@ def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandida
     if abs(w.center_mm[0]) > _BASELINE_MIN_ABS_X_MM - w.radius_mm - params.probe_mm - params.paint_clearance_mm:
         ok &= baseline_distance_mm(p_out) > params.paint_clearance_mm
     # where the pot hides the wink, the edge seen is the pot's, not the wink's
-    if block_mask is not None and not w.potted:
+    if block_mask is not None and not w.potted and _near_mask(block_mask, grid, w.center_mm,
+                                                               w.radius_mm + max(0.5, reach_mm) + 2.0):
         # nor may the edge profile reach the pot: its dark base and shadow are a far stronger step than a faint
         # wink's edge and would pull the fitted outline towards the pot
-        for off in np.unique([0.5, *np.linspace(0.5, max(0.5, reach_mm), 4)]):
-            p_edge = w.center_mm + (w.radius_mm + off) * u
-            ok &= ~(_sample_labels(block_mask.view(np.uint8), grid.ortho_from_table(p_edge)) == 1)
+        offs = np.unique([0.5, *np.linspace(0.5, max(0.5, reach_mm), 4)])
+        p_edge = (w.center_mm[None, None, :] + (w.radius_mm + offs)[:, None, None] * u[None, :, :]).reshape(-1, 2)
+        hit = _sample_labels(block_mask.view(np.uint8), grid.ortho_from_table(p_edge)) == 1
+        ok &= ~hit.reshape(len(offs), -1).any(axis=0)
     # no other wink (that is not below us) may come near the outline sample
     others = [o for o in winks if o is not w and o.wink_id not in w.above and o.potted == w.potted
               and abs(o.center_mm[0] - w.center_mm[0]) < 30 and abs(o.center_mm[1] - w.center_mm[1]) < 30]
@@ -692,6 +731,14 @@ def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandida
         d2 = ((p_out[:, None, :] - oc[None, :, :]) ** 2).sum(axis=2)
         ok &= ~np.any(d2 < (orad[None, :] + 1.5) ** 2, axis=1)
     return ok
+
+
+def _set_free_bias(w: WinkCandidate, data: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> None:
+    if data is None:
+        return
+    _, b_free, cov_free, _ = solve_shift(*data, fit_bias=True)
+    if np.all(np.isfinite(cov_free)):
+        w.edge_offset_px = b_free
 
 
 def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
@@ -705,6 +752,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
     start = w.center_mm.copy()
     reach = params.profile_half_px * camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1])))
     valid = _valid_outline(w, ol.angles, winks, labels, grid, params, block_mask, reach)
+    free_bias = None
     for it in range(params.refine_iterations):
         moved = w.center_mm - origin
         if float(np.linalg.norm(moved)) > 1.0:  # far from the linearisation point: project again
@@ -720,6 +768,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         if frac < params.min_fit_fraction or valid.sum() < 6:
             # too little outline to fit (or left after the steps so far, which it therefore did not support):
             # the coarse centre stands, with its own uncertainty
+            _set_free_bias(w, free_bias)
             w.center_mm = start
             w.sigma_mm = max(w.sigma_mm, 0.5 * grid.mm_per_px + 0.3)
             return None
@@ -729,14 +778,15 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         offs = es.offsets_px
         weights = np.clip(es.contrast / 30.0, 0.0, 1.0)
         fit_bias = bias_px is None and frac >= 0.75
-        delta, b, cov, rms = solve_shift(ol.jac[valid], offs, weights, fit_bias=fit_bias,
+        jv = ol.jac[valid]
+        delta, b, cov, rms = solve_shift(jv, offs, weights, fit_bias=fit_bias,
                                          bias_px=0.0 if bias_px is None else bias_px)
+        # the wink's own edge offset (apparent radius) for the size check, centre kept from the fixed fit:
+        # measured once, on the last iteration's edges
         if not fit_bias and frac >= params.size_fit_fraction:
-            # the wink's own edge offset (apparent radius) for the size check, centre kept from the fixed fit
-            _, b_free, cov_free, _ = solve_shift(ol.jac[valid], offs, weights, fit_bias=True)
-            if np.all(np.isfinite(cov_free)):
-                w.edge_offset_px = b_free
+            free_bias = (jv, offs, weights)
         if not np.all(np.isfinite(cov)):
+            _set_free_bias(w, free_bias)
             w.center_mm = start
             w.sigma_mm = max(w.sigma_mm, 0.5 * grid.mm_per_px + 0.3)
             return None
@@ -745,7 +795,9 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         if fit_bias:
             fitted_bias = b
             w.edge_offset_px = b
-        stat = math.sqrt(max(float(np.linalg.eigvalsh(cov).max()), 0.0))
+        # largest eigenvalue of the symmetric 2x2 covariance
+        half_tr = 0.5 * float(cov[0, 0] + cov[1, 1])
+        stat = math.sqrt(max(half_tr + math.hypot(0.5 * float(cov[0, 0] - cov[1, 1]), float(cov[0, 1])), 0.0))
         # Systematic edge effects (bevel, blur, shading) do not average out along the outline; with only an
         # arc visible they couple into the centre, the more the shorter the arc.
         # mm per pixel at this wink (a far corner of an oblique view is much coarser than the mat's centre)
@@ -762,6 +814,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         w.sigma_mm = sigma
         if float(np.linalg.norm(step)) < 0.03:
             break
+    _set_free_bias(w, free_bias)
     # A fit less certain than the coarse centre it started from (a short arc of a wink a few pixels wide in a
     # far corner) does not override it: the two combine by their variances.
     coarse_sigma = 0.5 * max(grid.mm_per_px, reach / params.profile_half_px)
@@ -793,6 +846,28 @@ def _ring_kernel(r_px: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return k, (k * xx / rr).astype(np.float32), (k * yy / rr).astype(np.float32)
 
 
+def _project_raster(camera: CameraModel, center_mm: np.ndarray, g: np.ndarray, knots: int = 9) -> np.ndarray:
+    """Pixels of the plan raster ``center + (g_i, g_j)`` at the wink's top face, ``(n*n, 2)`` float32, row-major.
+
+    The projection (perspective and lens) is smooth over a few centimetres: a ``knots`` x ``knots`` grid of
+    projected points interpolated bilinearly is exact to well under a hundredth of a pixel, for a twentieth of
+    the projections.
+    """
+    n = len(g)
+    kk = np.linspace(g[0], g[-1], knots)
+    kx, ky = np.meshgrid(center_mm[0] + kk, center_mm[1] + kk)
+    qk = camera.project_mm(np.column_stack([kx.ravel(), ky.ravel(), np.full(knots * knots, WINK_THICKNESS_MM)]))
+    qk = qk.reshape(knots, knots, 2)
+    f = (np.arange(n) / (n - 1)) * (knots - 1)
+    i0 = np.minimum(f.astype(int), knots - 2)
+    t = (f - i0)[:, None]
+    # along x (columns), then along y (rows)
+    rows = qk[:, i0] * (1 - t)[None] + qk[:, i0 + 1] * t[None]  # (knots, n, 2)
+    ty = t[:, :, None]
+    full = rows[i0] * (1 - ty) + rows[i0 + 1] * ty  # (n, n, 2)
+    return full.reshape(-1, 2).astype(np.float32)
+
+
 def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray,
                     camera: CameraModel) -> tuple[float, float, np.ndarray, np.ndarray] | None:
     """Edge strength of the best-placed outline of each known radius around a candidate, in the full image.
@@ -808,7 +883,7 @@ def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.
     g = (np.arange(n) - (n - 1) / 2) * RING_STEP_MM
     xx, yy = np.meshgrid(w.center_mm[0] + g, w.center_mm[1] + g)
     pts = np.column_stack([xx.ravel(), yy.ravel()])
-    q = camera.project_mm(np.column_stack([pts, np.full(len(pts), WINK_THICKNESS_MM)])).astype(np.float32)
+    q = _project_raster(camera, w.center_mm, g)
     hh, ww = image_bgr.shape[:2]
     if q[:, 0].min() < 0 or q[:, 1].min() < 0 or q[:, 0].max() > ww - 1 or q[:, 1].max() > hh - 1:
         return None
@@ -817,7 +892,8 @@ def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.
     gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)
     mask = _on_mat(pts, 1.5)
-    mask &= baseline_distance_mm(pts) > 4.0
+    if abs(w.center_mm[0]) > _BASELINE_MIN_ABS_X_MM - 1.5 * half - 4.0:
+        mask &= baseline_distance_mm(pts) > 4.0
     for o in winks:
         if o is w or o.potted:
             continue
@@ -825,6 +901,8 @@ def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.
             continue
         mask &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
     mask = mask.reshape(n, n).astype(np.float32)
+    gxm = gx * mask[:, :, None]
+    gym = gy * mask[:, :, None]
     out = []
     c0 = (n - 1) / 2
     s_px = int(round(RING_SEARCH_MM / RING_STEP_MM))
@@ -833,12 +911,10 @@ def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.
         # keeps one sign all round (wink against felt), pixel noise averages away
         k, kc, ks = _ring_kernel(RADII_MM[size] / RING_STEP_MM)
         den = cv2.filter2D(mask, -1, k, borderType=cv2.BORDER_CONSTANT)
-        acc = np.zeros_like(den)
-        for ch in range(3):
-            r_ch = (cv2.filter2D(gx[:, :, ch] * mask, -1, kc, borderType=cv2.BORDER_CONSTANT)
-                    + cv2.filter2D(gy[:, :, ch] * mask, -1, ks, borderType=cv2.BORDER_CONSTANT))
-            acc += r_ch * r_ch
-        num = np.sqrt(acc)
+        # all three colour channels in one call each (the same kernel on every channel)
+        r_ch = (cv2.filter2D(gxm, -1, kc, borderType=cv2.BORDER_CONSTANT)
+                + cv2.filter2D(gym, -1, ks, borderType=cv2.BORDER_CONSTANT))
+        num = np.sqrt(np.einsum("ijc,ijc->ij", r_ch, r_ch))
         sl = slice(int(c0) - s_px, int(c0) + s_px + 1)
         num, den = num[sl, sl], den[sl, sl]
         resp = np.where(den >= RING_MIN_VISIBLE, num / np.maximum(den, 1e-6), 0.0)

@@ -200,3 +200,17 @@ def test_far_corner_winks_keep_their_coarse_centre_when_the_fit_is_weaker():
     for t in winks:
         err = math.dist(got[t.wink_id].center_mm, t.center_mm)
         assert err < 1.2 and err <= 2.0 * got[t.wink_id].sigma_mm, (t.wink_id, err)
+
+
+def test_a_same_colour_wink_under_its_squopper_is_found_from_its_crescent():
+    # a large blue wink 8.5 mm off a small blue one leaves a blue crescent about 5.5 mm wide beyond its rim
+    cam = default_camera(1920, 1080)
+    lower = SynthWink("lo", "blue", "small", (420.0, -150.0))
+    upper = squop_tilt(SynthWink("up", "blue", "large", (411.5, -150.0)), lower)
+    img = render([lower, upper], cam, seed=12)
+    m = measure_tiddlywinks(img, cam)
+    got = _match(m.winks, [lower, upper])
+    assert set(got) == {"lo", "up"} and len(m.winks) == 2
+    assert got["lo"].size == "small" and got["up"].size == "large"
+    assert math.dist(got["lo"].center_mm, lower.center_mm) < 2.0
+
