@@ -44,6 +44,7 @@ from adjudicator.types import DEFAULT_PARAMS, AdjudicatorError, Decision, Ruling
 from geometry import tiddlywinks as tw
 from geometry.constants import WINK_THICKNESS_MM
 from geometry.matching import DEFAULT_MATCH_PARAMS, MatchParams, ShotDiff, diff_rest_states, with_winks
+from geometry.rest_change import RestChange
 from geometry.records import scene_from_document, scene_to_document
 from geometry.types import COLOR_ORDER, Color, GameType, TiddlywinksScene
 
@@ -364,6 +365,70 @@ def _crossings(before: TiddlywinksScene, after: TiddlywinksScene, ids: tuple[str
     return out
 
 
+#: Share of the pot's opening whose image must change for something to have gone into the cup: a small wink
+#: fills about a fifth of the opening's image, one landing half-hidden by the rim still a few per cent.
+POT_CHANGED_MIN_RATIO = 0.03
+#: A change off the mat this close to a wink detected there is that wink's landing (blob centroid vs centre).
+OFF_MAT_LANDING_MATCH_MM = 40.0
+
+
+def _vanish_evidence(change: RestChange | None) -> dict[str, Any]:
+    if change is None:
+        return {}
+    ev: dict[str, Any] = {"off_mat_changes_count": len(change.off_mat_blobs_mm)}
+    if change.pot_changed_ratio is not None:
+        ev["pot_changed_ratio"] = round(change.pot_changed_ratio, 3)
+    return ev
+
+
+def vanished_destinations(before: TiddlywinksScene, after: TiddlywinksScene, missing: tuple[str, ...],
+                          hidden: Color | None, change: RestChange | None,
+                          ) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
+    """Where each vanished wink went: (into the pot, off the mat, the evidence in words by id).
+
+    A wink not seen after the shot is in the cup (hidden by the rim, or of the colour a pot of a wink's colour
+    hides) or off the mat out of the detector's search. The pixels between the two rest frames decide when
+    they can: the cup's opening changed (something landed in it), or the table outside the mat changed where
+    no wink is seen (a wink landed there). Both or neither: the nearer place to where the wink was last seen,
+    and without pixels the colour the pot hides. The umpire confirms either way (the rulings refer)."""
+    if not missing:
+        return (), (), {}
+    bw = {w.wink_id: w for w in before.winks}
+    pot_changed = None
+    blobs: list[tuple[float, float]] = []
+    if change is not None:
+        if change.pot_changed_ratio is not None:
+            pot_changed = change.pot_changed_ratio >= POT_CHANGED_MIN_RATIO
+        seen_off = [w.center_mm for w in after.winks if w.off_mat or tw.is_out_of_bounds(w)]
+        # a landing a detected wink already accounts for is no trace of a vanished one
+        blobs = [b for b in change.off_mat_blobs_mm
+                 if all(math.dist(b, c) > OFF_MAT_LANDING_MATCH_MM for c in seen_off)]
+    into: list[str] = []
+    off: list[str] = []
+    why: dict[str, str] = {}
+    pot_c = after.pot_center_mm
+    for m in sorted(missing):
+        w = bw[m]
+        if pot_changed is None and not blobs:
+            in_pot = hidden is not None and w.color is hidden
+            why[m] = (f"the pot hides {hidden.value} winks" if in_pot else "no wink of its colour can hide in the "
+                      "pot")
+        elif pot_changed and not blobs:
+            in_pot, why[m] = True, "the pot's opening changed and the table off the mat did not"
+        elif blobs and not pot_changed:
+            in_pot, why[m] = False, "the table off the mat changed and the pot's opening did not"
+        else:
+            d_pot = math.dist(w.center_mm, pot_c)
+            d_off = min(math.dist(w.center_mm, b) for b in blobs) if blobs else math.inf
+            in_pot = d_pot < d_off if pot_changed else (hidden is not None and w.color is hidden)
+            why[m] = ("both the pot's opening and the table off the mat changed; the nearer to where it was"
+                      if pot_changed else "neither the pot's opening nor the table off the mat changed")
+        (into if in_pot else off).append(m)
+        if not in_pot and blobs:
+            blobs.remove(min(blobs, key=lambda b: math.dist(w.center_mm, b)))
+    return tuple(into), tuple(off), why
+
+
 # --- the shot ----------------------------------------------------------------------------------------------
 
 
@@ -371,11 +436,13 @@ def apply_shot(state: GameState, before_scene: TiddlywinksScene, after_scene: Ti
                played_color: Color | None = None, elapsed_s: float | None = None, *,
                played_id: str | None = None, params: TiddlywinksParams = DEFAULT_PARAMS,
                match_params: MatchParams = DEFAULT_MATCH_PARAMS,
-               diff: ShotDiff | None = None) -> tuple[GameState, ShotReport, tuple[Ruling, ...]]:
+               diff: ShotDiff | None = None, change: RestChange | None = None,
+               ) -> tuple[GameState, ShotReport, tuple[Ruling, ...]]:
     """One shot from rest to rest: the new state, what happened, and the rulings (in rule order).
 
     ``played_color`` defaults to the colour due; ``elapsed_s`` is game-clock time of the shot (seconds on any
-    fixed origin; the first shot starts the TW 9 clock).
+    fixed origin; the first shot starts the TW 9 clock). ``change`` is the pixels' record of where the picture
+    changed (see :func:`diff_rest_states` and :func:`vanished_destinations`).
     """
     if state.ended:
         raise AdjudicatorError(f"the game has ended ({state.end_reason}); no shot can be applied")
@@ -386,27 +453,25 @@ def apply_shot(state: GameState, before_scene: TiddlywinksScene, after_scene: Ti
     rulings: list[Ruling] = []
     if diff is None:
         diff = diff_rest_states(before_scene, after_scene, played_color=color, played_id=played_id,
-                                params=match_params)
+                                params=match_params, change=change)
     after = _scene_for_state(state, diff.after)
     bw = {w.wink_id: w for w in before_scene.winks}
-    # Missing winks: not seen anywhere after the shot. Of the colour the pot hides (a pot of a wink colour), it
-    # most likely went in where the camera cannot see it; otherwise off the mat. The umpire confirms either.
-    hidden = after_scene.pot_hides_color
-    into_pot = tuple(m for m in diff.missing if hidden is not None and bw[m].color is hidden)
-    off = tuple(m for m in diff.missing if m not in into_pot)
+    # Missing winks: not seen anywhere after the shot; where they went is weighed on the evidence.
+    into_pot, off, why = vanished_destinations(before_scene, after, diff.missing, after_scene.pot_hides_color,
+                                               change)
     if into_pot:
         after = with_winks(after, list(after.winks) + [replace(bw[m], potted=True, center_mm=after.pot_center_mm,
                                                                above=()) for m in into_pot])
         rulings.append(_ruling("TW 5(c)", Decision.REFER_TO_UMPIRE,
-                               f"{', '.join(into_pot)} not seen after the shot; the pot hides {hidden.value} "
-                               "winks: taken as potted; the umpire corrects if it is elsewhere.", params,
-                               piece_ids=into_pot))
+                               f"{', '.join(into_pot)} not seen after the shot; {why[into_pot[0]]}: taken as "
+                               "potted; the umpire corrects if it is elsewhere.", params, piece_ids=into_pot,
+                               evidence=_vanish_evidence(change)))
     if off:
         after = with_winks(after, list(after.winks) + [replace(bw[m], off_mat=True) for m in off])
         rulings.append(_ruling("TW 7(a)", Decision.REFER_TO_UMPIRE,
-                               f"{', '.join(off)} not seen after the shot: taken as off the mat; the "
-                               "umpire corrects if it is in the pot or elsewhere.", params,
-                               piece_ids=off))
+                               f"{', '.join(off)} not seen after the shot; {why[off[0]]}: taken as off the mat; "
+                               "the umpire corrects if it is in the pot or elsewhere.", params, piece_ids=off,
+                               evidence=_vanish_evidence(change)))
     out_ids = tuple(sorted(set(diff.out) | set(off)))
     moved_colors = {bw[w].color for w in diff.moved if w in bw}
     notes: list[str] = []
@@ -546,21 +611,23 @@ def _with_positions(scene: TiddlywinksScene, moves: dict[str, tuple[float, float
 
 def apply_rest(state: GameState, after_scene: TiddlywinksScene, *, elapsed_s: float | None = None,
                played_color: Color | None = None, params: TiddlywinksParams = DEFAULT_PARAMS,
-               match_params: MatchParams = DEFAULT_MATCH_PARAMS,
+               match_params: MatchParams = DEFAULT_MATCH_PARAMS, change: RestChange | None = None,
                ) -> tuple[GameState, ShotReport, tuple[Ruling, ...]]:
     """A new rest state from the camera: a placement, nothing, or a shot (then :func:`apply_shot`).
 
     Winks the referee asked to move (``state.pending``) that now stand within ``PLACEMENT_TOLERANCE_MM`` of
-    their spots count as put back, not as moved.
+    their spots count as put back, not as moved. ``change`` is where the picture changed since the last rest
+    (pixel evidence; ``None`` without frames).
     """
-    first = diff_rest_states(state.scene, after_scene, played_color=state.due_color, params=match_params)
+    first = diff_rest_states(state.scene, after_scene, played_color=state.due_color, params=match_params,
+                             change=change)
     aw = {w.wink_id: w for w in first.after.winks}
     placed = {p.wink_id: p.target_mm for p in state.pending
               if p.wink_id in aw and math.dist(aw[p.wink_id].center_mm, p.target_mm) <= PLACEMENT_TOLERANCE_MM}
     before = _with_positions(state.scene, placed) if placed else state.scene
     still_pending = tuple(p for p in state.pending if p.wink_id not in placed)
     diff = first if not placed else diff_rest_states(before, after_scene, played_color=state.due_color,
-                                                     params=match_params)
+                                                     params=match_params, change=change)
     if not diff.moved:
         kind = "placement" if placed else "no_change"
         new = replace(state, scene=_scene_for_state(state, diff.after), pending=still_pending)
@@ -572,7 +639,7 @@ def apply_rest(state: GameState, after_scene: TiddlywinksScene, *, elapsed_s: fl
     state = replace(state, scene=before, pending=still_pending)
     new, report, rulings = apply_shot(state, before, after_scene, played_color, elapsed_s, params=params,
                                       match_params=match_params,
-                                      diff=diff if played_color is None else None)
+                                      diff=diff if played_color is None else None, change=change)
     return new, replace(report, placed=tuple(sorted(placed))), rulings
 
 

@@ -29,8 +29,10 @@ from calibration.errors import CalibrationError
 from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM
 from geometry.matching import dedupe_same_spot, trim_to_equipment
 from geometry.records import scene_from_document
+from geometry.rest_change import RestChange
 from geometry.types import Color, GameType
 from vision.motion import MotionEvent, MotionGate, MotionParams
+from vision.rest_change import RestChangeMeter
 from vision.types import VisionError
 
 LOG_VERSION = 1
@@ -167,7 +169,9 @@ class Tracker:
 
     def rest(self, scene_doc: dict[str, Any], *, elapsed_s: float | None, frame_idx: int | None = None,
              shot_frames: tuple[int, int] | None = None, played_color: str | None = None,
-             latency_ms: float | None = None, latency_cpu_ms: float | None = None) -> dict[str, Any]:
+             latency_ms: float | None = None, latency_cpu_ms: float | None = None,
+             change: RestChange | None = None) -> dict[str, Any]:
+        """A rest after the first; ``change`` is where the picture changed since the previous rest frame."""
         if self.state is None:
             return self.start(scene_doc, frame_idx)
         t_apply = time.perf_counter()
@@ -180,7 +184,7 @@ class Tracker:
         if infer:
             # Started mid-stream without a squidge-off winner: take the first played wink's colour as due.
             from geometry.matching import diff_rest_states
-            d = diff_rest_states(state.scene, scene)
+            d = diff_rest_states(state.scene, scene, change=change)
             if d.played_id is not None:
                 color = state.scene.wink(d.played_id).color
                 if color is not state.due_color:
@@ -188,7 +192,7 @@ class Tracker:
                     notes.append(f"first colour inferred: {color.value}")
         new, report, rulings = apply_rest(state, scene, elapsed_s=elapsed_s,
                                           played_color=None if played_color is None else Color(played_color),
-                                          params=TiddlywinksParams(frame_idx=frame_idx))
+                                          params=TiddlywinksParams(frame_idx=frame_idx), change=change)
         self.state = new
         out = report.to_dict()
         if dup:
@@ -197,7 +201,7 @@ class Tracker:
             out["notes"] = [*out.get("notes", []), *notes]
         rec = {"kind": "rest", "frame_idx": frame_idx, "shot_frames": list(shot_frames) if shot_frames else None,
                "input": {"scene": scene_doc, "elapsed_s": elapsed_s, "played_color": played_color,
-                         "infer_first": bool(infer)},
+                         "infer_first": bool(infer), "change": None if change is None else change.to_dict()},
                "report": out, "rulings": [r.to_dict() for r in rulings], "summary": state_summary(new),
                "state": new.to_dict()}
         if latency_ms is not None:
@@ -229,6 +233,25 @@ def shot_line(rec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: A wink candidate this close to a changed spot (beyond its own radius) is measured again at a rest: its
+#: coarse centre may be a few mm off, and a neighbour touching a moved wink matters to its fit and order.
+FOCUS_MARGIN_MM = 15.0
+
+
+def analyze_rest_frame(frame: np.ndarray, calibration: dict[str, Any] | None,
+                       change: RestChange | None = None) -> dict[str, Any]:
+    """The scene document of a rest frame. With ``change`` (the pixels' record since the last rest), only the
+    winks where the picture changed are measured: the others are as the last rest measured them (the matcher
+    keeps them, see ``geometry.matching.split_still``), so they are not fitted again."""
+    from vision.tiddlywinks import TiddlywinksParams, document_from_measurement, measure_tiddlywinks
+    focus = None
+    if change is not None:
+        def focus(center_mm: tuple[float, float], radius_mm: float) -> bool:
+            return change.changed_within(center_mm, radius_mm + FOCUS_MARGIN_MM)
+    m = measure_tiddlywinks(frame, calibration, TiddlywinksParams(), focus=focus)
+    return document_from_measurement(m)
+
+
 def track_stream(source: str, *, calibration: dict[str, Any] | None = None, truth: TruthFeed | None = None,
                  config: TrackConfig | None = None, on_record: Callable[[dict[str, Any]], None] | None = None,
                  max_frames: int | None = None, motion: MotionParams | None = None) -> Tracker:
@@ -237,6 +260,7 @@ def track_stream(source: str, *, calibration: dict[str, Any] | None = None, trut
     cap, fps, live = open_capture(source)
     camera = _camera_of(calibration) or (truth.camera if truth is not None else None)
     gate: MotionGate | None = None
+    meter = RestChangeMeter()
     tracker = Tracker(config, on_record)
     t0 = time.monotonic()
     shot_start: int | None = None
@@ -252,12 +276,17 @@ def track_stream(source: str, *, calibration: dict[str, Any] | None = None, trut
                     continue
                 t_rest = time.perf_counter()
                 c_rest = time.thread_time()
+                frame_wh = (frame.shape[1], frame.shape[0])
+                # Where the picture changed since the last rest frame: the evidence of what the shot touched.
+                small = meter.shrink(frame)
+                change = None
+                if tracker.state is not None and not ev.initial:
+                    change = meter.against_last(small, frame_wh, camera, tracker.state.scene.pot_center_mm)
                 if truth is not None:
                     doc = truth.scene_at(idx)
                 else:
-                    from api.analysis import analyze_tiddlywinks_photo as analyze_tiddlywinks
                     try:
-                        doc = analyze_tiddlywinks(frame, calibration)
+                        doc = analyze_rest_frame(frame, calibration, change)
                     except (VisionError, CalibrationError) as exc:
                         # This rest frame cannot be read (mat hidden, calibration lost): say so and wait for
                         # the next rest; the game state is unchanged.
@@ -269,7 +298,7 @@ def track_stream(source: str, *, calibration: dict[str, Any] | None = None, trut
                         # watch only the mat from now on.
                         calibration = doc["calibration"]
                         camera = _camera_of(calibration)
-                        gate.set_mat_polygon(mat_polygon_px(camera, (frame.shape[1], frame.shape[0])))
+                        gate.set_mat_polygon(mat_polygon_px(camera, frame_wh))
                 start = shot_start if shot_start is not None else ev.start_idx
                 elapsed = (time.monotonic() - t0) if live else (start or 0) / fps
                 latency_ms = (time.perf_counter() - t_rest) * 1e3
@@ -279,7 +308,8 @@ def track_stream(source: str, *, calibration: dict[str, Any] | None = None, trut
                 else:
                     tracker.rest(doc, elapsed_s=elapsed, frame_idx=idx,
                                  shot_frames=(start, ev.start_idx) if start is not None else None,
-                                 latency_ms=latency_ms, latency_cpu_ms=latency_cpu_ms)
+                                 latency_ms=latency_ms, latency_cpu_ms=latency_cpu_ms, change=change)
+                meter.remember(small, camera, frame_wh)
                 shot_start = None
     finally:
         cap.release()
@@ -337,7 +367,8 @@ def replay_log(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], lis
                 tracker.config.first = None
             new = tracker.rest(inp["scene"], elapsed_s=inp.get("elapsed_s"), frame_idx=rec.get("frame_idx"),
                                shot_frames=tuple(rec["shot_frames"]) if rec.get("shot_frames") else None,
-                               played_color=inp.get("played_color"))
+                               played_color=inp.get("played_color"),
+                               change=RestChange.from_dict(inp["change"]) if inp.get("change") else None)
             assert tracker.state is not None
             tracker.config.first = tracker.state.squidge_off_winner
         elif rec["kind"] == "correction":

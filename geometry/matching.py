@@ -30,6 +30,7 @@ from scipy.optimize import linear_sum_assignment
 
 from geometry import tiddlywinks as tw
 from geometry.constants import LARGE_WINKS_PER_COLOR, SMALL_WINKS_PER_COLOR
+from geometry.rest_change import RestChange
 from geometry.types import Color, GeometryError, TiddlywinksScene, Wink
 
 
@@ -52,9 +53,12 @@ class MatchParams:
     moved_tilt_deg: float = 15.0
     # Slack added to the contact distance when deciding whether a moving wink's path touched another.
     contact_margin_mm: float = 6.0
+    # With pixel evidence (``RestChange``): a wink's footprint grown by this much plus two position sigmas is
+    # where the picture must have changed for it to have moved (blur and the change grid's cells).
+    change_margin_mm: float = 4.0
 
     def __post_init__(self) -> None:
-        for name in ("gate_mm", "moved_eps_mm", "moved_sigma_factor", "contact_margin_mm"):
+        for name in ("gate_mm", "moved_eps_mm", "moved_sigma_factor", "contact_margin_mm", "change_margin_mm"):
             v = getattr(self, name)
             if not (math.isfinite(v) and v >= 0):
                 raise GeometryError(f"{name} must be finite and >= 0, got {v!r}")
@@ -177,12 +181,15 @@ def _assign(before: list[Wink], after: list[Wink], gate_mm: float,
 
 
 def associate(before: TiddlywinksScene, after: TiddlywinksScene,
-              params: MatchParams = DEFAULT_MATCH_PARAMS, long_move_ids: set[str] | None = None) -> Association:
+              params: MatchParams = DEFAULT_MATCH_PARAMS, long_move_ids: set[str] | None = None,
+              all_arrived: bool = False) -> Association:
     """Match the winks of ``after`` to those of ``before`` (same colour and size only).
 
     Pairs beyond ``params.gate_mm`` are allowed only for earlier winks in ``long_move_ids`` (``None``: all).
     Leftovers within ``params.relabel_radius_mm`` of each other are then paired whatever their colour or size
-    (a detector's misreading, not a move).
+    (a detector's misreading, not a move). ``all_arrived`` says every wink of ``after`` stands where the
+    picture changed (the pixels say so): a wink does not come from nowhere, so a leftover there is a leftover
+    earlier wink of its colour whose size was misread (a size never changes; the earlier reading is kept).
 
     >>> b = TiddlywinksScene(winks=(Wink(wink_id="a", color="red", size="small", center_mm=(0, 100)),
     ...                             Wink(wink_id="b", color="red", size="small", center_mm=(300, 100))))
@@ -243,6 +250,19 @@ def associate(before: TiddlywinksScene, after: TiddlywinksScene,
                 [w for w in appeared if w.potted and w.color is color and w.wink_id not in pairs], math.inf)
     missing = [w for w in missing if w.wink_id not in dist]
     appeared = [w for w in appeared if w.wink_id not in pairs]
+    if all_arrived:
+        # 6. Arrived where the picture changed, read at the other size: the same colour's vanished wink (within
+        # the gate unless it may have been played).
+        for color in sorted({w.color for w in missing}, key=lambda c: c.value):
+            gone = [w for w in missing if w.color is color and w.wink_id not in dist]
+            new = [w for w in appeared if w.color is color and w.wink_id not in pairs]
+            longs = [long_move_ids is None or w.wink_id in long_move_ids for w in gone]
+            for i, j, d in _assign(gone, new, params.gate_mm, longs):
+                pairs[new[j].wink_id] = gone[i].wink_id
+                dist[gone[i].wink_id] = d
+                relabelled.append(new[j].wink_id)
+        missing = [w for w in missing if w.wink_id not in dist]
+        appeared = [w for w in appeared if w.wink_id not in pairs]
     return Association(pairs=pairs, relabelled=tuple(sorted(relabelled)),
                        missing=tuple(sorted(w.wink_id for w in missing)),
                        appeared=tuple(sorted(w.wink_id for w in appeared)), distances_mm=dist)
@@ -343,13 +363,64 @@ def _pile_of(wink_id: str, piles: tuple[frozenset[str], ...]) -> set[str]:
     return {wink_id}
 
 
+def _quiet(change: RestChange, w: Wink, params: MatchParams) -> bool:
+    """No pixel changed over ``w``'s footprint (grown by its uncertainty): whatever it is, the shot left it."""
+    return not change.changed_within(w.center_mm, w.radius_mm + params.change_margin_mm
+                                     + 2.0 * w.position_sigma_mm)
+
+
+@dataclass(frozen=True, slots=True)
+class _StillSplit:
+    """The winks the pixels prove untouched, set apart before the identity assignment of the movers."""
+
+    pairs: dict[str, str]  # later id -> earlier id, both at one unchanged spot
+    unseen: tuple[str, ...]  # earlier winks at an unchanged spot with no detection now (still there)
+    quiet_new: tuple[str, ...]  # later detections at an unchanged spot no earlier wink explains
+
+
+def split_still(before: TiddlywinksScene, after: TiddlywinksScene, change: RestChange,
+                params: MatchParams = DEFAULT_MATCH_PARAMS) -> _StillSplit:
+    """Pair each earlier wink whose footprint did not change with the detection at its spot (any colour or
+    size: the same physical wink, whatever the detector now reads), so that only winks where the picture
+    changed compete for the movers' identities. A wink cannot have moved, nor one have arrived, where nothing
+    changed; a detection there that no earlier wink explains is a re-read (a wink missed before, or a phantom),
+    never a destination of a mover."""
+    still_b = [b for b in sorted(before.winks, key=lambda w: w.wink_id)
+               if not (b.potted or b.off_mat) and _quiet(change, b, params)]
+    quiet_a = [a for a in sorted(after.winks, key=lambda w: (w.center_mm, w.wink_id))
+               if not (a.potted or a.off_mat) and _quiet(change, a, params)]
+    pairs: dict[str, str] = {}
+    if still_b and quiet_a:
+        b = np.array([w.center_mm for w in still_b], dtype=float)
+        a = np.array([w.center_mm for w in quiet_a], dtype=float)
+        d = np.linalg.norm(b[:, None, :] - a[None, :, :], axis=2)
+        # overlapping discs where nothing changed are one physical wink read twice (two winks cannot
+        # overlap there unless they did so in both frames, and then both were seen or the pile is read
+        # again); a colour or size read differently costs the reach once more
+        reach = np.array([[x.radius_mm + y.radius_mm + 2.0 * math.hypot(x.position_sigma_mm, y.position_sigma_mm)
+                           for y in quiet_a] for x in still_b])
+        mismatch = np.array([[_group(x) != _group(y) for y in quiet_a] for x in still_b], dtype=float)
+        big = 1e9
+        cost = np.where(d <= reach, d + mismatch * reach, big)
+        rows, cols = linear_sum_assignment(cost)
+        for i, j in zip(rows, cols):
+            if cost[i, j] < big:
+                pairs[quiet_a[j].wink_id] = still_b[i].wink_id
+    paired_b = set(pairs.values())
+    return _StillSplit(pairs=pairs,
+                       unseen=tuple(b.wink_id for b in still_b if b.wink_id not in paired_b),
+                       quiet_new=tuple(a.wink_id for a in quiet_a if a.wink_id not in pairs))
+
+
 def diff_rest_states(before: TiddlywinksScene, after: TiddlywinksScene, *, played_color: Color | None = None,
                      played_id: str | None = None, params: MatchParams = DEFAULT_MATCH_PARAMS,
-                     ) -> ShotDiff:
+                     change: RestChange | None = None) -> ShotDiff:
     """Associate ``after`` with ``before`` and list what the shot changed, by ``before``'s ids.
 
     ``played_id`` names the played wink when known; otherwise the moved, unsquopped wink of
-    ``played_color`` (or, failing that, of any colour) that explains the most moves is taken.
+    ``played_color`` (or, failing that, of any colour) that explains the most moves is taken. ``change``, the
+    pixels' record of where the picture changed between the two rest frames, settles first every wink the shot
+    cannot have touched (:func:`split_still`).
     """
     lowers_0 = tw.squopped_ids(tw.squop_relations(before))
     long_ids = None
@@ -357,9 +428,24 @@ def diff_rest_states(before: TiddlywinksScene, after: TiddlywinksScene, *, playe
         long_ids = {played_id}
     elif played_color is not None:
         long_ids = {w.wink_id for w in before.winks if w.color is Color(played_color) and w.wink_id not in lowers_0}
-    assoc = associate(before, after, params, long_ids)
-    after_r = renamed(before, after, assoc)
     bw = {w.wink_id: w for w in before.winks}
+    still = None
+    if change is not None:
+        still = split_still(before, after, change, params)
+        settled_b = set(still.pairs.values()) | set(still.unseen)
+        set_apart = set(still.pairs) | set(still.quiet_new)
+        assoc = associate(with_winks(before, [w for w in before.winks if w.wink_id not in settled_b]),
+                          with_winks(after, [w for w in after.winks if w.wink_id not in set_apart]),
+                          params, long_ids, all_arrived=True)
+        assoc = replace(assoc, pairs={**assoc.pairs, **still.pairs},
+                        appeared=tuple(sorted({*assoc.appeared, *still.quiet_new})),
+                        distances_mm={**assoc.distances_mm, **{b: 0.0 for b in still.pairs.values()}})
+        after_r = renamed(before, after, assoc)
+        # an untouched wink is the earlier one, as it was (its history outweighs one re-reading)
+        after_r = with_winks(after_r, [bw[w.wink_id] if w.wink_id in settled_b else w for w in after_r.winks])
+    else:
+        assoc = associate(before, after, params, long_ids)
+        after_r = renamed(before, after, assoc)
     # Once over its baseline a wink is never unplayed again, whatever the detector thinks.
     after_r = with_winks(after_r, [replace(w, unplayed=False) if w.unplayed and w.wink_id in bw
                                    and not bw[w.wink_id].unplayed else w for w in after_r.winks])
@@ -410,8 +496,11 @@ def diff_rest_states(before: TiddlywinksScene, after: TiddlywinksScene, *, playe
     # explained path); any other is unseen (occluded, missed by the detector) and stays where it was.
     missing = {m for m in missing_all if m in best_pile or _touched(before, after_r, m, best_explained, params)}
     unseen = missing_all - missing
-    if unseen:
-        after_r = with_winks(after_r, (*after_r.winks, *(bw[m] for m in sorted(unseen))))
+    # untouched winks the detector did not report again (or was not asked to: the tracker measures only
+    # where the picture changed) are where they were
+    untouched = set(still.unseen) if still is not None else set()
+    if unseen | untouched:
+        after_r = with_winks(after_r, (*after_r.winks, *(bw[m] for m in sorted(unseen | untouched))))
     disturbed = sorted(moved - best_explained) if chosen is not None else []
     # A wink that appears where its colour and size are already complete is a phantom (TW 2): dropped.
     discarded: list[str] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,8 +152,13 @@ def _polygon_to_ortho_mask(camera: CameraModel, grid: OrthoGrid, poly_px: np.nda
 
 
 def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
-                        params: TiddlywinksParams = TiddlywinksParams()) -> Measurement:
-    """Detect and measure pot and winks (no rules)."""
+                        params: TiddlywinksParams = TiddlywinksParams(), *,
+                        focus: Callable[[tuple[float, float], float], bool] | None = None) -> Measurement:
+    """Detect and measure pot and winks (no rules).
+
+    ``focus(center_mm, radius_mm)``, when given, keeps only the wink candidates it accepts (and any in the
+    pot) for the fit: the live tracker passes where the picture changed since the last rest, whose other
+    winks it already measured (and the orientation of a self-calibration is then not re-decided)."""
     if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3 or frame_bgr.dtype != np.uint8:
         raise VisionError("frame must be an 8-bit BGR image (H, W, 3)")
     t0 = time.perf_counter()
@@ -210,6 +216,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # winks covered but for a crescent, beside a wink of another colour (under it)
     pot_zone = cv2.dilate(sil.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool) if pot.found else None
     cands += crescent_lowers(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
+    if focus is not None:
+        cands = [c for c in cands if c.opening_fraction >= 0.5
+                 or focus((float(c.center_mm[0]), float(c.center_mm[1])), float(c.radius_mm))]
     timing["candidates"] = (time.perf_counter() - t4) * 1e3
 
     t5 = time.perf_counter()
@@ -307,7 +316,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                     c.sigma_mm = max(c.sigma_mm, POT_HIDDEN_SIZE_SIGMA_MM)
 
     _name(cands)  # sizes may have changed in the fit
-    if cal.source == "mat":
+    if cal.source == "mat" and focus is None:
         camera = _orient_by_corners(cands, pot, camera)
         cal.camera = camera
     measurements, undecided, dets = _finish(cands, params, cs, camera)

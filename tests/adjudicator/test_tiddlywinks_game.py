@@ -359,3 +359,49 @@ def test_a_pot_hiding_a_colour_refers_that_colours_potted_count():
     refer = [r for r in adjudicate(hidden) if r.rule == "TW 5(c)" and r.decision is Decision.REFER_TO_UMPIRE]
     assert len(refer) == 1 and refer[0].colors == ("blue",)
     assert not any(r.rule == "TW 5(c)" and r.decision is Decision.REFER_TO_UMPIRE for r in adjudicate(full_scene()))
+
+
+def _changed(*discs, pot_changed_ratio=None, off_mat_blobs_mm=()):
+    """Pixel evidence: the (x, y, r) mm discs changed between the two rest frames."""
+    import numpy as np
+
+    from geometry.rest_change import RestChange
+    cell, x0, y0 = 2.5, -1100.0, -650.0
+    xs = x0 + (np.arange(880) + 0.5) * cell
+    ys = y0 + (np.arange(520) + 0.5) * cell
+    m = np.zeros((ys.size, xs.size), bool)
+    for x, y, r in discs:
+        m |= (xs[None, :] - x) ** 2 + (ys[:, None] - y) ** 2 <= r ** 2
+    return RestChange.from_mask(m, x0_mm=x0, y0_mm=y0, cell_mm=cell, pot_changed_ratio=pot_changed_ratio,
+                                off_mat_blobs_mm=off_mat_blobs_mm)
+
+
+def test_off_mat_shot_beside_a_pot_of_its_colour_is_out_by_the_pixels():
+    """Blue's wink at (-100, 300) vanishes; the pot hides blue winks. The pot's opening did not change and the
+    table just off the mat did: it left the field (TW 7(a): blue forfeits its next shot), not potted. When the
+    cup changed and nothing off the mat did, the same vanishing is a pot (TW 5(c) bonus)."""
+    state = new_game(full_scene(), Color.BLUE, time_limit_s=None)
+    gone = replace(_without(state.scene, "blue-S1"), pot_hides_color=Color.BLUE)
+    off = _changed((-100, 300, 12), (-120, 520, 12), pot_changed_ratio=0.0, off_mat_blobs_mm=((-120.0, 520.0),))
+    s1, report, rulings = apply_rest(state, gone, elapsed_s=1.0, change=off)
+    assert report.diff.out == ("blue-S1",) and report.diff.potted == ()
+    assert s1.scene.wink("blue-S1").off_mat and not s1.scene.wink("blue-S1").potted
+    assert ("TW 7(a)", Decision.REFER_TO_UMPIRE) in decisions(rulings)
+    assert Color.BLUE in s1.turn.forfeits
+    into = _changed((-100, 300, 12), pot_changed_ratio=0.3)
+    s2, report2, rulings2 = apply_rest(state, gone, elapsed_s=1.0, change=into)
+    assert report2.diff.potted == ("blue-S1",) and s2.due_color is Color.BLUE
+    assert ("TW 5(c)", Decision.REFER_TO_UMPIRE) in decisions(rulings2)
+
+
+def test_a_wink_vanishing_where_a_detected_wink_landed_off_the_mat_keeps_the_pot_rule():
+    """The only change off the mat is where a wink is seen (another one knocked off): it is no trace of the
+    vanished blue one, so with an unchanged pot and no other trace the pot's hidden colour decides."""
+    from adjudicator.tiddlywinks_game import vanished_destinations
+    scene0 = full_scene()
+    after = move(_without(scene0, "blue-S1"), "green-S1", center_mm=(-100, 520), off_mat=True)
+    ch = _changed(pot_changed_ratio=0.0, off_mat_blobs_mm=((-101.0, 521.0),))
+    into, off, why = vanished_destinations(scene0, after, ("blue-S1",), Color.BLUE, ch)
+    assert into == ("blue-S1",) and off == () and "neither" in why["blue-S1"]
+    into, off, _ = vanished_destinations(scene0, after, ("blue-S1",), None, ch)
+    assert into == () and off == ("blue-S1",)

@@ -166,3 +166,73 @@ def test_equipment_caps_a_colour_at_six_not_each_size():
     assert dropped == () and len(kept.winks) == 6
     kept, dropped = trim_to_equipment(scene(*six, w("bx", "blue", "small", 900, 0, confidence=0.5)))
     assert dropped == ("bx",) and len(kept.winks) == 6
+
+
+# --- pixel evidence (RestChange): where the picture changed between the two rest frames ---------------------
+
+
+def changed_at(*discs, pot_changed_ratio=None, off_mat_blobs_mm=()):
+    """A RestChange whose changed cells are the given (x, y, r) discs in mm."""
+    from geometry.rest_change import RestChange
+    cell, x0, y0 = 2.5, -1100.0, -650.0
+    xs = x0 + (np.arange(880) + 0.5) * cell
+    ys = y0 + (np.arange(520) + 0.5) * cell
+    m = np.zeros((ys.size, xs.size), bool)
+    for x, y, r in discs:
+        m |= (xs[None, :] - x) ** 2 + (ys[:, None] - y) ** 2 <= r ** 2
+    return RestChange.from_mask(m, x0_mm=x0, y0_mm=y0, cell_mm=cell, pot_changed_ratio=pot_changed_ratio,
+                                off_mat_blobs_mm=off_mat_blobs_mm)
+
+
+def test_rest_change_round_trips_and_answers_by_distance():
+    from geometry.rest_change import RestChange
+    c = changed_at((100, 50, 10), pot_changed_ratio=0.25, off_mat_blobs_mm=((-980.0, 0.0),))
+    again = RestChange.from_dict(c.to_dict())
+    assert np.array_equal(again.grid, c.grid) and again.pot_changed_ratio == 0.25
+    assert again.off_mat_blobs_mm == ((-980.0, 0.0),)
+    assert c.changed_within((100, 50), 1.0) and c.changed_within((100, 70), 11.0)
+    assert not c.changed_within((100, 75), 11.0) and not c.changed_within((-300, 0), 30.0)
+
+
+def test_phantom_detection_that_jumps_where_nothing_changed_is_not_a_move():
+    """A detector phantom (or a wink re-read 15 mm away) where no pixel changed: not moved, identity kept;
+    without the pixels it would count as a (disturbed) move."""
+    before = scene(w("b1", "blue", "small", -300, 0), w("g1", "green", "small", 200, 100),
+                   w("ph", "yellow", "large", 500, -200, confidence=0.4))
+    after = scene(w("d0", "blue", "small", -200, 0), w("d1", "green", "small", 200, 100),
+                  w("d2", "yellow", "large", 515, -200, confidence=0.4))
+    change = changed_at((-300, 0, 10), (-200, 0, 10))
+    d = diff_rest_states(before, after, played_color=Color.BLUE, change=change)
+    assert d.moved == ("b1",) and d.disturbed == () and d.appeared == ()
+    assert next(x for x in d.after.winks if x.wink_id == "ph").center_mm == (500.0, -200.0)
+    blind = diff_rest_states(before, after, played_color=Color.BLUE)
+    assert "ph" in blind.moved and "ph" in blind.disturbed
+
+
+def test_detection_new_where_nothing_changed_is_no_destination_of_the_played_wink():
+    """b1 is potted unseen; a blue phantom appears where the picture did not change: b1 did not go there."""
+    before = scene(w("b1", "blue", "small", -300, 0), w("b2", "blue", "small", 300, 200))
+    after = scene(w("d0", "blue", "small", 300, 200), w("d1", "blue", "small", -250, -150))
+    d = diff_rest_states(before, after, played_color=Color.BLUE, change=changed_at((-300, 0, 10)))
+    assert d.missing == ("b1",) and d.moved == ("b1",) and d.appeared == ("d1",)
+    blind = diff_rest_states(before, after, played_color=Color.BLUE)
+    assert blind.missing == () and blind.displacement_mm["b1"] > 100
+
+
+def test_identity_through_a_squop_read_at_the_other_size():
+    """r1 (small) is played onto b1 and rests tilted over it, beside r2 (small, untouched); the detector reads
+    the squopping wink as large. Blind, r1 vanishes (taken off the mat) and a seventh red appears; with the
+    pixels, the only arrival where the picture changed is r1, still small, squopping b1, and r2 kept still."""
+    before = scene(w("r1", "red", "small", 0, 0), w("r2", "red", "small", 95, 20),
+                   w("b1", "blue", "large", 75, -6))
+    after = scene(w("x", "red", "large", 70, -4, z_mm=2.0, tilt_deg=8.0, above=("z",)),
+                  w("y", "red", "small", 95, 20), w("z", "blue", "large", 75, -6, above=()))
+    change = changed_at((0, 0, 9), (70, -4, 12))
+    d = diff_rest_states(before, after, played_color=Color.RED, change=change)
+    ids = {v.wink_id: v for v in d.after.winks}
+    assert ids["r1"].center_mm == (70.0, -4.0) and ids["r1"].size.value == "small"
+    assert ids["r2"].center_mm == (95.0, 20.0) and ids["b1"].center_mm == (75.0, -6.0)
+    assert d.moved == ("r1",) and d.missing == () and d.appeared == ()
+    assert d.played_id == "r1" and d.squops_made == (("r1", "b1"),)
+    blind = diff_rest_states(before, after, played_color=Color.RED)
+    assert blind.missing == ("r1",) and blind.appeared == ("x",)
