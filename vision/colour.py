@@ -101,7 +101,8 @@ def _median_background(small: np.ndarray, valid: np.ndarray, ksize: int) -> np.n
     the reference before the second median, so a crowd of winks cannot pull the felt's colour.
     """
     img = small.copy()
-    fill = np.median(small[valid], axis=0) if valid.any() else np.median(small.reshape(-1, 3), axis=0)
+    sel = small[valid] if valid.any() else small.reshape(-1, 3)
+    fill = np.array([np.median(sel[:, c]) for c in range(sel.shape[1])], small.dtype)
     img[~valid] = fill
     k = ksize if ksize % 2 == 1 else ksize + 1
 
@@ -274,7 +275,6 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     lin.reshape(-1)[cflat] = np.sqrt(np.einsum("ij,ij->i", dc, dc))
     k = params.core_window_px
     local_max = cv2.dilate(lin, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
-    core = lin >= params.core_ratio * local_max
 
     # --- colour classes in white-balanced Lab ----------------------------------------------------------
     ref = paint_bgr if paint_bgr is not None else mat_bgr
@@ -308,7 +308,7 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
         mat_px = np.clip(mat_bgr.reshape(1, 1, 3).astype(np.float32) * gains, 0, 1)
         mat_lab = cv2.cvtColor(mat_px, cv2.COLOR_BGR2Lab).reshape(3)
         mat_chroma = float(np.hypot(mat_lab[1], mat_lab[2]))
-        strong_core = strong & core.reshape(-1)[idx]
+        strong_core = strong & (lin.reshape(-1)[idx] >= params.core_ratio * local_max.reshape(-1)[idx])
         if mat_chroma >= params.min_wink_chroma * 0.5:
             mat_hue = math.degrees(math.atan2(float(mat_lab[2]), float(mat_lab[1]))) % 360.0
             mat_cls = int(_assign(np.array([mat_hue]), centres)[0])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -65,9 +66,16 @@ class Outline:
     center_px: np.ndarray
 
 
+@lru_cache(maxsize=8)
+def _angles(n: int) -> np.ndarray:
+    a = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
+    a.setflags(write=False)
+    return a
+
+
 def outline(camera: CameraModel, solid: RoundSolid, center_mm: np.ndarray, n: int = 96) -> Outline:
     """Silhouette points: rim points that are vertices of the hull of both projected rims."""
-    ang = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
+    ang = _angles(n)
     c = np.asarray(center_mm, float)
     top = rim_points_mm(c, solid.r_top_mm, solid.z_top_mm, ang, solid.tilt_deg, solid.tilt_azimuth_deg)
     bot = rim_points_mm(c, solid.r_bottom_mm, solid.z_bottom_mm, ang, solid.tilt_deg, solid.tilt_azimuth_deg)

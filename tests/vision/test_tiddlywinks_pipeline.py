@@ -214,3 +214,16 @@ def test_a_same_colour_wink_under_its_squopper_is_found_from_its_crescent():
     assert got["lo"].size == "small" and got["up"].size == "large"
     assert math.dist(got["lo"].center_mm, lower.center_mm) < 2.0
 
+
+
+def test_a_defocused_wink_at_low_resolution_is_one_wink():
+    # about 2 mm per pixel and defocused: the blurred blob of one large wink must not read as a ring of small
+    # winks of its colour around its centre
+    import cv2
+    cam = default_camera(960, 540)
+    winks = [SynthWink("r", "red", "large", (-600.0, 300.0)), SynthWink("y", "yellow", "small", (700.0, 150.0))]
+    img = cv2.GaussianBlur(render(winks, cam, seed=21), (0, 0), 0.8)
+    m = measure_tiddlywinks(img, cam)
+    reds = [w for w in m.winks if w.color == "red"]
+    assert len(reds) == 1 and reds[0].size == "large"
+    assert math.dist(reds[0].center_mm, winks[0].center_mm) < 2.5
