@@ -170,10 +170,10 @@ def _saliency(img_bgr: np.ndarray, valid: np.ndarray, kernel_px: int, params: Ma
     so the rim and the photo's edge do not stand out as departures.
     """
     lab = cv2.cvtColor(img_bgr, cv2.COLOR_BGR2LAB)
-    if valid.any():
-        lab[~valid] = np.median(lab[valid], axis=0).astype(np.uint8)
-    # median on a 4x coarser copy: the window must span sand beyond the largest close-packed group
     f = 4
+    if valid.any():
+        lab[~valid] = _nearby_colour(lab, valid, kernel_px / f, f)[~valid]
+    # median on a 4x coarser copy: the window must span sand beyond the largest close-packed group
     small = cv2.resize(lab, (max(1, lab.shape[1] // f), max(1, lab.shape[0] // f)), interpolation=cv2.INTER_AREA)
     k = int(np.clip(kernel_px / f, 3, 255)) | 1
     bg = cv2.resize(cv2.medianBlur(small, k), (lab.shape[1], lab.shape[0]), interpolation=cv2.INTER_LINEAR)
@@ -185,6 +185,24 @@ def _saliency(img_bgr: np.ndarray, valid: np.ndarray, kernel_px: int, params: Ma
     mag[~valid] = 0
     chroma[~valid] = 0
     return mag, chroma
+
+
+def _nearby_colour(lab: np.ndarray, valid: np.ndarray, sigma_small_px: float, f: int) -> np.ndarray:
+    """The surface's colour near each pixel, from valid pixels only (normalised convolution on a coarse copy).
+
+    Filling what lies outside the photo with this, not with one global colour, keeps the photo's corners (where
+    vignetting darkens the sand and most of a median window lies outside) from standing out as departures.
+    """
+    h, w = valid.shape
+    size = (max(1, w // f), max(1, h // f))
+    v = cv2.resize(valid.astype(np.float32), size, interpolation=cv2.INTER_AREA)
+    col = cv2.resize(lab.astype(np.float32) * valid[..., None], size, interpolation=cv2.INTER_AREA)
+    s = max(1.0, sigma_small_px / 2)
+    den = cv2.GaussianBlur(v, (0, 0), s)
+    num = cv2.GaussianBlur(col, (0, 0), s)
+    glob = np.median(lab[valid], axis=0)
+    out = np.where(den[..., None] > 1e-3, num / np.maximum(den, 1e-3)[..., None], glob)
+    return np.clip(cv2.resize(out, (w, h), interpolation=cv2.INTER_LINEAR), 0, 255).astype(np.uint8)
 
 
 def _threshold(mag: np.ndarray, region: np.ndarray, params: MarblesParams) -> float:
