@@ -5,7 +5,8 @@ ring's top is flat out to R = 914.4 mm, then a soft sand shoulder falls to the g
 Marbles are exact spheres: each visible pixel refracts through the ball (Snell at entry and exit, n = 1.52)
 to the sand behind it, so the sand shows inverted through the glass; cat's-eye vanes are planes through the
 ball's axis met on the way through. Shadows are the ball's exact projection along an area light, lightened by
-the glass, with the ball-lens caustic as a bright spot on the far side from the light.
+the glass, with the ball-lens caustic as a bright spot on the far side from the light. The raised ring hides the
+ground (and balls lying on it) close behind its rim; a knocked-off ball is only placed where its centre shows.
 """
 
 from __future__ import annotations
@@ -201,7 +202,16 @@ def random_marbles_scene(
 
     def visible(xy: np.ndarray, z: float) -> bool:
         px = camera.project_mm(np.array([[xy[0], xy[1], z]]))[0]
-        return 0.03 * w < px[0] < 0.97 * w and 0.03 * h < px[1] < 0.97 * h
+        if not (0.03 * w < px[0] < 0.97 * w and 0.03 * h < px[1] < 0.97 * h):
+            return False
+        if z > 0:
+            return True
+        # on the ground: the raised ring must not hide the ball's centre from the camera
+        q = np.array([xy[0], xy[1], z])
+        ray = q - camera.center_mm
+        dist = float(np.linalg.norm(ray))
+        P, _, _ = _trace_ground(camera.center_mm, (ray / dist)[None])
+        return float(np.linalg.norm(P[0] - camera.center_mm)) >= dist - (z + RING_HEIGHT_MM)
 
     if spec.group:
         for xy in close_packed_group(
@@ -512,6 +522,11 @@ def _shade_balls(
     k = np.argmin(t0, axis=1)
     tk = t0[np.arange(len(d)), k]
     hit = np.isfinite(tk)
+    # a ball on the ground close behind the raised ring is hidden by it where the ring is nearer on the ray
+    low = np.flatnonzero(hit & ~np.array([b.on_ring for b in balls])[k])
+    if len(low):
+        P_bg, _, _ = _trace_ground(o, d[low])
+        hit[low[np.linalg.norm(P_bg - o, axis=1) < tk[low]]] = False
     out = np.zeros((len(d), 3))
     if not hit.any():
         return out, hit

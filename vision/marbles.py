@@ -38,6 +38,7 @@ from geometry.marbles import (
     RING_RADIUS_MM,
     TOLLEY_MAX_DIAMETER_MM,
 )
+from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.types import VisionError
@@ -103,6 +104,9 @@ class MarblesParams:
     # ... and the ball's own outline, cut at half its contrast, must be round and ball-sized (not a pavement
     # joint, grass blade or the rim's shading, which run on past a ball's size)
     matched_filter_window_tolleys: float = 1.6
+    # Single balls are sized by their outline when a marble spans at least this many of the photo's pixels
+    # (a 12.7 mm marble then has a 5 px radius: its edge is placed to a few tenths of a mm); below, by area
+    outline_min_native_px: float = 10.0
 
 
 DEFAULT_PARAMS = MarblesParams()
@@ -166,10 +170,10 @@ def _saliency(img_bgr: np.ndarray, valid: np.ndarray, kernel_px: int, params: Ma
     so the rim and the photo's edge do not stand out as departures.
     """
     lab = cv2.cvtColor(img_bgr, cv2.COLOR_BGR2LAB)
-    if valid.any():
-        lab[~valid] = np.median(lab[valid], axis=0).astype(np.uint8)
-    # median on a 4x coarser copy: the window must span sand beyond the largest close-packed group
     f = 4
+    if valid.any():
+        lab[~valid] = _nearby_colour(lab, valid, kernel_px / f, f)[~valid]
+    # median on a 4x coarser copy: the window must span sand beyond the largest close-packed group
     small = cv2.resize(lab, (max(1, lab.shape[1] // f), max(1, lab.shape[0] // f)), interpolation=cv2.INTER_AREA)
     k = int(np.clip(kernel_px / f, 3, 255)) | 1
     bg = cv2.resize(cv2.medianBlur(small, k), (lab.shape[1], lab.shape[0]), interpolation=cv2.INTER_LINEAR)
@@ -181,6 +185,24 @@ def _saliency(img_bgr: np.ndarray, valid: np.ndarray, kernel_px: int, params: Ma
     mag[~valid] = 0
     chroma[~valid] = 0
     return mag, chroma
+
+
+def _nearby_colour(lab: np.ndarray, valid: np.ndarray, sigma_small_px: float, f: int) -> np.ndarray:
+    """The surface's colour near each pixel, from valid pixels only (normalised convolution on a coarse copy).
+
+    Filling what lies outside the photo with this, not with one global colour, keeps the photo's corners (where
+    vignetting darkens the sand and most of a median window lies outside) from standing out as departures.
+    """
+    h, w = valid.shape
+    size = (max(1, w // f), max(1, h // f))
+    v = cv2.resize(valid.astype(np.float32), size, interpolation=cv2.INTER_AREA)
+    col = cv2.resize(lab.astype(np.float32) * valid[..., None], size, interpolation=cv2.INTER_AREA)
+    s = max(1.0, sigma_small_px / 2)
+    den = cv2.GaussianBlur(v, (0, 0), s)
+    num = cv2.GaussianBlur(col, (0, 0), s)
+    glob = np.median(lab[valid], axis=0)
+    out = np.where(den[..., None] > 1e-3, num / np.maximum(den, 1e-3)[..., None], glob)
+    return np.clip(cv2.resize(out, (w, h), interpolation=cv2.INTER_LINEAR), 0, 255).astype(np.uint8)
 
 
 def _threshold(mag: np.ndarray, region: np.ndarray, params: MarblesParams) -> float:
@@ -483,10 +505,11 @@ def detect_marbles(
         thr_n = _threshold(mag_n, region, params)
         singles = [b for b in _blobs(mag_n, region & ~taken, thr_n, min_area, marble_px) if b.area_px <= single_max]
         accepted_ortho: list[np.ndarray] = []
+        pending: list[tuple] = []  # (ortho centre, diameter mm, confidence, grouped), emitted once all are known
 
-        def emit(c, dmm, cf, grouped, kind_conf, acc=accepted_ortho, grid=grid, base_z=base_z, z_mid=z_mid):
+        def emit(c, dmm, cf, grouped, _kind_conf=None, acc=accepted_ortho, pending=pending):
             acc.append(np.asarray(c, float))
-            _emit_ball(found, grid, camera, c, dmm, cf, grouped, kind_conf, base_z, z_mid, native_px, params)
+            pending.append((np.asarray(c, float), dmm, cf, grouped))
 
         for b in groups + singles:
             is_group = b.area_px > single_max
@@ -530,8 +553,31 @@ def detect_marbles(
             mag_n, region & ~taken, accepted_ortho, marble_px, mm_per_px, single_max, thr_n,
             MARBLE_DIAMETER_MM / native_px, params)
         for c, dmm, cf in extra:
-            emit(c, dmm, cf, False, _kind_confidence(dmm, native_px, params))
+            emit(c, dmm, cf, False)
+        # single balls in a sharp enough photo are sized by their outline (their silhouette's sharp edge), which
+        # neither the contact shadow nor clear glass biases; in coarser photos the outline is too few pixels
+        grads = lab_gradients(img) if native_px >= params.outline_min_native_px else None
+        for i, (c, dmm, cf, grouped) in enumerate(pending):
+            if grads is not None and not grouped:
+                d_out = _outline_size(grads, grid, camera, c, z_mid, mm_per_px,
+                                      [q for j, q in enumerate(accepted_ortho) if j != i])
+                # the two measures err differently (area: shadow and glass clarity; outline: edge placement)
+                dmm = dmm if d_out is None else 0.5 * (dmm + d_out)
+            _emit_ball(found, grid, camera, c, dmm, cf, grouped,
+                       1.0 if grouped else _kind_confidence(dmm, native_px, params), base_z, z_mid, native_px,
+                       params)
     return tuple(found)
+
+
+def _outline_size(grads, grid, camera: CameraModel, c, z_mid: float, mm_per_px: float, others: list
+                  ) -> float | None:
+    """Outline diameter of the ball at ortho ``c``, with the view direction there (see vision.marbles_outline)."""
+    xy = grid.table_from_ortho(np.asarray(c, float)[None])[0]
+    v = np.array([xy[0], xy[1], z_mid]) - camera.center_mm
+    cos_view = abs(float(v[2])) / float(np.linalg.norm(v))
+    azimuth = math.atan2(-float(v[1]), float(v[0]))  # ortho rows run towards -y
+    return outline_diameter_mm(grads, c, mm_per_px, cos_view, azimuth, 0.3 * MARBLE_DIAMETER_MM / 2,
+                               1.3 * TOLLEY_MAX_DIAMETER_MM / 2, others)
 
 
 # --- the document --------------------------------------------------------------------------------------------

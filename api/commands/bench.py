@@ -374,7 +374,7 @@ def _bench_marbles(args: argparse.Namespace) -> list[str]:
     from api.marbles_service import bench_marbles
     return bench_marbles(n_fresh=min(args.fresh, 30) if args.fresh else 0,
                          sample_dir=args.dir or Path("sample_images") / "marbles",
-                         cache_dir=args.cache / "marbles", log=lambda s: print(s, flush=True))
+                         cache_dir=args.cache / "marbles_r2", log=lambda s: print(s, flush=True))
 
 
 def _bench_ice(args: argparse.Namespace) -> list[str]:
