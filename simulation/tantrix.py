@@ -24,7 +24,7 @@ from simulation.tantrix_boards import DEFECTS, TantrixDeal, deal
 from simulation.tantrix_paint import render_tantrix_photo
 
 GAME = "tantrix"
-RENDER_VERSION = 7  # bumped whenever the same seed renders differently (benches key their caches on it)
+RENDER_VERSION = 8  # bumped whenever the same seed renders differently (benches key their caches on it)
 FLAT_TO_FLAT_RANGE_MM = (43.0, 50.0)
 THICKNESS_RANGE_MM = (4.5, 5.5)
 GAP_RANGE_MM = (0.0, 2.0)  # extra lattice pitch: hand-laid tiles rarely touch
@@ -141,6 +141,15 @@ def layout_scene(rng: np.random.Generator, position: TantrixDeal, *, colorblind:
     board = position.board
     hexes = sorted(board.tiles)
     nominal = np.asarray([hex_center_mm(h, (0.0, 0.0), theta, pitch) for h in hexes])
+    turn = float(rng.uniform(-20.0, 20.0))
+    if any(position.hands.values()) and len(hexes) > 2:
+        # players sit across the board from each other: its long side runs between them, along x, so the
+        # photo (hands at its top and bottom) shows the tiles large; a random half-turn keeps both ends
+        spread = np.cov((nominal - nominal.mean(axis=0)).T)
+        evals, evecs = np.linalg.eigh(spread)
+        long_deg = math.degrees(math.atan2(evecs[1, 1], evecs[0, 1]))
+        theta = (theta - long_deg + turn + (180.0 if rng.random() < 0.5 else 0.0)) % 360.0
+        nominal = np.asarray([hex_center_mm(h, (0.0, 0.0), theta, pitch) for h in hexes])
     shift = -(nominal.min(axis=0) + nominal.max(axis=0)) / 2.0
     origin = (float(shift[0]), float(shift[1]))
     nominal = nominal + shift
@@ -288,7 +297,8 @@ def render_board(board: Board, *, hands: dict[str, tuple[int, ...]] | None = Non
                  glare: bool = True, bag_empty: bool | None = None) -> tuple[np.ndarray, dict]:
     """A given position photographed: (BGR image, truth document). For tests and rule cases (TX-T...).
 
-    The board may be anything geometry accepts (legal or not); ``bag_empty`` defaults to board + hands == 56.
+    The board may be anything geometry accepts (legal or not; ``defect`` stays None, the caller knows what it
+    built); ``bag_empty`` defaults to board + hands == 56.
     """
     hands = {"A": tuple(hands.get("A", ())), "B": tuple(hands.get("B", ()))} if hands else {"A": (), "B": ()}
     if bag_empty is None:

@@ -156,14 +156,15 @@ def _glare_sources(rng: np.random.Generator, lo_mm, hi_mm) -> list[tuple]:
     """Mirror images of lamps and windows on the tile-top plane: (centre, sigma_major, sigma_minor, angle,
     peak). Placed over the tiles' area, since that is where a photographer notices (and keeps) them."""
     out = []
-    for _ in range(int(rng.integers(0, 4))):
+    for _ in range(int(rng.choice([0, 1, 2], p=[0.25, 0.45, 0.3]))):
         c = (float(rng.uniform(lo_mm[0], hi_mm[0])), float(rng.uniform(lo_mm[1], hi_mm[1])))
         if rng.random() < 0.35:  # a fluorescent tube or window bar: a long thin streak
-            out.append((c, float(rng.uniform(60, 220)), float(rng.uniform(2.0, 6.0)), float(rng.uniform(0, 180)),
-                        float(rng.uniform(0.15, 0.55))))
-        else:
-            out.append((c, float(rng.uniform(10, 50)), float(rng.uniform(5, 25)), float(rng.uniform(0, 180)),
-                        float(rng.uniform(0.15, 0.7))))
+            out.append((c, float(rng.uniform(60, 200)), float(rng.uniform(1.5, 4.0)), float(rng.uniform(0, 180)),
+                        float(rng.uniform(0.15, 0.5))))
+        else:  # a lamp: a compact bright patch
+            major = float(rng.uniform(8, 30))
+            out.append((c, major, major * float(rng.uniform(0.3, 0.8)), float(rng.uniform(0, 180)),
+                        float(rng.uniform(0.2, 0.8))))
     return out
 
 
@@ -184,7 +185,7 @@ def _room_lobes(rng: np.random.Generator) -> list[tuple[np.ndarray, float, float
     for _ in range(int(rng.integers(1, 3))):
         az, el = float(rng.uniform(0, 2 * math.pi)), math.radians(float(rng.uniform(25, 75)))
         lobes.append((np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)]),
-                      float(rng.uniform(0.25, 0.6)), float(rng.uniform(0.8, 3.0))))
+                      float(rng.uniform(0.15, 0.4)), float(rng.uniform(0.3, 1.2))))
     return lobes
 
 
@@ -226,7 +227,7 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, eye_mm: np.ndarr
     lo = np.array([ras.x0, ras.y1 - ras.rows * ras.texel])
     hi = np.array([ras.x0 + ras.cols * ras.texel, ras.y1])
     sources = _glare_sources(rng, lo + 0.2 * (hi - lo), hi - 0.2 * (hi - lo)) if glare else []
-    room_base, lobes = float(rng.uniform(0.3, 1.0)), _room_lobes(rng)
+    room_base, lobes = float(rng.uniform(0.1, 0.4)), _room_lobes(rng)
     sc = float(1 << _SUPERSAMPLE_SHIFT)
     pad = int(math.ceil((s_mm + 1.0) / ras.texel))
     for t in scene.tiles:
