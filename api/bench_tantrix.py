@@ -60,6 +60,7 @@ class Tally:
     players_ok: int = 0
     board_ok: int = 0  # legality and both players' scores exact
     truth_vs_label: int = 0
+    crashed: int = 0
     times_ms: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
@@ -293,11 +294,20 @@ def bench_images(paths: list[Path], log: Callable[[str], None]) -> tuple[Tally, 
         if frame is None:
             ours.failures.append(f"{p.name}: unreadable image, skipped")
             continue
+        truth_judged = judge_document(truth, players=_players(truth))
         t0 = time.perf_counter()
-        reading = detect_tantrix(frame)
+        try:
+            reading = detect_tantrix(frame)
+        except Exception as exc:  # noqa: BLE001 - a bench reports a crashing photo and goes on
+            # every tile missed and no verdict: the photo counts against every figure
+            ours.crashed += 1
+            ours.failures.append(f"{p.name}: the reader failed: {type(exc).__name__}: {str(exc)[:160]}")
+            score_board(p.name, truth, truth_judged, {"tiles": [], "legal": None, "scores": {},
+                                                      "player_scores": {}, "rulings": []}, ours)
+            base["tiles"] += len(truth["tiles"])
+            continue
         doc = judge_document(reading_document(reading, image_path=str(p)), players=_players(truth))
         ours.times_ms.append((time.perf_counter() - t0) * 1000)
-        truth_judged = judge_document(truth, players=_players(truth))
         score_board(p.name, truth, truth_judged, doc, ours)
         faces = baseline_faces(frame, doc, {"plane_to_image": reading.plane_to_image,
                                             "angle_deg": reading.lattice_angle_deg})
@@ -331,7 +341,8 @@ def report(ours: Tally, base: dict[str, int], n_boards: int, condition: str, sho
              f"    face exact {_pct(t.face_ok, t.tiles)} ({t.face_ok}/{t.tiles}); rotation exact (board tiles, one "
              f"offset per board) {_pct(t.rot_ok, t.rot_n)}; hex exact (board tiles, one lattice transform per "
              f"board) {_pct(t.hex_ok, t.board_tiles)}; board/hand place exact {_pct(t.place_ok, t.matched)}",
-             f"    missed {t.missed}, extra {t.extra}, flagged/unread {t.flagged}, WRONG face {t.wrong}",
+             f"    missed {t.missed}, extra {t.extra}, flagged/unread {t.flagged}, WRONG face {t.wrong}; reader "
+             f"failed on {t.crashed} photo(s)",
              f"  legality verdict exact: {t.legal_ok}/{t.boards} = {_pct(t.legal_ok, t.boards)} "
              f"({t.legal_undecided} too close to call)  {_pf(t.legal_ok, t.boards, TARGET_BOARD)}",
              f"  all four colour scores exact {_pct(t.colors_ok, t.boards)}; both players' scores exact "
