@@ -38,7 +38,8 @@ def _classify(bgr_pixel: np.ndarray) -> str:
 
 
 def _board_from_truth(truth: dict) -> Board:
-    return Board({tuple(t["hex"]): (t["number"], t["rotation"]) for t in truth["tiles"] if t["place"] == "board"})
+    return Board({tuple(t["hex"]): (t["number"], t["rotation"])
+                  for t in truth["tiles"] if t["place"] == "board"})
 
 
 @pytest.mark.parametrize("n_tiles", [10, 27, 44, 56])
@@ -119,13 +120,15 @@ def test_same_seed_same_bytes_in_another_process(tmp_path):
     import sys
 
     code = ("import sys; from simulation.tantrix import render_tantrix_item; "
-            "render_tantrix_item(sys.argv[1], seed=8, index=1, n_tiles=14, hands=True, size_wh_px=(320, 180))")
+            "render_tantrix_item(sys.argv[1], seed=8, index=1, n_tiles=14, hands=True, "
+            "size_wh_px=(320, 180))")
     root = Path(__file__).resolve().parents[2]
     for sub, hash_seed in (("a", "1"), ("b", "2")):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         subprocess.run([sys.executable, "-c", code, str(tmp_path / sub)], cwd=root, env=env, check=True)
     for ext in (".jpg", ".json"):
-        assert (tmp_path / "a" / f"tx_8_001{ext}").read_bytes() == (tmp_path / "b" / f"tx_8_001{ext}").read_bytes()
+        a, b = (tmp_path / sub / f"tx_8_001{ext}" for sub in ("a", "b"))
+        assert a.read_bytes() == b.read_bytes()
 
 
 @pytest.mark.parametrize("colorblind,tilt", [(False, 33.0), (True, 8.0)])
@@ -192,7 +195,8 @@ def test_committed_samples_cover_the_brief_and_their_truth_holds():
     truths = {name: json.loads((root / f"{name}.json").read_text()) for name, _ in SAMPLES}
     for name, truth in truths.items():
         img = cv2.imread(str(root / f"{name}.jpg"))
-        assert img is not None and img.shape[:2] == (1080, 1920) and truth["image"]["size_wh_px"] == [1920, 1080]
+        assert img is not None and img.shape[:2] == (1080, 1920)
+        assert truth["image"]["size_wh_px"] == [1920, 1080]
         b = _board_from_truth(truth)
         clashes = [h for h in b if b.mismatched_edges(h)]
         holes = [h for h in b.empty_neighbours() if b.neighbour_count(h) >= 4]
