@@ -24,7 +24,7 @@ from simulation.tantrix_boards import DEFECTS, TantrixDeal, deal
 from simulation.tantrix_paint import render_tantrix_photo
 
 GAME = "tantrix"
-RENDER_VERSION = 8  # bumped whenever the same seed renders differently (benches key their caches on it)
+RENDER_VERSION = 9  # bumped whenever the same seed renders differently (benches key their caches on it)
 FLAT_TO_FLAT_RANGE_MM = (43.0, 50.0)
 THICKNESS_RANGE_MM = (4.5, 5.5)
 GAP_RANGE_MM = (0.0, 2.0)  # extra lattice pitch: hand-laid tiles rarely touch

@@ -28,6 +28,7 @@ from geometry.tantrix import (
 )
 
 HAND_SIZE = 6
+MIN_BOARD_TILES = 10  # the simulated boards span 10-56 tiles
 DEFECTS = ("mismatch", "four_neighbours", "blocked_space")
 _FREE_MOVE_TRIES = 400
 
@@ -206,8 +207,9 @@ def _plant_fourth_neighbour(tiles, pool, rng) -> tuple[Hex, ...]:
                 pool.remove(got[0])
                 return (s,)
     # no forced space: take out a tile with four or more neighbours whose removal keeps the Tantrix whole
+    # (boards keep at least MIN_BOARD_TILES)
     for h in [sorted(tiles)[int(i)] for i in rng.permutation(len(tiles))]:
-        if board.neighbour_count(h) >= 4:
+        if board.neighbour_count(h) >= 4 and len(tiles) > MIN_BOARD_TILES:
             rest = {k: v for k, v in tiles.items() if k != h}
             if Board(rest).is_connected():
                 pool.append(tiles.pop(h)[0])

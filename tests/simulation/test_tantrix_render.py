@@ -80,6 +80,12 @@ def test_planted_defects_are_what_they_say(defect):
         assert b.is_blocked_space(h)
 
 
+def test_planted_defects_keep_boards_of_at_least_ten_tiles():
+    for i in range(12):
+        d = deal(np.random.default_rng([35, i]), 10, defect="four_neighbours", hands_visible=bool(i % 2))
+        assert len(d.board) >= 10 and d.defect is not None
+
+
 def test_cascade_finds_the_controlled_side_of_rules_case_tx_t6():
     filled = {(0, 0), (1, 0), (2, 0), (3, 0), (3, -1)}
     assert cascade_overflow(filled, (0, -1))  # TX-T6: fills (1,-1), giving (2,-1) four neighbours
