@@ -32,6 +32,7 @@ from vision.tantrix_lattice import (
     fit_blob,
     free_tiles,
     hex_center_u,
+    hex_sample_offsets,
     hexagon_u,
     lattice_scale,
     nearest_hex,
@@ -189,6 +190,7 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
     h, w = labels.shape
     fits = []
     blob_verts: list[np.ndarray] = []
+    insides = []
     for i, b in enumerate(blobs):
         ss = segs[i]
         seg_u = None
@@ -208,6 +210,7 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
             return out
 
         fits.append(fit_blob(verts, ang, inside, seg_u))
+        insides.append(inside)
         blob_verts.append(verts)
     main = next((f for f in fits if f is not None), None)
     if main is None:
@@ -248,7 +251,11 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
                     ideal.append(apply_h(to_main, iu))
         # whatever the lattice does not explain: free hexagons (hand tiles, perhaps touching)
         contour_c = apply_h(M_c, blobs[i].contour_px)
+        from_main = np.linalg.inv(to_main)
         for c, a in free_tiles(contour_c, taken):
+            probe = apply_h(from_main, c[None, :] + hex_sample_offsets() @ _rot2(a).T)
+            if insides[i](probe)[:, 1].sum() < 6:
+                continue  # bare table filled in: an empty hex enclosed by the board
             dang = ((a + 30.0) % 60.0) - 30.0
             # inside the board's own silhouette a lattice position is enough (glare can spoil the outline angle)
             ok, hexes = on_lattice(c[None, :], 0.0 if i == 0 else dang)
@@ -267,6 +274,11 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
                         ideal_free.append(corners[j][None, :])
     pairs = (_stack(meas), _stack(ideal))
     return _Fit(M_c, tiles, pairs, (_stack(meas_free), _stack(ideal_free)))
+
+
+def _rot2(deg: float) -> np.ndarray:
+    c, s = math.cos(math.radians(deg)), math.sin(math.radians(deg))
+    return np.array([[c, -s], [s, c]])
 
 
 def _stack(parts: list[np.ndarray]) -> np.ndarray:

@@ -21,8 +21,8 @@ NEUTRAL_RATIO = 0.4
 # On a neutral table, black is below this fraction of the way from the tiles' black to the table (a soft shadow
 # on a light table stays above it).
 SPLIT_RATIO = 0.4
-# Table chroma (Lab C*) above which the table's hue separates it from the neutral tiles.
-CHROMATIC_TABLE = 10.0
+# Chroma (Lab C*) below which a pixel is hueless (the tile); a table must exceed it by its noise to be coloured.
+NEUTRAL_FLOOR = 6.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +76,20 @@ def tile_black_l(lab: np.ndarray, table: TableModel, share: float = 0.01) -> flo
     return float(np.median(darkest))
 
 
-def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25.0) -> np.ndarray:
+def tile_l_beside_links(L: np.ndarray, chroma: np.ndarray, link: np.ndarray, near_px: int) -> float | None:
+    """Lightness of the tiles' neutral face: the median of hueless pixels right beside link bands."""
+    ker = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * near_px + 1, 2 * near_px + 1))
+    beside = (cv2.dilate(link.astype(np.uint8), ker) > 0) & ~link & (chroma < 8.0)
+    if beside.sum() < 500:
+        return None
+    return float(np.median(L[beside]))
+
+
+def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25.0, near_px: int = 0) -> np.ndarray:
     """uint8 mask (255 = tile) before filling: the tiles' black or a saturated colour the table is not.
+
+    With ``near_px`` a link or white pixel counts only that close to black: a link band lies on a black tile,
+    a player's coloured mat under a hand is as saturated but reaches far from any tile.
 
     Black: nearer the tiles' own black than the table in lightness, and no more than half the table's chroma
     (a shadow on a coloured table keeps its hue; the tile is neutral).
@@ -86,20 +98,26 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
     chroma = np.hypot(a, b)
     tL = table.lab[0]
     tc = table.chroma
-    if tc > CHROMATIC_TABLE:
-        # on a coloured table the tile is what has no hue: its black and the glare on its gloss alike; a shadow
-        # or a lighter patch of the table keeps the table's chromaticity (chroma in proportion to lightness)
-        dark = chroma < np.maximum(4.0, NEUTRAL_RATIO * tc * np.clip(L / tL, 0.0, 1.5))
-    else:
-        lb = tile_black_l(lab, table)
-        split_l = lb + SPLIT_RATIO * max(tL - lb, 0.0)
-        dark = (L < split_l) & (chroma < 10.0)
     link_floor = max(min_link_chroma, tc + 6.0 * max(table.sigma[1], table.sigma[2]))
     colour_dist = np.hypot(a - table.lab[1], b - table.lab[2])
     link = (chroma > link_floor) & (colour_dist > link_floor * 0.6)
+    if tc - 3.0 * max(table.sigma[1], table.sigma[2]) > NEUTRAL_FLOOR:
+        # on a coloured table the tile is what has no hue: its black and the glare on its gloss alike; a shadow
+        # or a lighter patch of the table keeps the table's chromaticity (chroma in proportion to lightness)
+        dark = chroma < np.maximum(NEUTRAL_FLOOR, NEUTRAL_RATIO * tc * np.clip(L / tL, 0.0, 1.5))
+    else:
+        # on a neutral table, lightness: the tile's own, measured beside its links (links lie only on tiles;
+        # glossy tiles may even be lighter than a black table), against the table's
+        lt = tile_l_beside_links(L, chroma, link, near_px) if near_px > 0 else None
+        lt = tile_black_l(lab, table) if lt is None else lt
+        dark = (chroma < 10.0) & (np.abs(L - lt) < SPLIT_RATIO / (1 - SPLIT_RATIO) * np.abs(L - tL))
     # white links of colour-blind sets: clearly lighter than the table and hueless
     white = (L > max(tL + 6.0 * table.sigma[0], 60.0)) & (chroma < 15.0)
-    return ((dark | link | white).astype(np.uint8)) * 255
+    lit = link | white
+    if near_px > 0:
+        ker = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * near_px + 1, 2 * near_px + 1))
+        lit &= cv2.dilate(dark.astype(np.uint8), ker) > 0
+    return ((dark | lit).astype(np.uint8)) * 255
 
 
 def fill_holes(mask: np.ndarray) -> np.ndarray:
@@ -136,7 +154,7 @@ def typical_side_px(segments: list[Segment]) -> float | None:
 
 
 def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area_ratio: float = 4e-4,
-               link_width_ratio: float = 0.3) -> tuple[list[Blob], np.ndarray, TableModel, np.ndarray]:
+               link_width_ratio: float = 0.3, near_dark_ratio: float = 0.008) -> tuple[list[Blob], np.ndarray, TableModel, np.ndarray]:
     """Tile silhouettes (largest first), the filled mask, the table model and the bare-table pixels (neither
     tile black nor link colour: an empty hex inside a board is filled but bare).
 
@@ -145,9 +163,10 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
     """
     lab = to_lab(image_bgr) if lab is None else lab
     table = measure_table(lab)
-    raw = tile_mask(lab, table)
-    h, w = raw.shape
+    h, w = lab.shape[:2]
     k = max(3, int(round(min(h, w) / 540)) | 1)
+    # chroma of near-black pixels is mostly sensor noise: judge colour on a lightly smoothed image
+    raw = tile_mask(cv2.GaussianBlur(lab, (k, k), 0), table, near_px=int(round(near_dark_ratio * min(h, w))))
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     min_area = min_area_ratio * h * w
     blobs, filled = _silhouettes(raw, k, min_area)
