@@ -353,7 +353,17 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
         G = np.diag([lattice_scale(main_u)] * 2 + [1.0]) @ G
     labels = _label_image(blobs, (h, w))
     M = G @ P
-    fit = _fit_lattice(blobs, segs, labels, bare, M, diag, params)
+    try:
+        fit = _fit_lattice(blobs, segs, labels, bare, M, diag, params)
+        fit = _refine(fit, blobs, segs, labels, bare, P, G, camera, diag, params)
+    except LatticeError as exc:
+        raise TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
+    return _read_tiles(image_bgr, lab, fit, camera, P, flat_to_flat_mm, params)
+
+
+def _refine(fit: _Fit, blobs, segs, labels, bare, P: np.ndarray, G: np.ndarray, camera: CameraModel | None,
+            diag: float, params: TantrixParams) -> _Fit:
+    """Refit the plane to the lattice corners found (twice), then the lattice to the refined plane."""
     for round_ in range(2):
         meas, ideal = fit.pairs
         if camera is None and round_ > 0 and len(fit.free_pairs[0]):
@@ -376,7 +386,7 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
             G = np.vstack([A, [0, 0, 1]])
             M = G @ P
         fit = _fit_lattice(blobs, segs, labels, bare, M, diag, params)
-    return _read_tiles(image_bgr, lab, fit, camera, P, flat_to_flat_mm, params)
+    return fit
 
 
 def _jac(H: np.ndarray, at: np.ndarray) -> np.ndarray:

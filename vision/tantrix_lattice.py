@@ -33,6 +33,10 @@ _CENTRE = np.column_stack([A1, A2])
 _CENTRE_INV = np.linalg.inv(_CENTRE)
 
 
+# A table holds 56 tiles: a silhouette spanning more lattice cells than this means a nonsense hexagon size.
+MAX_GRID_HEXES = 4000
+
+
 class LatticeError(ValueError):
     """Too little hexagon outline to fix the table plane or the lattice."""
 
@@ -359,6 +363,9 @@ def fit_blob(vertices_u: np.ndarray, angle_deg: float, inside, segments_u: np.nd
         qr = corners @ _CENTRE_INV.T
         qlo, rlo = np.floor(qr.min(axis=0)).astype(int) - 1
         qhi, rhi = np.ceil(qr.max(axis=0)).astype(int) + 1
+        if (qhi - qlo + 1) * (rhi - rlo + 1) > MAX_GRID_HEXES:
+            raise LatticeError(f"a silhouette spans {(qhi - qlo + 1) * (rhi - rlo + 1)} lattice cells: the hexagon "
+                               "size found is not a tile's")
         qq, rr = np.meshgrid(np.arange(qlo, qhi + 1), np.arange(rlo, rhi + 1))
         qq, rr = qq.ravel(), rr.ravel()
         cen = hex_center_u(qq, rr) + o

@@ -85,6 +85,23 @@ def tile_l_beside_links(L: np.ndarray, chroma: np.ndarray, link: np.ndarray, nea
     return float(np.median(L[beside]))
 
 
+def local_table_l(L: np.ndarray, lit: np.ndarray, far_px: int, cell_px: int = 32) -> np.ndarray:
+    """The table's lightness here (a lamp or vignetting makes it vary): the mean of pixels far from any link
+    (links lie only on tiles), per cell, spread smoothly into the cells the tiles cover."""
+    h, w = L.shape
+    ker = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * far_px + 1, 2 * far_px + 1))
+    far = (cv2.dilate(lit.astype(np.uint8), ker) == 0).astype(np.float32)
+    gw, gh = max(1, w // cell_px), max(1, h // cell_px)
+    num = cv2.resize(L.astype(np.float32) * far, (gw, gh), interpolation=cv2.INTER_AREA)
+    den = cv2.resize(far, (gw, gh), interpolation=cv2.INTER_AREA)
+    sig = max(1.0, 0.06 * max(gw, gh))
+    num = cv2.GaussianBlur(num, (0, 0), sig)
+    den = cv2.GaussianBlur(den, (0, 0), sig)
+    grid = num / np.maximum(den, 1e-6)
+    grid[den < 1e-4] = float(np.sum(L * far) / max(far.sum(), 1.0))
+    return cv2.resize(grid, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
 def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25.0, near_px: int = 0) -> np.ndarray:
     """uint8 mask (255 = tile) before filling: the tiles' black or a saturated colour the table is not.
 
@@ -110,7 +127,9 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
         # glossy tiles may even be lighter than a black table), against the table's
         lt = tile_l_beside_links(L, chroma, link, near_px) if near_px > 0 else None
         lt = tile_black_l(lab, table) if lt is None else lt
-        dark = (chroma < 10.0) & (np.abs(L - lt) < SPLIT_RATIO / (1 - SPLIT_RATIO) * np.abs(L - tL))
+        local_tl = local_table_l(L, link | ((L > max(tL + 6.0 * table.sigma[0], 60.0)) & (chroma < 15.0)),
+                                 far_px=max(3 * near_px, 8)) if near_px > 0 else tL
+        dark = (chroma < 10.0) & (np.abs(L - lt) < SPLIT_RATIO / (1 - SPLIT_RATIO) * np.abs(L - local_tl))
     # white links of colour-blind sets: clearly lighter than the table and hueless
     white = (L > max(tL + 6.0 * table.sigma[0], 60.0)) & (chroma < 15.0)
     lit = link | white
