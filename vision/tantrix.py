@@ -344,21 +344,42 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
         return TantrixReading(tiles=(), image_size_wh_px=(w, h), flat_to_flat_mm=f_mm, lattice_origin_mm=(0.0, 0.0),
                               lattice_angle_deg=0.0, plane_to_image=tuple(tuple(map(float, r)) for r in H),
                               colorblind=False, source="camera" if camera is not None else "tiles")
-    seg_plane = np.array([[apply_h(P, np.array([s.p0]))[0], apply_h(P, np.array([s.p1]))[0]] for s in all_segs])
-    theta, side = edge_angle_and_side(seg_plane)
-    G = _sim2(theta, side, np.zeros(2))  # plane -> U
-    if segs and segs[0]:
-        main_u = np.array([[apply_h(G, apply_h(P, np.array([s.p0])))[0], apply_h(G, apply_h(P, np.array([s.p1])))[0]]
-                           for s in segs[0]])
-        G = np.diag([lattice_scale(main_u)] * 2 + [1.0]) @ G
     labels = _label_image(blobs, (h, w))
-    M = G @ P
+
+    def fit_with(P: np.ndarray) -> _Fit:
+        seg_plane = np.array([[apply_h(P, np.array([s.p0]))[0], apply_h(P, np.array([s.p1]))[0]] for s in all_segs])
+        theta, side = edge_angle_and_side(seg_plane)
+        G = _sim2(theta, side, np.zeros(2))  # plane -> U
+        if segs and segs[0]:
+            main_u = np.array([[apply_h(G, apply_h(P, np.array([s.p0])))[0],
+                                apply_h(G, apply_h(P, np.array([s.p1])))[0]] for s in segs[0]])
+            G = np.diag([lattice_scale(main_u)] * 2 + [1.0]) @ G
+        fit = _fit_lattice(blobs, segs, labels, bare, G @ P, diag, params)
+        return _refine(fit, blobs, segs, labels, bare, P, G, camera, diag, params)
+
     try:
-        fit = _fit_lattice(blobs, segs, labels, bare, M, diag, params)
-        fit = _refine(fit, blobs, segs, labels, bare, P, G, camera, diag, params)
+        fit = fit_with(P)
+        if camera is None and _misfit(fit, blobs[0]) > 0.5:
+            # the board's own silhouette should be lattice tiles only: retry from an affine view
+            try:
+                alt = fit_with(rectify_from_segments(all_segs, (w, h), projective=False))
+                if _misfit(alt, blobs[0]) < _misfit(fit, blobs[0]):
+                    fit = alt
+            except LatticeError:
+                pass
     except LatticeError as exc:
         raise TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
     return _read_tiles(image_bgr, lab, fit, camera, P, flat_to_flat_mm, params)
+
+
+def _misfit(fit: _Fit, blob: Blob) -> float:
+    """Tiles' worth of the board's silhouette that the lattice does not explain (about 0 for a good plane)."""
+    on = sum(1 for t in fit.tiles if t.blob == 0 and t.hex is not None)
+    free = sum(1 for t in fit.tiles if t.blob == 0 and t.hex is None)
+    Minv = np.linalg.inv(fit.M)
+    centre = blob.contour_px.mean(axis=0)
+    hex_px = abs(np.linalg.det(_jac(Minv, apply_h(fit.M, centre[None, :])[0]))) * 1.5 * SQ3
+    return free + max(0.0, blob.area_px / max(hex_px, 1e-9) - on - 1.0)
 
 
 def _refine(fit: _Fit, blobs, segs, labels, bare, P: np.ndarray, G: np.ndarray, camera: CameraModel | None,

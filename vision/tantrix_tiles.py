@@ -136,6 +136,9 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
     if near_px > 0:
         ker = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * near_px + 1, 2 * near_px + 1))
         lit &= cv2.dilate(dark.astype(np.uint8), ker) > 0
+        # a link of the table's own colour (red on a red cloth) is told from the table by being enclosed in black
+        own = (chroma > link_floor * 0.6) & ~link
+        lit |= own & (cv2.morphologyEx(dark.astype(np.uint8), cv2.MORPH_CLOSE, ker) > 0) & ~(dark > 0)
     return ((dark | lit).astype(np.uint8)) * 255
 
 
@@ -191,8 +194,10 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
     blobs, filled = _silhouettes(raw, k, min_area)
     eps = max(1.5, 0.0012 * math.hypot(w, h))
     segs = [s for i, b in enumerate(blobs) for s in outline_segments(b, i, eps_px=eps, min_len_px=6.0)]
-    side = typical_side_px(segs)
-    if side is not None:
+    lengths = np.array([s.length for s in segs])
+    if len(lengths) >= 6:
+        # the longest runs are whole edges (shorter ones are edges cut by a notch not yet closed)
+        side = 0.95 * float(np.percentile(lengths, 95))
         blobs, filled = _silhouettes(raw, int(round(link_width_ratio * side)), min_area)
     return blobs, filled, table, raw == 0
 
