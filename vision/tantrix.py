@@ -359,17 +359,32 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
 
     try:
         fit = fit_with(P)
-        if camera is None and _misfit(fit, blobs[0]) > 0.5:
+        centre_u = apply_h(fit.M, blobs[0].contour_px.mean(axis=0)[None, :])[0]
+        if camera is None and (_misfit(fit, blobs[0]) > 0.5
+                               or _anisotropy(np.linalg.inv(fit.M), centre_u) > MAX_ANISOTROPY):
             # the board's own silhouette should be lattice tiles only: retry from an affine view
             try:
                 alt = fit_with(rectify_from_segments(all_segs, (w, h), projective=False))
-                if _misfit(alt, blobs[0]) < _misfit(fit, blobs[0]):
+                alt_c = apply_h(alt.M, blobs[0].contour_px.mean(axis=0)[None, :])[0]
+                if (_anisotropy(np.linalg.inv(alt.M), alt_c) <= MAX_ANISOTROPY
+                        and (_misfit(alt, blobs[0]) < _misfit(fit, blobs[0])
+                             or _anisotropy(np.linalg.inv(fit.M), centre_u) > MAX_ANISOTROPY)):
                     fit = alt
             except LatticeError:
                 pass
     except LatticeError as exc:
         raise TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
     return _read_tiles(image_bgr, lab, fit, camera, P, flat_to_flat_mm, params)
+
+
+# A phone over a table (tilt <= ~45 degrees) foreshortens a tile by less than this ratio of its two axes.
+MAX_ANISOTROPY = 2.0
+
+
+def _anisotropy(H_u2img: np.ndarray, at_u: np.ndarray) -> float:
+    """Ratio of the principal stretches of a lattice -> image map at one point (1 = seen square-on)."""
+    sv = np.linalg.svd(_jac(H_u2img, np.asarray(at_u, float)), compute_uv=False)
+    return float(sv[0] / max(sv[1], 1e-12))
 
 
 def _misfit(fit: _Fit, blob: Blob) -> float:
@@ -394,8 +409,8 @@ def _refine(fit: _Fit, blobs, segs, labels, bare, P: np.ndarray, G: np.ndarray, 
             Minv = np.linalg.inv(fit.M)
             px_per_u = math.sqrt(abs(np.linalg.det(_jac(Minv, apply_h(Minv, np.zeros((1, 2)))[0]))))
             Hn = refine_homography(meas, ideal, max(1.5, 0.08 * px_per_u))
-            if Hn is None:
-                break
+            if Hn is None or _anisotropy(Hn, np.mean(ideal, axis=0)) > MAX_ANISOTROPY:
+                break  # too few corners, or a degenerate plane: keep the previous one
             M = np.linalg.inv(Hn)
         else:
             if len(ideal) < 4:
