@@ -61,6 +61,7 @@ class Tally:
     board_ok: int = 0  # legality and both players' scores exact
     truth_vs_label: int = 0
     crashed: int = 0
+    per_board: list[tuple[int, str]] = field(default_factory=list)  # (tiles not exact, summary line)
     times_ms: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
@@ -135,6 +136,22 @@ def _hex(v) -> tuple[int, int] | None:
 
 def score_board(name: str, truth: dict, truth_judged: dict, read: dict, tally: Tally) -> None:
     """Tally one photo: tiles (face, rotation, hex, place) and the board's verdict and scores."""
+    before = (tally.face_rot_ok, tally.missed, tally.extra, tally.flagged, tally.wrong, tally.hex_ok)
+    _score_tiles(name, truth, read, tally)
+    d = [a - b for a, b in zip((tally.face_rot_ok, tally.missed, tally.extra, tally.flagged, tally.wrong,
+                                tally.hex_ok), before)]
+    _score_verdict(name, truth, truth_judged, read, tally)
+    n_board = sum(t.get("place") == "board" for t in truth["tiles"])
+    verdict_off = read["legal"] != truth_judged["legal"] or read.get("player_scores") != truth_judged.get(
+        "player_scores")
+    tally.per_board.append((len(truth["tiles"]) - d[0] + int(verdict_off), (
+        f"{name}: {d[0]}/{len(truth['tiles'])} tiles exact, missed {d[1]}, extra {d[2]}, flagged {d[3]}, wrong {d[4]}, "
+        f"hex {d[5]}/{n_board}; legal read {read['legal']} truth {truth_judged['legal']}; players' scores "
+        f"{'ok' if read.get('player_scores') == truth_judged.get('player_scores') else 'WRONG'}; tilt "
+        f"{truth.get('camera_tilt_deg')} deg, colour-blind {truth.get('colorblind')}")))
+
+
+def _score_tiles(name: str, truth: dict, read: dict, tally: Tally) -> None:
     tt, ft = truth["tiles"], read["tiles"]
     match = match_tiles(tt, ft, _gate_px(tt))
     tally.tiles += len(tt)
@@ -197,7 +214,10 @@ def score_board(name: str, truth: dict, truth_judged: dict, read: dict, tally: T
                 what.append(f"place {f.get('place')} vs {t.get('place')}")
             tally.failures.append(f"{name}: {t['id']} tile {t['number']} at px {_fmt(t['center_px'])} conf "
                                   f"{f.get('confidence')}: " + "; ".join(what))
-    # the board: verdict and scores, adjudicator on read vs on truth
+
+
+def _score_verdict(name: str, truth: dict, truth_judged: dict, read: dict, tally: Tally) -> None:
+    """The board: verdict and scores, adjudicator on read vs on truth."""
     tally.boards += 1
     legal_ok = read["legal"] == truth_judged["legal"]
     tally.legal_ok += legal_ok
@@ -357,6 +377,10 @@ def report(ours: Tally, base: dict[str, int], n_boards: int, condition: str, sho
     ratio = f"{t.face_ok / base['face_ok']:.2f}x" if base["face_ok"] else "n/a (baseline reads none)"
     lines.append(f"  baseline (same tiles, colours at a fixed pixel offset in the raw image, no rectification): face "
                  f"exact {_pct(base['face_ok'], base['tiles'])}; ours / baseline = {ratio}")
+    worst = sorted((b for b in t.per_board if b[0]), key=lambda b: -b[0])
+    if show_failures and worst:
+        lines.append(f"  boards with a tile or the verdict not exact ({len(worst)} of {t.boards}), worst first:")
+        lines += [f"    {line}" for _, line in worst[:show_failures]]
     if show_failures and t.failures:
         lines.append(f"  failures ({len(t.failures)}; showing {min(show_failures, len(t.failures))}):")
         lines += [f"    {f}" for f in t.failures[:show_failures]]
