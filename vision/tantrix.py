@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from geometry.tantrix import Board, Placement, TantrixError, neighbours
+from geometry.tantrix import Board, Placement, TantrixError, neighbour, neighbours, opposite_edge
+from geometry.tantrix import tile as tile_of
 from vision.tantrix_lattice import (
     SQ3,
     LatticeError,
@@ -41,6 +42,7 @@ from vision.tantrix_lattice import (
 )
 from vision.tantrix_links import (
     CLASS_NAMES,
+    FaceRead,
     LinkParams,
     edge_colours_lab,
     fit_colour_model,
@@ -496,8 +498,6 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, camera: Camer
 
 def _flag_duplicates(faces):
     """A set holds each number once: of two tiles read as one number, the less certain is flagged."""
-    from vision.tantrix_links import FaceRead
-
     by_num: dict[int, list[int]] = {}
     for i, f in enumerate(faces):
         if f.number is not None:
@@ -518,10 +518,6 @@ def _neighbour_confidence(tiles: list[TileReading]) -> list[TileReading]:
 
     Never changes a face — a real mismatch is what the referee must see.
     """
-    from dataclasses import replace
-
-    from geometry.tantrix import neighbour, opposite_edge, tile as tile_of
-
     at = {t.hex: t for t in tiles if t.hex is not None and t.number is not None}
     out = []
     for t in tiles:

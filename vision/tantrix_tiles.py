@@ -166,15 +166,6 @@ def _silhouettes(mask: np.ndarray, close_px: int, min_area: float) -> tuple[list
     return blobs, filled
 
 
-def typical_side_px(segments: list[Segment]) -> float | None:
-    """A hexagon side in pixels: the common length of the longest outline runs (a run is at most one side)."""
-    lengths = np.array([s.length for s in segments])
-    if len(lengths) < 3:
-        return None
-    top = lengths[lengths >= 0.6 * np.percentile(lengths, 90)]
-    return float(np.median(top))
-
-
 def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area_ratio: float = 4e-4,
                link_width_ratio: float = 0.3, near_dark_ratio: float = 0.008) -> tuple[list[Blob], np.ndarray, TableModel, np.ndarray]:
     """Tile silhouettes (largest first), the filled mask, the table model and the bare-table pixels (neither
@@ -225,10 +216,8 @@ def outline_segments(blob: Blob, index: int, *, eps_px: float, min_len_px: float
     c = blob.contour_px.astype(np.float32).reshape(-1, 1, 2)
     poly = cv2.approxPolyDP(c, eps_px, True).reshape(-1, 2)
     pts = blob.contour_px
-    n = len(pts)
     # index of each polygon vertex on the contour
     idx = []
-    j = 0
     for v in poly:
         d = np.hypot(pts[:, 0] - v[0], pts[:, 1] - v[1])
         idx.append(int(np.argmin(d)))
@@ -252,5 +241,4 @@ def outline_segments(blob: Blob, index: int, *, eps_px: float, min_len_px: float
         q0 = (float(x0 + s0 * vx), float(y0 + s0 * vy))
         q1 = (float(x0 + s1 * vx), float(y0 + s1 * vy))
         out.append(Segment(q0, q1, index))
-    _ = n, j
     return out
