@@ -138,7 +138,8 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
         lit &= cv2.dilate(dark.astype(np.uint8), ker) > 0
         # a link of the table's own colour (red on a red cloth) is told from the table by being enclosed in black
         own = (chroma > link_floor * 0.6) & ~link
-        lit |= own & (cv2.morphologyEx(dark.astype(np.uint8), cv2.MORPH_CLOSE, ker) > 0) & ~(dark > 0)
+        wide = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (4 * near_px + 1, 4 * near_px + 1))
+        lit |= own & (cv2.morphologyEx(dark.astype(np.uint8), cv2.MORPH_CLOSE, wide) > 0) & ~(dark > 0)
     return ((dark | lit).astype(np.uint8)) * 255
 
 
