@@ -415,3 +415,8 @@ def test_bench_counts_a_crashing_reader_against_every_figure(position, monkeypat
     ours, _ = bench_images([p], lambda s: None)
     assert (ours.crashed, ours.boards, ours.missed, ours.legal_ok, ours.face_ok) == (1, 1, 14, 0, 0)
     assert "reader failed: MemoryError" in ours.failures[0]
+
+
+def test_a_photo_without_tiles_is_not_called_legal():
+    doc = judge_document({"game": "tantrix", "tiles": []})
+    assert doc["legal"] is None and doc["rulings"][0]["decision"] == "undecided"
