@@ -4,6 +4,7 @@ Judges take boards as data (``geometry.tantrix.Board``: hex -> tile number and r
 citing the clause as RULES.md names it: the verdict of a placement under ``TX A1`` and each broken rule under its
 game-rule clause (``TX G-2`` mismatch or not touching, ``TX G-4`` free move while a forced space is fillable,
 ``TX G-5 R1``/``R2``/``R3``). Players are named by strings; a ruling's ``colors`` carries the players it is about.
+:func:`judge_board` rules on a whole photographed position (what a referee sees on the table, not a move).
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def annotate_tantrix(frame_bgr: np.ndarray, doc: dict[str, Any]) -> np.ndarray:
     # (drawn first: the tile numbers go on top)
     players = doc.get("players") or {}
     colours = [p["color"] for p in players.values()] if players else list(doc.get("best_lines", {}))
-    for c in colours:
+    for i, c in enumerate(colours):
         line = doc.get("best_lines", {}).get(c)
         if not line:
             continue
@@ -139,7 +139,7 @@ def annotate_tantrix(frame_bgr: np.ndarray, doc: dict[str, Any]) -> np.ndarray:
             top = min(pts, key=lambda p: p[1])
             who = next((k for k, v in players.items() if v.get("color") == c), None)
             label = f"{who + ': ' if who else ''}{c} {'loop' if line['loop'] else 'line'} {line['points']}"
-            _text(img, label, (top[0], top[1] - 30 * scale), scale, bgr, center=True)
+            _text(img, label, (top[0], top[1] - (30 + 26 * i) * scale), scale, bgr, center=True)
 
     # tiles: outline and number
     for t in tiles:

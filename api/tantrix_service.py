@@ -203,6 +203,10 @@ def judge_document(doc: dict[str, Any], *, players: dict[str, str] | None = None
     ids = pos["ids"]
     out = dict(doc)
     rulings = [r.to_dict() for r in j.rulings]
+    empty = not len(board) and not pos["unread"]
+    if empty:  # a photo in which no tile lies on the grid: nothing to call legal
+        rulings[0] = Ruling(game=GAME, rule="TX A1", decision=Decision.UNDECIDED,
+                            explanation="no Tantrix tile found on the board in this photo").to_dict()
     for note in pos["notes"]:
         rulings.append(Ruling(game=GAME, rule="TX A1", decision=Decision.REFER_TO_UMPIRE,
                               explanation=f"reading conflict: {note}", confidence=0.5).to_dict())
@@ -212,7 +216,7 @@ def judge_document(doc: dict[str, Any], *, players: dict[str, str] | None = None
         "counts": {"board": len(board_tiles), "hand": len(doc.get("tiles", [])) - len(board_tiles),
                    "unread": sum(t.get("number") is None for t in doc.get("tiles", [])),
                    "flagged": sum(bool(t.get("flagged")) for t in doc.get("tiles", []))},
-        "legal": j.legal if not pos["notes"] or j.legal is False else None,
+        "legal": None if empty else j.legal if not pos["notes"] or j.legal is False else None,
         "endgame": j.endgame,
         "forced_spaces": [{"hex": list(h), "facing": {DIRECTION_NAMES[k]: c.value
                                                       for k, c in sorted(board.facing_colors(h).items())},

@@ -24,7 +24,7 @@ from simulation.tantrix_boards import DEFECTS, TantrixDeal, deal
 from simulation.tantrix_paint import render_tantrix_photo
 
 GAME = "tantrix"
-RENDER_VERSION = 7  # bumped whenever the same seed renders differently (benches key their caches on it)
+RENDER_VERSION = 9  # bumped whenever the same seed renders differently (benches key their caches on it)
 FLAT_TO_FLAT_RANGE_MM = (43.0, 50.0)
 THICKNESS_RANGE_MM = (4.5, 5.5)
 GAP_RANGE_MM = (0.0, 2.0)  # extra lattice pitch: hand-laid tiles rarely touch
@@ -72,19 +72,23 @@ class TantrixScene:
         return self.flat_to_flat_mm / SQRT3
 
 
-def hex_center_mm(h: Hex, origin_mm: tuple[float, float], angle_deg: float, pitch_mm: float) -> tuple[float, float]:
+def hex_center_mm(h: Hex, origin_mm: tuple[float, float], angle_deg: float,
+                  pitch_mm: float) -> tuple[float, float]:
     """Centre of hex (q, r) on a pointy-top lattice whose edge 0 faces ``angle_deg`` (contract formula)."""
     q, r = h
     s = pitch_mm / SQRT3
     lx, ly = s * SQRT3 * (q + r / 2.0), -1.5 * s * r
     t = math.radians(angle_deg)
-    return (origin_mm[0] + lx * math.cos(t) - ly * math.sin(t), origin_mm[1] + lx * math.sin(t) + ly * math.cos(t))
+    c, s_ = math.cos(t), math.sin(t)
+    return (origin_mm[0] + lx * c - ly * s_, origin_mm[1] + lx * s_ + ly * c)
 
 
 def hex_outline_mm(center_mm: tuple[float, float], angle_deg: float, circumradius_mm: float) -> np.ndarray:
-    """The six vertices (ccw) of a tile whose edge 0 faces ``angle_deg``; vertex k lies between edges k, k+1."""
+    """The six vertices (ccw) of a tile whose edge 0 faces ``angle_deg``; vertex k lies between edges k and
+    k + 1."""
     a = np.radians(angle_deg + 30.0 + 60.0 * np.arange(EDGE_COUNT))
-    return np.column_stack([center_mm[0] + circumradius_mm * np.cos(a), center_mm[1] + circumradius_mm * np.sin(a)])
+    r = circumradius_mm
+    return np.column_stack([center_mm[0] + r * np.cos(a), center_mm[1] + r * np.sin(a)])
 
 
 def _untangle(centres: np.ndarray, angles: np.ndarray, nominal: np.ndarray, lattice_deg: float,
@@ -141,6 +145,15 @@ def layout_scene(rng: np.random.Generator, position: TantrixDeal, *, colorblind:
     board = position.board
     hexes = sorted(board.tiles)
     nominal = np.asarray([hex_center_mm(h, (0.0, 0.0), theta, pitch) for h in hexes])
+    turn = float(rng.uniform(-20.0, 20.0))
+    if any(position.hands.values()) and len(hexes) > 2:
+        # players sit across the board from each other: its long side runs between them, along x, so the
+        # photo (hands at its top and bottom) shows the tiles large; a random half-turn keeps both ends
+        spread = np.cov((nominal - nominal.mean(axis=0)).T)
+        evals, evecs = np.linalg.eigh(spread)
+        long_deg = math.degrees(math.atan2(evecs[1, 1], evecs[0, 1]))
+        theta = (theta - long_deg + turn + (180.0 if rng.random() < 0.5 else 0.0)) % 360.0
+        nominal = np.asarray([hex_center_mm(h, (0.0, 0.0), theta, pitch) for h in hexes])
     shift = -(nominal.min(axis=0) + nominal.max(axis=0)) / 2.0
     origin = (float(shift[0]), float(shift[1]))
     nominal = nominal + shift
@@ -166,7 +179,8 @@ def layout_scene(rng: np.random.Generator, position: TantrixDeal, *, colorblind:
     pb = (pa + 1 + int(rng.integers(3))) % 4
     thickness = float(rng.uniform(*THICKNESS_RANGE_MM))
     drawn_mats = rng.random() < HAND_MATS_PROBABILITY  # drawn even when fixed: the same seed, the same rest
-    return TantrixScene(deal=position, tiles=tuple(poses), flat_to_flat_mm=f, thickness_mm=thickness, pitch_mm=pitch,
+    return TantrixScene(deal=position, tiles=tuple(poses), flat_to_flat_mm=f, thickness_mm=thickness,
+                        pitch_mm=pitch,
                         lattice_origin_mm=origin, lattice_angle_deg=theta % 360.0, colorblind=colorblind,
                         players={"A": names[pa], "B": names[pb]},
                         hand_mats=bool(drawn_mats if hand_mats is None else hand_mats))
@@ -177,14 +191,18 @@ def camera_for(scene: TantrixScene, rng: np.random.Generator, size_wh_px: tuple[
     """A phone above the table, ``tilt_deg`` off vertical, image-up roughly along +y when hands are shown
     (A's hand at the image bottom) or any way otherwise, framing every tile top with a margin."""
     w, h = size_wh_px
-    pts = np.concatenate([hex_outline_mm(t.center_mm, t.angle_deg, scene.circumradius_mm) for t in scene.tiles])
+    r = scene.circumradius_mm
+    pts = np.concatenate([hex_outline_mm(t.center_mm, t.angle_deg, r) for t in scene.tiles])
     pts3 = np.column_stack([pts, np.full(len(pts), scene.thickness_mm)])
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     target = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, 0.0])
     tilt = float(rng.uniform(0.0, MAX_TILT_DEG) if tilt_deg is None else tilt_deg)
     has_hands = any(t.place == "hand" for t in scene.tiles)
     # with hands the yaw stays within 8 degrees so every tile of A's row lies below every board tile
-    up_deg = 90.0 + float(np.clip(rng.normal(0.0, 4.0), -8.0, 8.0)) if has_hands else float(rng.uniform(0.0, 360.0))
+    if has_hands:
+        up_deg = 90.0 + float(np.clip(rng.normal(0.0, 4.0), -8.0, 8.0))
+    else:
+        up_deg = float(rng.uniform(0.0, 360.0))
     up = np.array([math.cos(math.radians(up_deg)), math.sin(math.radians(up_deg)), 0.0])
     focal = float(rng.uniform(0.75, 1.05)) * w
     dist = (float(rng.uniform(-0.08, 0.02)), float(rng.uniform(0.0, 0.03)), 0.0, 0.0, 0.0)
@@ -214,7 +232,8 @@ def truth_document(scene: TantrixScene, camera: CameraModel) -> dict:
     tiles = []
     for t in scene.tiles:
         top = hex_outline_mm(t.center_mm, t.angle_deg, scene.circumradius_mm)
-        px = camera.project_mm(np.column_stack([np.vstack([t.center_mm, top]), np.full(7, scene.thickness_mm)]))
+        pts = np.column_stack([np.vstack([t.center_mm, top]), np.full(7, scene.thickness_mm)])
+        px = camera.project_mm(pts)
         face = tile(t.number)
         # lattice-relative edge colours: for hand tiles at their nearest sixth (information only)
         edges = [face.edge_color(k, t.rotation).value for k in range(EDGE_COUNT)]
@@ -275,7 +294,8 @@ def random_tantrix_scene(rng: np.random.Generator, *, n_tiles: int, illegal: boo
 
 
 def render_tantrix_scene(scene: TantrixScene, camera: CameraModel, rng: np.random.Generator, *,
-                         settings: PhotoSettings | None = None, glare: bool = True) -> tuple[np.ndarray, dict]:
+                         settings: PhotoSettings | None = None,
+                         glare: bool = True) -> tuple[np.ndarray, dict]:
     """The photograph (BGR uint8) of ``scene`` and its truth document (image path left to the writer)."""
     bgr = render_tantrix_photo(scene, camera, rng, settings=settings, glare=glare)
     truth = truth_document(scene, camera)
@@ -284,23 +304,28 @@ def render_tantrix_scene(scene: TantrixScene, camera: CameraModel, rng: np.rando
 
 
 def render_board(board: Board, *, hands: dict[str, tuple[int, ...]] | None = None, seed: int = 0,
-                 size_wh_px: tuple[int, int] = (1920, 1080), tilt_deg: float | None = None, colorblind: bool = False,
+                 size_wh_px: tuple[int, int] = (1920, 1080), tilt_deg: float | None = None,
+                 colorblind: bool = False,
                  glare: bool = True, bag_empty: bool | None = None) -> tuple[np.ndarray, dict]:
     """A given position photographed: (BGR image, truth document). For tests and rule cases (TX-T...).
 
-    The board may be anything geometry accepts (legal or not); ``bag_empty`` defaults to board + hands == 56.
+    The board may be anything geometry accepts (legal or not; ``defect`` stays None, the caller knows what it
+    built); ``bag_empty`` defaults to board + hands == 56.
     """
     hands = {"A": tuple(hands.get("A", ())), "B": tuple(hands.get("B", ()))} if hands else {"A": (), "B": ()}
     if bag_empty is None:
         bag_empty = len(board) + len(hands["A"]) + len(hands["B"]) == TILE_COUNT
     rng = np.random.default_rng([seed, 7])
-    scene = layout_scene(rng, TantrixDeal(board=board, hands=hands, bag_empty=bag_empty), colorblind=colorblind)
+    position = TantrixDeal(board=board, hands=hands, bag_empty=bag_empty)
+    scene = layout_scene(rng, position, colorblind=colorblind)
     cam = camera_for(scene, rng, size_wh_px, tilt_deg=tilt_deg)
-    return render_tantrix_scene(scene, cam, rng, settings=PhotoSettings.random(rng, motion_blur_probability=0.0),
+    settings = PhotoSettings.random(rng, motion_blur_probability=0.0)
+    return render_tantrix_scene(scene, cam, rng, settings=settings,
                                 glare=glare)
 
 
-def render_tantrix_item(out_dir: str | Path, *, seed: int, index: int, size_wh_px: tuple[int, int] = (1920, 1080),
+def render_tantrix_item(out_dir: str | Path, *, seed: int, index: int,
+                        size_wh_px: tuple[int, int] = (1920, 1080),
                         name: str | None = None, jpeg_quality: int | None = None, **options) -> Path:
     """Photograph ``index`` of the set ``seed``: ``tx_<seed>_<index>.jpg`` (or ``<name>.jpg``) with its truth
     ``.json``.
@@ -328,8 +353,8 @@ def render_tantrix_item(out_dir: str | Path, *, seed: int, index: int, size_wh_p
 
 def generate_tantrix(out_dir: str | Path, count: int, seed: int, size_wh_px: tuple[int, int] = (1920, 1080),
                      **options) -> list[Path]:
-    """``count`` photographs ``tx_<seed>_<i>.jpg`` with truth ``.json``, deterministic by seed and index; board
-    sizes spread evenly over 10-56 tiles, about 22 % planted illegal."""
+    """``count`` photographs ``tx_<seed>_<i>.jpg`` with truth ``.json``, deterministic by seed and index;
+    board sizes spread evenly over 10-56 tiles, about 22 % planted illegal."""
     if count < 0:
         raise ValueError(f"count must be >= 0, got {count}")
     return [render_tantrix_item(out_dir, seed=seed, index=i, size_wh_px=size_wh_px, **dict(options))

@@ -4,8 +4,8 @@ Built on geometry/tantrix.py only (simulation never imports the adjudicator). A 
 way a game grows (RULES.md 2.2): forced spaces are filled whenever some tile fits, then one free move touching
 the Tantrix; every placement matches colours (TX G-2) and, before the endgame, breaks none of R1-R3 (TX G-5),
 R3 by the same forced-space cascade TX A1 describes. A deliberately illegal position records one ``defect``:
-``mismatch`` (a tile turned so an edge clashes), ``four_neighbours`` (a tile laid beside a forced space, giving
-it a fourth neighbour) or ``blocked_space`` (a forced space whose three links share one colour).
+``mismatch`` (a tile turned so an edge clashes), ``four_neighbours`` (a tile laid beside a forced space,
+giving it a fourth neighbour) or ``blocked_space`` (a forced space whose three links share one colour).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from geometry.tantrix import (
 )
 
 HAND_SIZE = 6
+MIN_BOARD_TILES = 10  # the simulated boards span 10-56 tiles
 DEFECTS = ("mismatch", "four_neighbours", "blocked_space")
 _FREE_MOVE_TRIES = 400
 
@@ -149,8 +150,10 @@ def _free_move(tiles, pool, rng, restrict: bool) -> bool:
     return False
 
 
-def play_board(rng: np.random.Generator, n_tiles: int, *, lapse_in_endgame: bool = True) -> tuple[Board, list[int]]:
-    """A legal board of about ``n_tiles`` tiles grown move by move, and the tiles left (bag + hands), shuffled.
+def play_board(rng: np.random.Generator, n_tiles: int, *,
+               lapse_in_endgame: bool = True) -> tuple[Board, list[int]]:
+    """A legal board of about ``n_tiles`` tiles grown move by move, and the tiles left (bag + hands),
+    shuffled.
 
     R1-R3 hold for every placement while the bag is non-empty (board + two hands < 56); once it empties they
     lapse (TX G-6) when ``lapse_in_endgame``, so the endgame can place the last tiles. Stops early if no tile
@@ -181,7 +184,8 @@ def _plant_mismatch(tiles, rng) -> tuple[Hex, ...]:
     for i in rng.permutation(len(hexes)):
         h = hexes[int(i)]
         number, rot = tiles[h]
-        bad = [r for r in range(EDGE_COUNT) if r != rot and Board({**tiles, h: (number, r)}).mismatched_edges(h)]
+        bad = [r for r in range(EDGE_COUNT)
+               if r != rot and Board({**tiles, h: (number, r)}).mismatched_edges(h)]
         if bad:
             tiles[h] = (number, int(bad[int(rng.integers(len(bad)))]))
             return (h,)
@@ -203,8 +207,9 @@ def _plant_fourth_neighbour(tiles, pool, rng) -> tuple[Hex, ...]:
                 pool.remove(got[0])
                 return (s,)
     # no forced space: take out a tile with four or more neighbours whose removal keeps the Tantrix whole
+    # (boards keep at least MIN_BOARD_TILES)
     for h in [sorted(tiles)[int(i)] for i in rng.permutation(len(tiles))]:
-        if board.neighbour_count(h) >= 4:
+        if board.neighbour_count(h) >= 4 and len(tiles) > MIN_BOARD_TILES:
             rest = {k: v for k, v in tiles.items() if k != h}
             if Board(rest).is_connected():
                 pool.append(tiles.pop(h)[0])
@@ -215,7 +220,8 @@ def _plant_fourth_neighbour(tiles, pool, rng) -> tuple[Hex, ...]:
 def _plant_blocked_space(tiles, pool, rng) -> tuple[Hex, ...]:
     """A matching tile that turns a two-neighbour hex into a forced space with three equal links (R1)."""
     board = Board(tiles)
-    for s in [sorted(board.empty_neighbours())[int(i)] for i in rng.permutation(len(board.empty_neighbours()))]:
+    empties = sorted(board.empty_neighbours())
+    for s in [empties[int(i)] for i in rng.permutation(len(empties))]:
         facing = board.facing_colors(s)
         if len(facing) != 2 or len(set(facing.values())) != 1:
             continue
@@ -238,7 +244,8 @@ def _plant_blocked_space(tiles, pool, rng) -> tuple[Hex, ...]:
 
 def plant_defect(board: Board, pool: list[int], rng: np.random.Generator,
                  defect: str) -> tuple[Board, str | None, tuple[Hex, ...]]:
-    """``board`` with one deliberate illegality; falls back to a mismatch when ``defect`` cannot be planted."""
+    """``board`` with one deliberate illegality; falls back to a mismatch when ``defect`` cannot be
+    planted."""
     tiles = {h: (p.number, p.rotation) for h, p in board.tiles.items()}
     hexes: tuple[Hex, ...] = ()
     if defect == "four_neighbours":

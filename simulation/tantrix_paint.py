@@ -26,7 +26,8 @@ from simulation.photo import PhotoSettings, finish_photo
 from simulation.pyramids_marbles_common import fresnel_schlick
 from simulation.textures import cloth_texture, felt_texture, wood_texture
 
-TEXEL_RANGE_MM = (0.12, 0.35)  # tile layers: 2/3 of the finest pixel footprint on the tiles, within this range
+# tile layers: 2/3 of the finest pixel footprint on the tiles, within this range
+TEXEL_RANGE_MM = (0.12, 0.35)
 CORNER_RADIUS_MM = 1.5
 RAY_GRID_PX = 8
 LINK_WIDTH_RATIO_RANGE = (0.112, 0.13)  # of flat-to-flat: 5-6 mm bands on a 46 mm tile
@@ -98,7 +99,8 @@ class _RayField:
 
 
 def _table_texture(rng: np.random.Generator, size_mm: tuple[float, float], texel_mm: float) -> np.ndarray:
-    """Albedo of the table top (linear RGB): varnished wood, a cloth, or felt in a plain colour (often dark)."""
+    """Albedo of the table top (linear RGB): varnished wood, a cloth, or felt in a plain colour (often
+    dark)."""
     kind = int(rng.integers(3))
     if kind == 0:
         return wood_texture(rng, size_mm=size_mm, texel_mm=texel_mm).image
@@ -156,14 +158,16 @@ def _glare_sources(rng: np.random.Generator, lo_mm, hi_mm) -> list[tuple]:
     """Mirror images of lamps and windows on the tile-top plane: (centre, sigma_major, sigma_minor, angle,
     peak). Placed over the tiles' area, since that is where a photographer notices (and keeps) them."""
     out = []
-    for _ in range(int(rng.integers(0, 4))):
+    for _ in range(int(rng.choice([0, 1, 2], p=[0.25, 0.45, 0.3]))):
         c = (float(rng.uniform(lo_mm[0], hi_mm[0])), float(rng.uniform(lo_mm[1], hi_mm[1])))
         if rng.random() < 0.35:  # a fluorescent tube or window bar: a long thin streak
-            out.append((c, float(rng.uniform(60, 220)), float(rng.uniform(2.0, 6.0)), float(rng.uniform(0, 180)),
-                        float(rng.uniform(0.15, 0.55))))
-        else:
-            out.append((c, float(rng.uniform(10, 50)), float(rng.uniform(5, 25)), float(rng.uniform(0, 180)),
-                        float(rng.uniform(0.15, 0.7))))
+            out.append((c, float(rng.uniform(60, 200)), float(rng.uniform(1.5, 4.0)),
+                        float(rng.uniform(0, 180)),
+                        float(rng.uniform(0.15, 0.5))))
+        else:  # a lamp: a compact bright patch
+            major = float(rng.uniform(8, 30))
+            out.append((c, major, major * float(rng.uniform(0.3, 0.8)), float(rng.uniform(0, 180)),
+                        float(rng.uniform(0.2, 0.8))))
     return out
 
 
@@ -184,7 +188,7 @@ def _room_lobes(rng: np.random.Generator) -> list[tuple[np.ndarray, float, float
     for _ in range(int(rng.integers(1, 3))):
         az, el = float(rng.uniform(0, 2 * math.pi)), math.radians(float(rng.uniform(25, 75)))
         lobes.append((np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)]),
-                      float(rng.uniform(0.25, 0.6)), float(rng.uniform(0.8, 3.0))))
+                      float(rng.uniform(0.15, 0.4)), float(rng.uniform(0.3, 1.2))))
     return lobes
 
 
@@ -211,7 +215,9 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, eye_mm: np.ndarr
     top = np.zeros((ras.rows, ras.cols, 3), np.float32)
     top_a = np.zeros((ras.rows, ras.cols), np.float32)
     body = np.zeros((ras.rows, ras.cols, 3), np.float32)
-    sras = _Raster((ras.x0, ras.y1 - ras.rows * ras.texel), (ras.x0 + ras.cols * ras.texel, ras.y1), 4 * ras.texel)
+    lo = (ras.x0, ras.y1 - ras.rows * ras.texel)
+    hi = (ras.x0 + ras.cols * ras.texel, ras.y1)
+    sras = _Raster(lo, hi, 4 * ras.texel)
     shadow = np.zeros((sras.rows, sras.cols), np.float32)
     link_w = f_mm * float(rng.uniform(*LINK_WIDTH_RATIO_RANGE))
     bevel = float(rng.uniform(*BEVEL_RANGE_MM))
@@ -226,7 +232,7 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, eye_mm: np.ndarr
     lo = np.array([ras.x0, ras.y1 - ras.rows * ras.texel])
     hi = np.array([ras.x0 + ras.cols * ras.texel, ras.y1])
     sources = _glare_sources(rng, lo + 0.2 * (hi - lo), hi - 0.2 * (hi - lo)) if glare else []
-    room_base, lobes = float(rng.uniform(0.3, 1.0)), _room_lobes(rng)
+    room_base, lobes = float(rng.uniform(0.1, 0.4)), _room_lobes(rng)
     sc = float(1 << _SUPERSAMPLE_SHIFT)
     pad = int(math.ceil((s_mm + 1.0) / ras.texel))
     for t in scene.tiles:
@@ -243,7 +249,8 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, eye_mm: np.ndarr
         verts = rounded_hex_mm(t.center_mm, t.angle_deg, f_mm, CORNER_RADIUS_MM)
         mask = np.zeros((roi_h, roi_w), np.float32)
         cv2.fillPoly(mask, [local(verts)], 1.0, cv2.LINE_AA, _SUPERSAMPLE_SHIFT)
-        cv2.fillPoly(shadow, [np.round(sras.to_px(verts + shadow_off) * sc).astype(np.int32)], 1.0, cv2.LINE_AA,
+        cast = np.round(sras.to_px(verts + shadow_off) * sc).astype(np.int32)
+        cv2.fillPoly(shadow, [cast], 1.0, cv2.LINE_AA,
                      _SUPERSAMPLE_SHIFT)
         face = np.empty((roi_h, roi_w, 3), np.float32)
         face[:] = black
@@ -273,8 +280,10 @@ def _paint_tiles(scene, rng: np.random.Generator, ras: _Raster, eye_mm: np.ndarr
         face *= (1.0 - 0.5 * rim)[..., None]
         face += (rim * np.clip(facing_light, 0, 1) ** 3 * 0.05)[..., None]
         near = [g for g in sources if math.dist(g[0], t.center_mm) < 4.0 * g[1] + s_mm]
-        wobble, gain = rng.normal(0.0, 2.5, 2), float(rng.uniform(0.6, 1.1))  # each tile lies a little off flat
-        face += _sheen(x, y, scene.thickness_mm, eye_mm, rng.normal(0.0, 0.012, 2), room_base, lobes)[..., None]
+        # each tile lies a little off flat: its reflections shift and dim a little
+        wobble, gain = rng.normal(0.0, 2.5, 2), float(rng.uniform(0.6, 1.1))
+        lean = rng.normal(0.0, 0.012, 2)
+        face += _sheen(x, y, scene.thickness_mm, eye_mm, lean, room_base, lobes)[..., None]
         if near:
             face += (_glare_at(near, x + wobble[0], y + wobble[1]) * gain)[..., None] \
                 * np.asarray([1.0, 0.98, 0.93], np.float32)
@@ -297,7 +306,7 @@ def _paint_hand_mats(scene, rng: np.random.Generator, tras: _Raster, table: np.n
         grow = scene.circumradius_mm + float(rng.uniform(10.0, 25.0))
         lo, hi = hand.min(axis=0) - grow, hand.max(axis=0) + grow
         corners = np.asarray([(lo[0], lo[1]), (hi[0], lo[1]), (hi[0], hi[1]), (lo[0], hi[1])])
-        tone = np.asarray(LINK_RGB["white" if colour == "white" else colour], np.float32) * float(rng.uniform(0.4, 0.7))
+        tone = np.asarray(LINK_RGB[colour], np.float32) * float(rng.uniform(0.4, 0.7))
         sc = float(1 << _SUPERSAMPLE_SHIFT)
         mask = np.zeros(table.shape[:2], np.float32)
         cv2.fillPoly(mask, [np.round(tras.to_px(corners) * sc).astype(np.int32)], 1.0, cv2.LINE_AA,
@@ -339,7 +348,8 @@ def render_tantrix_photo(scene, camera: CameraModel, rng: np.random.Generator, *
     g = float(rng.uniform(0, 2 * math.pi))
     ramp = ((xx - w / 2) * math.cos(g) + (yy - h / 2) * math.sin(g)) / max(w, h)
     pool_c = (float(rng.uniform(0.2, 0.8)) * w, float(rng.uniform(0.2, 0.8)) * h)
-    pool = np.exp(-(((xx - pool_c[0]) ** 2 + (yy - pool_c[1]) ** 2) / (2 * (float(rng.uniform(0.3, 0.7)) * w) ** 2)))
+    pool_r = float(rng.uniform(0.3, 0.7)) * w
+    pool = np.exp(-(((xx - pool_c[0]) ** 2 + (yy - pool_c[1]) ** 2) / (2 * pool_r ** 2)))
     light = 1.0 + float(rng.uniform(0.1, 0.4)) * ramp + float(rng.uniform(0.0, 0.5)) * pool
     if rng.random() < PHOTOGRAPHER_SHADOW_PROBABILITY:  # the photographer between the lamp and the table
         sx, sr = float(rng.uniform(0.1, 0.9)) * w, float(rng.uniform(0.25, 0.45)) * w

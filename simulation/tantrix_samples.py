@@ -21,8 +21,8 @@ JPEG_QUALITY = 84  # six 1080p photographs and their truth stay under 3 MB
 SAMPLES: tuple[tuple[str, dict], ...] = (
     ("tantrix_01_small_hands", dict(n_tiles=11, hands=True, illegal=False, colorblind=False, tilt_deg=12.0)),
     ("tantrix_02_big_board", dict(n_tiles=56, hands=False, illegal=False, colorblind=False, tilt_deg=6.0)),
-    ("tantrix_03_mid_hands_mats", dict(n_tiles=30, hands=True, illegal=False, colorblind=False, hand_mats=True,
-                                       tilt_deg=22.0)),
+    ("tantrix_03_mid_hands_mats", dict(n_tiles=30, hands=True, illegal=False, colorblind=False,
+                                       hand_mats=True, tilt_deg=22.0)),
     ("tantrix_04_colorblind", dict(n_tiles=24, hands=True, illegal=False, colorblind=True, tilt_deg=15.0)),
     ("tantrix_05_tilt35", dict(n_tiles=40, hands=False, illegal=False, colorblind=False, tilt_deg=35.0)),
     ("tantrix_06_illegal_blocked", dict(n_tiles=20, hands=True, illegal=True, defect="blocked_space",
@@ -30,7 +30,8 @@ SAMPLES: tuple[tuple[str, dict], ...] = (
 )
 
 
-def build_tantrix_samples(out_dir: Path = Path("sample_images/tantrix"), *, verbose: bool = True) -> list[Path]:
+def build_tantrix_samples(out_dir: Path = Path("sample_images/tantrix"), *,
+                          verbose: bool = True) -> list[Path]:
     """Write every sample (``<name>.jpg`` + ``.json``) into ``out_dir``; returns the image paths."""
     out_dir = Path(out_dir)
     for old in out_dir.glob("tantrix_*"):

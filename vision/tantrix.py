@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from geometry.tantrix import Board, Placement, TantrixError, neighbours
+from geometry.tantrix import Board, Placement, TantrixError, neighbour, neighbours, opposite_edge
+from geometry.tantrix import tile as tile_of
 from vision.tantrix_lattice import (
     SQ3,
     LatticeError,
@@ -32,6 +33,7 @@ from vision.tantrix_lattice import (
     fit_blob,
     free_tiles,
     hex_center_u,
+    hex_sample_offsets,
     hexagon_u,
     lattice_scale,
     nearest_hex,
@@ -40,6 +42,7 @@ from vision.tantrix_lattice import (
 )
 from vision.tantrix_links import (
     CLASS_NAMES,
+    FaceRead,
     LinkParams,
     edge_colours_lab,
     fit_colour_model,
@@ -189,6 +192,7 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
     h, w = labels.shape
     fits = []
     blob_verts: list[np.ndarray] = []
+    insides = []
     for i, b in enumerate(blobs):
         ss = segs[i]
         seg_u = None
@@ -208,6 +212,7 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
             return out
 
         fits.append(fit_blob(verts, ang, inside, seg_u))
+        insides.append(inside)
         blob_verts.append(verts)
     main = next((f for f in fits if f is not None), None)
     if main is None:
@@ -248,7 +253,11 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
                     ideal.append(apply_h(to_main, iu))
         # whatever the lattice does not explain: free hexagons (hand tiles, perhaps touching)
         contour_c = apply_h(M_c, blobs[i].contour_px)
+        from_main = np.linalg.inv(to_main)
         for c, a in free_tiles(contour_c, taken):
+            probe = apply_h(from_main, c[None, :] + hex_sample_offsets() @ _rot2(a).T)
+            if insides[i](probe)[:, 1].sum() < 6:
+                continue  # bare table filled in: an empty hex enclosed by the board
             dang = ((a + 30.0) % 60.0) - 30.0
             # inside the board's own silhouette a lattice position is enough (glare can spoil the outline angle)
             ok, hexes = on_lattice(c[None, :], 0.0 if i == 0 else dang)
@@ -267,6 +276,11 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
                         ideal_free.append(corners[j][None, :])
     pairs = (_stack(meas), _stack(ideal))
     return _Fit(M_c, tiles, pairs, (_stack(meas_free), _stack(ideal_free)))
+
+
+def _rot2(deg: float) -> np.ndarray:
+    c, s = math.cos(math.radians(deg)), math.sin(math.radians(deg))
+    return np.array([[c, -s], [s, c]])
 
 
 def _stack(parts: list[np.ndarray]) -> np.ndarray:
@@ -332,16 +346,62 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
         return TantrixReading(tiles=(), image_size_wh_px=(w, h), flat_to_flat_mm=f_mm, lattice_origin_mm=(0.0, 0.0),
                               lattice_angle_deg=0.0, plane_to_image=tuple(tuple(map(float, r)) for r in H),
                               colorblind=False, source="camera" if camera is not None else "tiles")
-    seg_plane = np.array([[apply_h(P, np.array([s.p0]))[0], apply_h(P, np.array([s.p1]))[0]] for s in all_segs])
-    theta, side = edge_angle_and_side(seg_plane)
-    G = _sim2(theta, side, np.zeros(2))  # plane -> U
-    if segs and segs[0]:
-        main_u = np.array([[apply_h(G, apply_h(P, np.array([s.p0])))[0], apply_h(G, apply_h(P, np.array([s.p1])))[0]]
-                           for s in segs[0]])
-        G = np.diag([lattice_scale(main_u)] * 2 + [1.0]) @ G
     labels = _label_image(blobs, (h, w))
-    M = G @ P
-    fit = _fit_lattice(blobs, segs, labels, bare, M, diag, params)
+
+    def fit_with(P: np.ndarray) -> _Fit:
+        seg_plane = np.array([[apply_h(P, np.array([s.p0]))[0], apply_h(P, np.array([s.p1]))[0]] for s in all_segs])
+        theta, side = edge_angle_and_side(seg_plane)
+        G = _sim2(theta, side, np.zeros(2))  # plane -> U
+        if segs and segs[0]:
+            main_u = np.array([[apply_h(G, apply_h(P, np.array([s.p0])))[0],
+                                apply_h(G, apply_h(P, np.array([s.p1])))[0]] for s in segs[0]])
+            G = np.diag([lattice_scale(main_u)] * 2 + [1.0]) @ G
+        fit = _fit_lattice(blobs, segs, labels, bare, G @ P, diag, params)
+        return _refine(fit, blobs, segs, labels, bare, P, G, camera, diag, params)
+
+    try:
+        fit = fit_with(P)
+        centre_u = apply_h(fit.M, blobs[0].contour_px.mean(axis=0)[None, :])[0]
+        if camera is None and (_misfit(fit, blobs[0]) > 0.5
+                               or _anisotropy(np.linalg.inv(fit.M), centre_u) > MAX_ANISOTROPY):
+            # the board's own silhouette should be lattice tiles only: retry from an affine view
+            try:
+                alt = fit_with(rectify_from_segments(all_segs, (w, h), projective=False))
+                alt_c = apply_h(alt.M, blobs[0].contour_px.mean(axis=0)[None, :])[0]
+                if (_anisotropy(np.linalg.inv(alt.M), alt_c) <= MAX_ANISOTROPY
+                        and (_misfit(alt, blobs[0]) < _misfit(fit, blobs[0])
+                             or _anisotropy(np.linalg.inv(fit.M), centre_u) > MAX_ANISOTROPY)):
+                    fit = alt
+            except LatticeError:
+                pass
+    except LatticeError as exc:
+        raise TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
+    return _read_tiles(image_bgr, lab, fit, camera, P, flat_to_flat_mm, params)
+
+
+# A phone over a table (tilt <= ~45 degrees) foreshortens a tile by less than this ratio of its two axes.
+MAX_ANISOTROPY = 2.0
+
+
+def _anisotropy(H_u2img: np.ndarray, at_u: np.ndarray) -> float:
+    """Ratio of the principal stretches of a lattice -> image map at one point (1 = seen square-on)."""
+    sv = np.linalg.svd(_jac(H_u2img, np.asarray(at_u, float)), compute_uv=False)
+    return float(sv[0] / max(sv[1], 1e-12))
+
+
+def _misfit(fit: _Fit, blob: Blob) -> float:
+    """Tiles' worth of the board's silhouette that the lattice does not explain (about 0 for a good plane)."""
+    on = sum(1 for t in fit.tiles if t.blob == 0 and t.hex is not None)
+    free = sum(1 for t in fit.tiles if t.blob == 0 and t.hex is None)
+    Minv = np.linalg.inv(fit.M)
+    centre = blob.contour_px.mean(axis=0)
+    hex_px = abs(np.linalg.det(_jac(Minv, apply_h(fit.M, centre[None, :])[0]))) * 1.5 * SQ3
+    return free + max(0.0, blob.area_px / max(hex_px, 1e-9) - on - 1.0)
+
+
+def _refine(fit: _Fit, blobs, segs, labels, bare, P: np.ndarray, G: np.ndarray, camera: CameraModel | None,
+            diag: float, params: TantrixParams) -> _Fit:
+    """Refit the plane to the lattice corners found (twice), then the lattice to the refined plane."""
     for round_ in range(2):
         meas, ideal = fit.pairs
         if camera is None and round_ > 0 and len(fit.free_pairs[0]):
@@ -351,8 +411,8 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
             Minv = np.linalg.inv(fit.M)
             px_per_u = math.sqrt(abs(np.linalg.det(_jac(Minv, apply_h(Minv, np.zeros((1, 2)))[0]))))
             Hn = refine_homography(meas, ideal, max(1.5, 0.08 * px_per_u))
-            if Hn is None:
-                break
+            if Hn is None or _anisotropy(Hn, np.mean(ideal, axis=0)) > MAX_ANISOTROPY:
+                break  # too few corners, or a degenerate plane: keep the previous one
             M = np.linalg.inv(Hn)
         else:
             if len(ideal) < 4:
@@ -364,7 +424,7 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
             G = np.vstack([A, [0, 0, 1]])
             M = G @ P
         fit = _fit_lattice(blobs, segs, labels, bare, M, diag, params)
-    return _read_tiles(image_bgr, lab, fit, camera, P, flat_to_flat_mm, params)
+    return fit
 
 
 def _jac(H: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -438,8 +498,6 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, camera: Camer
 
 def _flag_duplicates(faces):
     """A set holds each number once: of two tiles read as one number, the less certain is flagged."""
-    from vision.tantrix_links import FaceRead
-
     by_num: dict[int, list[int]] = {}
     for i, f in enumerate(faces):
         if f.number is not None:
@@ -460,10 +518,6 @@ def _neighbour_confidence(tiles: list[TileReading]) -> list[TileReading]:
 
     Never changes a face — a real mismatch is what the referee must see.
     """
-    from dataclasses import replace
-
-    from geometry.tantrix import neighbour, opposite_edge, tile as tile_of
-
     at = {t.hex: t for t in tiles if t.hex is not None and t.number is not None}
     out = []
     for t in tiles:

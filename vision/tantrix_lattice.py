@@ -33,6 +33,10 @@ _CENTRE = np.column_stack([A1, A2])
 _CENTRE_INV = np.linalg.inv(_CENTRE)
 
 
+# A table holds 56 tiles: a silhouette spanning more lattice cells than this means a nonsense hexagon size.
+MAX_GRID_HEXES = 4000
+
+
 class LatticeError(ValueError):
     """Too little hexagon outline to fix the table plane or the lattice."""
 
@@ -139,8 +143,12 @@ def _robust_vp(p0: np.ndarray, p1: np.ndarray, lengths: np.ndarray, max_outlier_
 
 
 def rectify_from_segments(segments: list[Segment], image_size_wh_px: tuple[int, int],
-                          *, max_outlier_deg: float = 4.0) -> np.ndarray:
-    """Image -> plane homography (metric up to a similarity, y up) from outline segments of hexagon unions."""
+                          *, max_outlier_deg: float = 4.0, projective: bool = True) -> np.ndarray:
+    """Image -> plane homography (metric up to a similarity, y up) from outline segments of hexagon unions.
+
+    ``projective`` False keeps the horizon at infinity (an affine view, the edge directions at the image centre):
+    the fallback when the vanishing points of a small or ragged board are too uncertain.
+    """
     if len(segments) < 6:
         raise LatticeError(f"only {len(segments)} straight tile edges found; need at least 6")
     w, h = image_size_wh_px
@@ -164,6 +172,8 @@ def rectify_from_segments(segments: list[Segment], image_size_wh_px: tuple[int, 
     if abs(horizon[2]) < 1e-9:
         raise LatticeError("the horizon passes through the image centre; the view is too oblique")
     horizon = horizon / horizon[2]
+    if not projective:
+        horizon = np.array([0.0, 0.0, 1.0])
     Ha = np.array([[1, 0, 0], [0, 1, 0], [horizon[0], horizon[1], 1.0]])
     dirs = []
     for v in vps:
@@ -211,7 +221,8 @@ def edge_angle_and_side(segments_plane: np.ndarray) -> tuple[float, float]:
     if keep.sum() >= 3:
         a0 = _circ_mean_deg(ang[keep], 60.0, lengths[keep] ** 2)
     long = lengths[keep] if keep.sum() >= 3 else lengths
-    side = float(np.median(long[long >= 0.6 * np.percentile(long, 90)]))
+    # the longest runs are whole sides; a link end or a glare notch cuts others short
+    side = 0.95 * float(np.percentile(long, 95))
     theta = float(_wrap(a0 - 30.0, 60.0))
     return theta, side
 
@@ -359,6 +370,9 @@ def fit_blob(vertices_u: np.ndarray, angle_deg: float, inside, segments_u: np.nd
         qr = corners @ _CENTRE_INV.T
         qlo, rlo = np.floor(qr.min(axis=0)).astype(int) - 1
         qhi, rhi = np.ceil(qr.max(axis=0)).astype(int) + 1
+        if (qhi - qlo + 1) * (rhi - rlo + 1) > MAX_GRID_HEXES:
+            raise LatticeError(f"a silhouette spans {(qhi - qlo + 1) * (rhi - rlo + 1)} lattice cells: the hexagon "
+                               "size found is not a tile's")
         qq, rr = np.meshgrid(np.arange(qlo, qhi + 1), np.arange(rlo, rhi + 1))
         qq, rr = qq.ravel(), rr.ravel()
         cen = hex_center_u(qq, rr) + o

@@ -63,6 +63,7 @@ class LinkParams:
     pale_sigma: float = 0.5  # log-chroma below the colour's own typical chroma (shade and glare lower it)
     flag_margin: float = 4.0  # cost units between the best and second face
     max_mean_cost: float = 5.0  # per edge: beyond this the best face does not explain the pixels
+    edges_that_must_fit: int = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,7 +262,9 @@ def read_faces(edge_lab: np.ndarray, model: ColourModel, params: LinkParams) -> 
         order = np.argsort(total)
         best, second = order[0], order[1]
         margin = float(total[second] - total[best])
-        mean_cost = float(total[best] / EDGE_COUNT)
+        # the face must explain most edges well; one or two edges lost under glare cost every face alike, so
+        # they neither decide nor spoil the choice (a tie between faces differing there is flagged by the margin)
+        mean_cost = float(np.mean(np.sort(per_edge[best])[:params.edges_that_must_fit]))
         edge_cls = []
         for k in range(EDGE_COUNT):
             srt = np.sort(c[k])

@@ -21,8 +21,8 @@ NEUTRAL_RATIO = 0.4
 # On a neutral table, black is below this fraction of the way from the tiles' black to the table (a soft shadow
 # on a light table stays above it).
 SPLIT_RATIO = 0.4
-# Table chroma (Lab C*) above which the table's hue separates it from the neutral tiles.
-CHROMATIC_TABLE = 10.0
+# Chroma (Lab C*) below which a pixel is hueless (the tile); a table must exceed it by its noise to be coloured.
+NEUTRAL_FLOOR = 6.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +76,37 @@ def tile_black_l(lab: np.ndarray, table: TableModel, share: float = 0.01) -> flo
     return float(np.median(darkest))
 
 
-def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25.0) -> np.ndarray:
+def tile_l_beside_links(L: np.ndarray, chroma: np.ndarray, link: np.ndarray, near_px: int) -> float | None:
+    """Lightness of the tiles' neutral face: the median of hueless pixels right beside link bands."""
+    ker = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * near_px + 1, 2 * near_px + 1))
+    beside = (cv2.dilate(link.astype(np.uint8), ker) > 0) & ~link & (chroma < 8.0)
+    if beside.sum() < 500:
+        return None
+    return float(np.median(L[beside]))
+
+
+def local_table_l(L: np.ndarray, lit: np.ndarray, far_px: int, cell_px: int = 32) -> np.ndarray:
+    """The table's lightness here (a lamp or vignetting makes it vary): the mean of pixels far from any link
+    (links lie only on tiles), per cell, spread smoothly into the cells the tiles cover."""
+    h, w = L.shape
+    ker = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * far_px + 1, 2 * far_px + 1))
+    far = (cv2.dilate(lit.astype(np.uint8), ker) == 0).astype(np.float32)
+    gw, gh = max(1, w // cell_px), max(1, h // cell_px)
+    num = cv2.resize(L.astype(np.float32) * far, (gw, gh), interpolation=cv2.INTER_AREA)
+    den = cv2.resize(far, (gw, gh), interpolation=cv2.INTER_AREA)
+    sig = max(1.0, 0.06 * max(gw, gh))
+    num = cv2.GaussianBlur(num, (0, 0), sig)
+    den = cv2.GaussianBlur(den, (0, 0), sig)
+    grid = num / np.maximum(den, 1e-6)
+    grid[den < 1e-4] = float(np.sum(L * far) / max(far.sum(), 1.0))
+    return cv2.resize(grid, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
+def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25.0, near_px: int = 0) -> np.ndarray:
     """uint8 mask (255 = tile) before filling: the tiles' black or a saturated colour the table is not.
+
+    With ``near_px`` a link or white pixel counts only that close to black: a link band lies on a black tile,
+    a player's coloured mat under a hand is as saturated but reaches far from any tile.
 
     Black: nearer the tiles' own black than the table in lightness, and no more than half the table's chroma
     (a shadow on a coloured table keeps its hue; the tile is neutral).
@@ -86,20 +115,32 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
     chroma = np.hypot(a, b)
     tL = table.lab[0]
     tc = table.chroma
-    if tc > CHROMATIC_TABLE:
-        # on a coloured table the tile is what has no hue: its black and the glare on its gloss alike; a shadow
-        # or a lighter patch of the table keeps the table's chromaticity (chroma in proportion to lightness)
-        dark = chroma < np.maximum(4.0, NEUTRAL_RATIO * tc * np.clip(L / tL, 0.0, 1.5))
-    else:
-        lb = tile_black_l(lab, table)
-        split_l = lb + SPLIT_RATIO * max(tL - lb, 0.0)
-        dark = (L < split_l) & (chroma < 10.0)
     link_floor = max(min_link_chroma, tc + 6.0 * max(table.sigma[1], table.sigma[2]))
     colour_dist = np.hypot(a - table.lab[1], b - table.lab[2])
     link = (chroma > link_floor) & (colour_dist > link_floor * 0.6)
+    if tc - 3.0 * max(table.sigma[1], table.sigma[2]) > NEUTRAL_FLOOR:
+        # on a coloured table the tile is what has no hue: its black and the glare on its gloss alike; a shadow
+        # or a lighter patch of the table keeps the table's chromaticity (chroma in proportion to lightness)
+        dark = chroma < np.maximum(NEUTRAL_FLOOR, NEUTRAL_RATIO * tc * np.clip(L / tL, 0.0, 1.5))
+    else:
+        # on a neutral table, lightness: the tile's own, measured beside its links (links lie only on tiles;
+        # glossy tiles may even be lighter than a black table), against the table's
+        lt = tile_l_beside_links(L, chroma, link, near_px) if near_px > 0 else None
+        lt = tile_black_l(lab, table) if lt is None else lt
+        local_tl = local_table_l(L, link | ((L > max(tL + 6.0 * table.sigma[0], 60.0)) & (chroma < 15.0)),
+                                 far_px=max(3 * near_px, 8)) if near_px > 0 else tL
+        dark = (chroma < 10.0) & (np.abs(L - lt) < SPLIT_RATIO / (1 - SPLIT_RATIO) * np.abs(L - local_tl))
     # white links of colour-blind sets: clearly lighter than the table and hueless
     white = (L > max(tL + 6.0 * table.sigma[0], 60.0)) & (chroma < 15.0)
-    return ((dark | link | white).astype(np.uint8)) * 255
+    lit = link | white
+    if near_px > 0:
+        ker = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * near_px + 1, 2 * near_px + 1))
+        lit &= cv2.dilate(dark.astype(np.uint8), ker) > 0
+        # a link of the table's own colour (red on a red cloth) is told from the table by being enclosed in black
+        own = (chroma > link_floor * 0.6) & ~link
+        wide = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (4 * near_px + 1, 4 * near_px + 1))
+        lit |= own & (cv2.morphologyEx(dark.astype(np.uint8), cv2.MORPH_CLOSE, wide) > 0) & ~(dark > 0)
+    return ((dark | lit).astype(np.uint8)) * 255
 
 
 def fill_holes(mask: np.ndarray) -> np.ndarray:
@@ -126,17 +167,8 @@ def _silhouettes(mask: np.ndarray, close_px: int, min_area: float) -> tuple[list
     return blobs, filled
 
 
-def typical_side_px(segments: list[Segment]) -> float | None:
-    """A hexagon side in pixels: the common length of the longest outline runs (a run is at most one side)."""
-    lengths = np.array([s.length for s in segments])
-    if len(lengths) < 3:
-        return None
-    top = lengths[lengths >= 0.6 * np.percentile(lengths, 90)]
-    return float(np.median(top))
-
-
 def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area_ratio: float = 4e-4,
-               link_width_ratio: float = 0.3) -> tuple[list[Blob], np.ndarray, TableModel, np.ndarray]:
+               link_width_ratio: float = 0.3, near_dark_ratio: float = 0.008) -> tuple[list[Blob], np.ndarray, TableModel, np.ndarray]:
     """Tile silhouettes (largest first), the filled mask, the table model and the bare-table pixels (neither
     tile black nor link colour: an empty hex inside a board is filled but bare).
 
@@ -145,16 +177,19 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
     """
     lab = to_lab(image_bgr) if lab is None else lab
     table = measure_table(lab)
-    raw = tile_mask(lab, table)
-    h, w = raw.shape
+    h, w = lab.shape[:2]
     k = max(3, int(round(min(h, w) / 540)) | 1)
+    # chroma of near-black pixels is mostly sensor noise: judge colour on a lightly smoothed image
+    raw = tile_mask(cv2.GaussianBlur(lab, (k, k), 0), table, near_px=int(round(near_dark_ratio * min(h, w))))
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     min_area = min_area_ratio * h * w
     blobs, filled = _silhouettes(raw, k, min_area)
     eps = max(1.5, 0.0012 * math.hypot(w, h))
     segs = [s for i, b in enumerate(blobs) for s in outline_segments(b, i, eps_px=eps, min_len_px=6.0)]
-    side = typical_side_px(segs)
-    if side is not None:
+    lengths = np.array([s.length for s in segs])
+    if len(lengths) >= 6:
+        # the longest runs are whole edges (shorter ones are edges cut by a notch not yet closed)
+        side = 0.95 * float(np.percentile(lengths, 95))
         blobs, filled = _silhouettes(raw, int(round(link_width_ratio * side)), min_area)
     return blobs, filled, table, raw == 0
 
@@ -182,10 +217,8 @@ def outline_segments(blob: Blob, index: int, *, eps_px: float, min_len_px: float
     c = blob.contour_px.astype(np.float32).reshape(-1, 1, 2)
     poly = cv2.approxPolyDP(c, eps_px, True).reshape(-1, 2)
     pts = blob.contour_px
-    n = len(pts)
     # index of each polygon vertex on the contour
     idx = []
-    j = 0
     for v in poly:
         d = np.hypot(pts[:, 0] - v[0], pts[:, 1] - v[1])
         idx.append(int(np.argmin(d)))
@@ -209,5 +242,4 @@ def outline_segments(blob: Blob, index: int, *, eps_px: float, min_len_px: float
         q0 = (float(x0 + s0 * vx), float(y0 + s0 * vy))
         q1 = (float(x0 + s1 * vx), float(y0 + s1 * vy))
         out.append(Segment(q0, q1, index))
-    _ = n, j
     return out

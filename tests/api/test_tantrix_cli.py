@@ -399,3 +399,24 @@ def test_service_analyzes_a_sample_photo_with_the_real_reader(db_path):
     # the truth board is legal: the service may send it to the umpire (unread tiles) but never call it illegal
     assert doc["game"] == "tantrix" and doc["tiles"] and doc["legal"] in (True, None)
     assert set(doc["scores"]) == {"red", "yellow", "blue", "green"}
+
+
+def test_bench_counts_a_crashing_reader_against_every_figure(position, monkeypatch, tmp_path):
+    board, _ = position
+    mod = types.ModuleType("vision.tantrix")
+
+    def boom(frame, camera=None, **kw):
+        raise MemoryError("lattice search too large")
+
+    mod.detect_tantrix = boom
+    monkeypatch.setitem(sys.modules, "vision.tantrix", mod)
+    p = write_photo(tmp_path / "tx_0.jpg")
+    p.with_suffix(".json").write_text(json.dumps(truth_doc(board)))
+    ours, _ = bench_images([p], lambda s: None)
+    assert (ours.crashed, ours.boards, ours.missed, ours.legal_ok, ours.face_ok) == (1, 1, 14, 0, 0)
+    assert "reader failed: MemoryError" in ours.failures[0]
+
+
+def test_a_photo_without_tiles_is_not_called_legal():
+    doc = judge_document({"game": "tantrix", "tiles": []})
+    assert doc["legal"] is None and doc["rulings"][0]["decision"] == "undecided"
