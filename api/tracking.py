@@ -2,8 +2,10 @@
 
 ``track_stream(source, ...)`` reads a video file, a camera device or a URL with ``cv2.VideoCapture``, runs the
 motion gate (``vision.motion``) on every frame and, at each rest, the still-photo pipeline
-(``vision.tiddlywinks.analyze_tiddlywinks``) on the rest frame, or a truth document (``--truth-json``,
-``simulation.shot_video`` format) for testing. The scene goes to ``adjudicator.tiddlywinks_game.apply_rest``;
+(``vision.tiddlywinks.measure_tiddlywinks``) on the rest frame, or a truth document (``--truth-json``,
+``simulation.shot_video`` format) for testing. Each rest frame is also compared with the previous one
+(``vision.rest_change``): where the picture changed is the evidence of what the shot touched; the matcher
+keeps every wink elsewhere as it was, and only winks near a change are fitted again. The scene goes to ``adjudicator.tiddlywinks_game.apply_rest``;
 each event yields one JSON-ready record, and the records form the game log (JSON lines): a ``start`` record
 with the initial state, then ``rest`` / ``correction`` records each holding its input, report, rulings and the
 full state after it. ``replay_log`` re-runs a log from its inputs and checks every stored state.
