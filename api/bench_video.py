@@ -8,10 +8,14 @@ Figures (each with its condition and PASS/FAIL):
 2. per video, two runs of the whole tracker (gate -> rest -> ``apply_rest``):
    - *truth-fed*: rest states from the truth JSON with the detector's naming simulated (ids replaced by
      shuffled anonymous ones after the first rest), so identity keeping is really tested;
-   - *vision*: ``api.analysis.analyze_tiddlywinks_photo`` on the rest frame with the truth camera;
+   - *vision*: ``api.tracking.analyze_rest_frame`` on the rest frame with the truth camera (after the first
+     rest only the winks where the picture changed are fitted again, see ``vision.rest_change``);
    the colour due is the truth's shooter (the umpire enters the squidge-off winner);
    for each: moved / potted / out / disturbed sets exactly equal to the truth (the simulator never disturbs,
    so truth disturbed = {}) for >= 95 % of shots, no identity swap, rest -> rulings latency <= 300 ms.
+
+Last measured (3 sample + 17 fresh videos, seed 4242, loaded 2-core machine): vision 20/20 exact, 0 swaps,
+latency median 225 ms, max 305 ms of one core's CPU (before the pixel evidence: 17/20, 2 swaps, 300 / 415 ms).
 """
 
 from __future__ import annotations

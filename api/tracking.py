@@ -2,8 +2,10 @@
 
 ``track_stream(source, ...)`` reads a video file, a camera device or a URL with ``cv2.VideoCapture``, runs the
 motion gate (``vision.motion``) on every frame and, at each rest, the still-photo pipeline
-(``vision.tiddlywinks.analyze_tiddlywinks``) on the rest frame, or a truth document (``--truth-json``,
-``simulation.shot_video`` format) for testing. The scene goes to ``adjudicator.tiddlywinks_game.apply_rest``;
+(``vision.tiddlywinks.measure_tiddlywinks``) on the rest frame, or a truth document (``--truth-json``,
+``simulation.shot_video`` format) for testing. Each rest frame is also compared with the previous one
+(``vision.rest_change``): where the picture changed is the evidence of what the shot touched; the matcher
+keeps every wink elsewhere as it was, and only winks near a change are fitted again. The scene goes to ``adjudicator.tiddlywinks_game.apply_rest``;
 each event yields one JSON-ready record, and the records form the game log (JSON lines): a ``start`` record
 with the initial state, then ``rest`` / ``correction`` records each holding its input, report, rulings and the
 full state after it. ``replay_log`` re-runs a log from its inputs and checks every stored state.
@@ -26,7 +28,7 @@ from adjudicator.tiddlywinks_turns import TurnState
 from adjudicator.types import AdjudicatorError, TiddlywinksParams
 from calibration.camera import CameraModel
 from calibration.errors import CalibrationError
-from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM
+from geometry.constants import LARGE_WINK_RADIUS_MM, MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM
 from geometry.matching import dedupe_same_spot, trim_to_equipment
 from geometry.records import scene_from_document
 from geometry.rest_change import RestChange
@@ -233,9 +235,10 @@ def shot_line(rec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: A wink candidate this close to a changed spot (beyond its own radius) is measured again at a rest: its
-#: coarse centre may be a few mm off, and a neighbour touching a moved wink matters to its fit and order.
-FOCUS_MARGIN_MM = 15.0
+#: A wink candidate this close to a changed spot (beyond its own radius) is measured again at a rest: a wink
+#: touching a changed one is fitted with it (its edge and its vertical order bear on the changed wink's fit),
+#: and a changed wink's change may lie across its whole diameter: two large radii and the matcher's margin.
+FOCUS_MARGIN_MM = 2 * LARGE_WINK_RADIUS_MM + 8.0
 
 
 def analyze_rest_frame(frame: np.ndarray, calibration: dict[str, Any] | None,
