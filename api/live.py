@@ -304,6 +304,16 @@ def ruling_key(ruling: dict[str, Any]) -> str:
                       sort_keys=True, default=str)
 
 
+def log_line(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored tracker record as served and published: ``shot_line`` (``tableref track --json``) with its
+    ``seq``, and a correction's input (what the umpire changed)."""
+    rec = stored["record"]
+    out = {"seq": stored["seq"], "created_at": stored["created_at"], **shot_line(rec)}
+    if rec.get("kind") == "correction":
+        out["correction"] = rec.get("input", {}).get("correction")
+    return out
+
+
 # --- per-game loop ----------------------------------------------------------------------------------------------
 @dataclass
 class SourceStatus:
@@ -450,7 +460,7 @@ class GameManager:
         state = {**document, "frame_idx": frame_idx, "origin": origin, "analysed_at": time.time()}
         stored = self.storage.record_analysis(game_id, state, rulings, frame_idx)
         g.last_keys = {ruling_key(r) for r in rulings}
-        message = {"type": "shot", "seq": shot["seq"], "created_at": shot["created_at"], **shot_line(rec)}
+        message = {"type": "shot", **log_line(shot)}
         return document, stored, message
 
     def _publish(self, g: GameLive, stored: list[dict[str, Any]], messages: list[dict[str, Any]]) -> None:
@@ -487,7 +497,7 @@ class GameManager:
         g = self.live(game_id)
         pipeline = self.pipeline()
         if not callable(getattr(pipeline, "rest_scene", None)):
-            raise ApiError(503, "no_tracker", "this service's pipeline does not follow games shot by shot")
+            raise ApiError(409, "no_tracker", "this service's pipeline does not follow games shot by shot")
         with g.lock:
             follower = self._follower(game, g, self._calibration_of(game), pipeline)
             if follower.tracker.state is None:

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 from fastapi import APIRouter, File, Query, Response, UploadFile
 
 from api.deps import GamesDep, PipelineDep, ReadAuth, SettingsDep, StorageDep, WriteAuth
-from api.live import score_summary
+from api.live import log_line, score_summary
 from api.pipeline import check_game
 from api.routes.errors import ApiError
 from api.routes.models import (
@@ -155,10 +155,8 @@ def read_shots(game_id: GameId, storage: StorageDep,
                full: Annotated[bool, Query(description="Whole records (input, state): the log replays.")] = False,
                ) -> list[dict[str, Any]]:
     """Each rest (the shot, its rulings, the state summary after it) and each correction, in order."""
-    from api.tracking import shot_line
-
     game_or_404(storage, game_id)
-    return [{"seq": r["seq"], "created_at": r["created_at"], **(r["record"] if full else shot_line(r["record"]))}
+    return [{"seq": r["seq"], "created_at": r["created_at"], **r["record"]} if full else log_line(r)
             for r in storage.list_shots(game_id, after, limit)]
 
 

@@ -350,6 +350,7 @@ def test_tiddlywinks_shot_is_stored_served_published_and_corrected(db_path: Path
     with TestClient(create_app(service_settings(db_path), pipeline=VisionPipeline())) as c:
         passed = c.post(f"/v1/games/{gid}/corrections", json={"kind": "pass"}, headers=AUTH).json()
         assert passed["summary"]["potted"]["green"] == 1 and passed["seq"] == 4
+        assert passed["correction"] == {"kind": "pass"}
         assert [s["kind"] for s in c.get(f"/v1/games/{gid}/shots").json()] == ["start", "rest", "correction", "correction"]
 
 
@@ -359,4 +360,4 @@ def test_other_pipelines_keep_the_per_frame_path(client: TestClient) -> None:
                 headers=AUTH)
     assert client.get(f"/v1/games/{gid}/shots").json() == []
     r = client.post(f"/v1/games/{gid}/corrections", json={"kind": "pass"}, headers=AUTH)
-    assert r.status_code == 503 and r.json()["error"] == "no_tracker"
+    assert r.status_code == 409 and r.json()["error"] == "no_tracker"
