@@ -125,7 +125,8 @@
       li.append(el("b", { text: "correction" }), " " + Object.entries(c).map(([k, v]) => `${k}=${v}`).join(" "));
     } else if (s.kind === "rest_error") li.append(el("b", { text: "unreadable rest" }), " " + (s.error || ""));
     else {
-      li.append(el("b", { text: `shot ${rep.shot ?? "?"}` }), " ");
+      if (rep.kind && rep.kind !== "shot") li.append(el("b", { text: String(rep.kind).replace(/_/g, " ") }), " ");
+      else li.append(el("b", { text: `shot ${rep.shot ?? "?"}` }), " ");
       if (rep.color) li.append(swatch(rep.color), ` ${rep.color} `);
       if (rep.played_wink) li.append(el("span", { text: `played ${rep.played_wink}` }));
       for (const key of ["moved", "potted", "out", "disturbed"]) {

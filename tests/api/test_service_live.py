@@ -361,3 +361,23 @@ def test_other_pipelines_keep_the_per_frame_path(client: TestClient) -> None:
     assert client.get(f"/v1/games/{gid}/shots").json() == []
     r = client.post(f"/v1/games/{gid}/corrections", json={"kind": "pass"}, headers=AUTH)
     assert r.status_code == 409 and r.json()["error"] == "no_tracker"
+
+
+@pytest.mark.skipif(not KNOCK_VIDEO.is_file(), reason="no simulated shot video sample_images/videos/shot_01_knock")
+def test_tiddlywinks_video_source_is_followed_shot_by_shot(db_path: Path) -> None:
+    from api.pipeline import VisionPipeline
+
+    with TestClient(create_app(service_settings(db_path), pipeline=VisionPipeline())) as c:
+        gid = new_game(c)
+        with c.websocket_connect(f"/v1/games/{gid}/ws") as ws:
+            r = c.put(f"/v1/games/{gid}/source", json={"kind": "file", "value": str(KNOCK_VIDEO)}, headers=AUTH)
+            assert r.status_code == 200, r.text
+            while True:
+                msg = ws.receive_json()
+                if msg["type"] == "shot" and msg.get("report", {}).get("kind") == "shot":
+                    break
+        assert msg["report"]["color"] == "green" and msg["report"]["shot"] == 1
+        assert sorted(w.split("-")[0] for w in msg["report"]["moved"]) == ["green", "red"]
+        wait_for(lambda: c.get(f"/v1/games/{gid}").json()["source_status"]["state"] == "ended", "end of file")
+        kinds = [s["kind"] for s in c.get(f"/v1/games/{gid}/shots").json()]
+        assert kinds[0] == "start" and kinds.count("start") == 1 and "rest" in kinds
