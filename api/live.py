@@ -23,6 +23,7 @@ from api.pipeline import Pipeline, encode_jpeg, jsonable
 from api.routes.errors import ApiError
 from api.settings import Settings
 from api.storage import Storage
+from api.tracking import RestFollower, TrackConfig, Tracker, shot_line
 
 log = logging.getLogger("tableref.live")
 
@@ -303,6 +304,16 @@ def ruling_key(ruling: dict[str, Any]) -> str:
                       sort_keys=True, default=str)
 
 
+def log_line(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored tracker record as served and published: ``shot_line`` (``tableref track --json``) with its
+    ``seq``, and a correction's input (what the umpire changed)."""
+    rec = stored["record"]
+    out = {"seq": stored["seq"], "created_at": stored["created_at"], **shot_line(rec)}
+    if rec.get("kind") == "correction":
+        out["correction"] = rec.get("input", {}).get("correction")
+    return out
+
+
 # --- per-game loop ----------------------------------------------------------------------------------------------
 @dataclass
 class SourceStatus:
@@ -334,6 +345,8 @@ class GameLive:
     lock: threading.Lock = field(default_factory=threading.Lock)
     last_keys: set[str] | None = None
     runner: SourceRunner | None = None
+    follower: RestFollower | None = None  # tiddlywinks: the game state machine fed at each rest
+    started_at: float | None = None  # wall time of the tracker's start record (the game clock's zero)
 
 
 class GameManager:
@@ -363,12 +376,12 @@ class GameManager:
         if game is None:
             raise ApiError(404, "game_not_found", f"no game with id {game_id!r}")
         g = self.live(game_id)
-        calibration = None
-        if game["calibration_id"]:
-            cal = self.storage.get_calibration(game["calibration_id"])
-            calibration = cal["calibration"] if cal else None
+        calibration = self._calibration_of(game)
+        pipeline = self.pipeline()
+        if game["game"] == "tiddlywinks" and callable(getattr(pipeline, "rest_scene", None)):
+            return self._track_rest(game, g, frame_bgr, origin, calibration, pipeline)
         with g.lock:
-            document = jsonable(self.pipeline().analyze(game["game"], frame_bgr, calibration))
+            document = jsonable(pipeline.analyze(game["game"], frame_bgr, calibration))
             frame_idx = self.storage.next_frame_idx(game_id)
             if g.last_keys is None:
                 prev = (game.get("state") or {}).get("rulings", [])
@@ -389,6 +402,113 @@ class GameManager:
         g.hub.publish({"type": "analysis", "frame_idx": frame_idx, "new_rulings": len(stored),
                        "summary": score_summary(document)})
         return {"frame_idx": frame_idx, "document": document, "new_rulings": stored}
+
+    def _calibration_of(self, game: dict[str, Any]) -> dict[str, Any] | None:
+        cal = self.storage.get_calibration(game["calibration_id"]) if game["calibration_id"] else None
+        return cal["calibration"] if cal else None
+
+    # tiddlywinks: shot by shot ---------------------------------------------------------------------------
+    def _follower(self, game: dict[str, Any], g: GameLive, calibration: dict[str, Any] | None,
+                  pipeline: Any) -> RestFollower:
+        """The game's tracker: from its stored log after a restart (play goes on from the last stored state),
+        else a fresh one that starts at the next rest."""
+        if g.follower is not None:
+            return g.follower
+        from adjudicator.tiddlywinks_game import GameState
+        from geometry.types import GameType
+
+        rows = self.storage.list_shots(game["id"])
+        with_state = [r for r in rows if isinstance(r["record"].get("state"), dict)]
+        if with_state:
+            state = GameState.from_dict(with_state[-1]["record"]["state"])
+            tracker = Tracker(TrackConfig(first=state.squidge_off_winner, game_type=state.game_type,
+                                          time_limit_s=state.time_limit_s))
+            tracker.state = state
+            tracker.records = [r["record"] for r in rows]
+            g.started_at = with_state[0]["created_at"]
+        else:
+            tracker = Tracker(TrackConfig(game_type=GameType(game["game_type"])))
+
+        def analyze(frame: np.ndarray, cal: dict[str, Any] | None, change: Any) -> dict[str, Any]:
+            # The first rest is read whole, as a photo with its rulings (squops, squidge-off); later ones only
+            # where the picture changed since the last rest.
+            if tracker.state is None:
+                return jsonable(pipeline.analyze("tiddlywinks", frame, cal))
+            return pipeline.rest_scene(frame, cal, change)
+
+        g.follower = RestFollower(tracker, calibration, analyze=analyze)
+        return g.follower
+
+    def _store_record(self, game_id: str, g: GameLive, rec: dict[str, Any], frame_idx: int | None,
+                      origin: str) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+        """Store one tracker record, the game's current document and the record's rulings; publish them."""
+        shot = self.storage.add_shot(game_id, rec)
+        if rec["kind"] == "start":
+            g.started_at = shot["created_at"]
+        follower = g.follower
+        assert follower is not None and follower.tracker.state is not None
+        from adjudicator.tiddlywinks_game import state_summary
+        from geometry.records import scene_to_document
+
+        # A start record has no rulings of its own: the photo analysis of the first rest has them.
+        found = (follower.last_doc or {}).get("rulings", []) if rec["kind"] == "start" else rec.get("rulings", [])
+        rulings = [{**r, "frame_idx": frame_idx if r.get("frame_idx") is None else r["frame_idx"]} for r in found]
+        document = {**(follower.last_doc or {}), **scene_to_document(follower.tracker.state.scene),
+                    "rulings": found, "game_state": rec.get("summary") or state_summary(follower.tracker.state),
+                    "shot": shot_line(rec)}
+        document = jsonable(document)
+        state = {**document, "frame_idx": frame_idx, "origin": origin, "analysed_at": time.time()}
+        stored = self.storage.record_analysis(game_id, state, rulings, frame_idx)
+        g.last_keys = {ruling_key(r) for r in rulings}
+        message = {"type": "shot", **log_line(shot)}
+        return document, stored, message
+
+    def _publish(self, g: GameLive, stored: list[dict[str, Any]], messages: list[dict[str, Any]]) -> None:
+        for item in stored:
+            g.hub.publish({"type": "ruling", **item})
+        for m in messages:
+            g.hub.publish(m)
+
+    def _track_rest(self, game: dict[str, Any], g: GameLive, frame_bgr: np.ndarray, origin: str,
+                    calibration: dict[str, Any] | None, pipeline: Any) -> dict[str, Any]:
+        """A tiddlywinks rest frame through the same step as ``tableref track`` (``RestFollower``): compared
+        with the last rest, measured where it changed, refereed as a shot; the record is the game's log."""
+        game_id = game["id"]
+        with g.lock:
+            follower = self._follower(game, g, calibration, pipeline)
+            elapsed = None if g.started_at is None else time.time() - g.started_at
+            frame_idx = self.storage.next_frame_idx(game_id)
+            rec = follower.at_rest(frame_bgr, frame_idx, elapsed_s=elapsed, catch=())
+            document, stored, message = self._store_record(game_id, g, rec, frame_idx, origin)
+            g.status.analyses += 1
+        self._publish(g, stored, [message, {"type": "analysis", "frame_idx": frame_idx, "new_rulings": len(stored),
+                                            "summary": score_summary(document)}])
+        return {"frame_idx": frame_idx, "document": document, "new_rulings": stored, "shot": message}
+
+    def correct(self, game_id: str, correction: dict[str, Any]) -> dict[str, Any]:
+        """An umpire's correction of a tiddlywinks game (``Tracker.correct``); play goes on from it."""
+        from adjudicator.types import AdjudicatorError
+
+        game = self.storage.get_game(game_id)
+        if game is None:
+            raise ApiError(404, "game_not_found", f"no game with id {game_id!r}")
+        if game["game"] != "tiddlywinks":
+            raise ApiError(409, "not_tracked", f"corrections apply to tiddlywinks games, not {game['game']!r}")
+        g = self.live(game_id)
+        pipeline = self.pipeline()
+        if not callable(getattr(pipeline, "rest_scene", None)):
+            raise ApiError(409, "no_tracker", "this service's pipeline does not follow games shot by shot")
+        with g.lock:
+            follower = self._follower(game, g, self._calibration_of(game), pipeline)
+            if follower.tracker.state is None:
+                raise ApiError(409, "no_game_started", "no rest state yet: a correction needs the game started")
+            try:
+                rec = follower.tracker.correct(correction)
+            except (AdjudicatorError, KeyError, TypeError, ValueError) as exc:
+                raise ApiError(422, "invalid_correction", f"correction {correction!r} refused: {exc}") from None
+            document, stored, message = self._store_record(game_id, g, rec, None, "correction")
+        self._publish(g, stored, [message])
+        return message
 
     def publish_feed(self, game_id: str, frame_bgr: np.ndarray, document: dict[str, Any] | None) -> None:
         """Annotate a frame with a document's overlay and make it the game's current feed picture."""

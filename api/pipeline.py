@@ -143,6 +143,17 @@ class VisionPipeline:
         except ValueError as exc:
             raise pipeline_error(exc) from None
 
+    def rest_scene(self, frame_bgr: np.ndarray, calibration: dict[str, Any] | None,
+                   change: Any = None) -> dict[str, Any]:
+        """The scene document of a tiddlywinks rest frame for the live tracker (``api.tracking``), measuring
+        only where ``change`` (a ``RestChange`` since the last rest) says the picture changed. A pipeline
+        without this method keeps the per-frame path in live games."""
+        from api.tracking import analyze_rest_frame
+        try:
+            return jsonable(analyze_rest_frame(frame_bgr, calibration, change))
+        except ValueError as exc:
+            raise pipeline_error(exc) from None
+
     def calibrate_image(self, frame_bgr: np.ndarray) -> dict[str, Any]:
         try:
             from calibration.mat import calibrate_from_mat

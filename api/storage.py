@@ -51,6 +51,16 @@ CREATE TABLE IF NOT EXISTS events (
     kind TEXT NOT NULL,
     data TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS shots (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    game_id TEXT NOT NULL REFERENCES games(id),
+    seq INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL,
+    UNIQUE (game_id, seq)
+);
+CREATE INDEX IF NOT EXISTS shots_game ON shots (game_id, seq);
 CREATE INDEX IF NOT EXISTS rulings_game ON rulings (game_id, seq);
 CREATE INDEX IF NOT EXISTS events_game ON events (game_id, id);
 """
@@ -186,6 +196,32 @@ class Storage:
                 (game_id, after_seq, limit)).fetchall()
         return [{"seq": r["seq"], "created_at": r["created_at"], "frame_idx": r["frame_idx"],
                  "ruling": json.loads(r["data"])} for r in rows]
+
+    # shots ---------------------------------------------------------------------------------------------------
+    def add_shot(self, game_id: str, record: dict[str, Any]) -> dict[str, Any]:
+        """Append one record of a live game's log (``api.tracking``: start, rest, correction, rest_error)."""
+        now = time.time()
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM shots WHERE game_id = ?",
+                                       (game_id,)).fetchone()
+                seq = int(row[0]) + 1
+                self._db.execute("INSERT INTO shots (game_id, seq, created_at, kind, data) VALUES (?, ?, ?, ?, ?)",
+                                 (game_id, seq, now, str(record.get("kind")), json.dumps(record)))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return {"seq": seq, "created_at": now, "record": record}
+
+    def list_shots(self, game_id: str, after_seq: int = 0, limit: int = 100000) -> list[dict[str, Any]]:
+        """A live game's log in order, each record whole (its input and state: the log replays)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM shots WHERE game_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (game_id, after_seq, limit)).fetchall()
+        return [{"seq": r["seq"], "created_at": r["created_at"], "record": json.loads(r["data"])} for r in rows]
 
     # events -------------------------------------------------------------------------------------------------
     def add_event(self, game_id: str, kind: str, data: dict[str, Any] | None = None) -> dict[str, Any]:

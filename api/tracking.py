@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -255,6 +255,59 @@ def analyze_rest_frame(frame: np.ndarray, calibration: dict[str, Any] | None,
     return document_from_measurement(m)
 
 
+Analyze = Callable[[np.ndarray, "dict[str, Any] | None", "RestChange | None"], dict[str, Any]]
+
+
+@dataclass
+class RestFollower:
+    """One rest frame -> one log record: the step ``track_stream`` and the service's live games share.
+
+    Compares the frame with the previous rest frame (``RestChange``: what the shot touched), reads its scene
+    (``analyze``, by default :func:`analyze_rest_frame` focused on the change, or a given truth document) and
+    feeds it to the tracker. Without a calibration, the mat self-calibration of the first rest is kept: the
+    camera does not move."""
+
+    tracker: Tracker
+    calibration: dict[str, Any] | None = None
+    camera: CameraModel | None = None
+    analyze: Analyze = analyze_rest_frame
+    meter: RestChangeMeter = field(default_factory=RestChangeMeter)
+    last_doc: dict[str, Any] | None = field(default=None, init=False)  # the scene read at the last rest
+
+    def at_rest(self, frame: np.ndarray, frame_idx: int | None, *, initial: bool = False,
+                elapsed_s: float | None = None, shot_frames: tuple[int, int] | None = None,
+                doc: dict[str, Any] | None = None, catch: tuple[type[Exception], ...] = (VisionError, CalibrationError),
+                ) -> dict[str, Any]:
+        """The record of this rest (``start``, ``rest`` or, when the frame cannot be read, ``rest_error``: the
+        game state is unchanged then, and the frame is not remembered)."""
+        t_rest = time.perf_counter()
+        c_rest = time.thread_time()
+        tracker = self.tracker
+        frame_wh = (frame.shape[1], frame.shape[0])
+        small = self.meter.shrink(frame)
+        change = None
+        if tracker.state is not None and not initial:
+            change = self.meter.against_last(small, frame_wh, self.camera, tracker.state.scene.pot_center_mm)
+        if doc is None:
+            try:
+                doc = self.analyze(frame, self.calibration, change)
+            except catch as exc:
+                # This rest frame cannot be read (mat hidden, calibration lost): say so and wait for the next.
+                return tracker._emit({"kind": "rest_error", "frame_idx": frame_idx, "error": str(exc)})
+            if self.calibration is None and doc.get("calibration", {}).get("camera"):
+                self.calibration = doc["calibration"]
+                self.camera = _camera_of(self.calibration)
+        if initial or tracker.state is None:
+            rec = tracker.start(doc, frame_idx)
+        else:
+            rec = tracker.rest(doc, elapsed_s=elapsed_s, frame_idx=frame_idx, shot_frames=shot_frames,
+                               latency_ms=(time.perf_counter() - t_rest) * 1e3,
+                               latency_cpu_ms=(time.thread_time() - c_rest) * 1e3, change=change)
+        self.meter.remember(small, self.camera, frame_wh)
+        self.last_doc = doc
+        return rec
+
+
 def track_stream(source: str, *, calibration: dict[str, Any] | None = None, truth: TruthFeed | None = None,
                  config: TrackConfig | None = None, on_record: Callable[[dict[str, Any]], None] | None = None,
                  max_frames: int | None = None, motion: MotionParams | None = None) -> Tracker:
@@ -263,8 +316,7 @@ def track_stream(source: str, *, calibration: dict[str, Any] | None = None, trut
     cap, fps, live = open_capture(source)
     camera = _camera_of(calibration) or (truth.camera if truth is not None else None)
     gate: MotionGate | None = None
-    meter = RestChangeMeter()
-    tracker = Tracker(config, on_record)
+    follower = RestFollower(Tracker(config, on_record), calibration, camera)
     t0 = time.monotonic()
     shot_start: int | None = None
     try:
@@ -277,46 +329,19 @@ def track_stream(source: str, *, calibration: dict[str, Any] | None = None, trut
                 if ev.kind == "shot_start":
                     shot_start = ev.frame_idx
                     continue
-                t_rest = time.perf_counter()
-                c_rest = time.thread_time()
-                frame_wh = (frame.shape[1], frame.shape[0])
-                # Where the picture changed since the last rest frame: the evidence of what the shot touched.
-                small = meter.shrink(frame)
-                change = None
-                if tracker.state is not None and not ev.initial:
-                    change = meter.against_last(small, frame_wh, camera, tracker.state.scene.pot_center_mm)
-                if truth is not None:
-                    doc = truth.scene_at(idx)
-                else:
-                    try:
-                        doc = analyze_rest_frame(frame, calibration, change)
-                    except (VisionError, CalibrationError) as exc:
-                        # This rest frame cannot be read (mat hidden, calibration lost): say so and wait for
-                        # the next rest; the game state is unchanged.
-                        tracker._emit({"kind": "rest_error", "frame_idx": idx, "error": str(exc)})
-                        shot_start = None
-                        continue
-                    if calibration is None and doc.get("calibration", {}).get("camera"):
-                        # The camera does not move: keep the mat self-calibration of the first rest, and
-                        # watch only the mat from now on.
-                        calibration = doc["calibration"]
-                        camera = _camera_of(calibration)
-                        gate.set_mat_polygon(mat_polygon_px(camera, frame_wh))
                 start = shot_start if shot_start is not None else ev.start_idx
                 elapsed = (time.monotonic() - t0) if live else (start or 0) / fps
-                latency_ms = (time.perf_counter() - t_rest) * 1e3
-                latency_cpu_ms = (time.thread_time() - c_rest) * 1e3
-                if ev.initial or tracker.state is None:
-                    tracker.start(doc, idx)
-                else:
-                    tracker.rest(doc, elapsed_s=elapsed, frame_idx=idx,
+                had_camera = follower.camera is not None
+                follower.at_rest(frame, idx, initial=ev.initial, elapsed_s=elapsed,
                                  shot_frames=(start, ev.start_idx) if start is not None else None,
-                                 latency_ms=latency_ms, latency_cpu_ms=latency_cpu_ms, change=change)
-                meter.remember(small, camera, frame_wh)
+                                 doc=truth.scene_at(idx) if truth is not None else None)
+                if not had_camera and follower.camera is not None:
+                    # Self-calibrated at this rest: watch only the mat from now on.
+                    gate.set_mat_polygon(mat_polygon_px(follower.camera, (frame.shape[1], frame.shape[0])))
                 shot_start = None
     finally:
         cap.release()
-    return tracker
+    return follower.tracker
 
 
 # --- the log -----------------------------------------------------------------------------------------------

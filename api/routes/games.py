@@ -10,12 +10,13 @@ from urllib.parse import urlparse
 from fastapi import APIRouter, File, Query, Response, UploadFile
 
 from api.deps import GamesDep, PipelineDep, ReadAuth, SettingsDep, StorageDep, WriteAuth
-from api.live import score_summary
+from api.live import log_line, score_summary
 from api.pipeline import check_game
 from api.routes.errors import ApiError
 from api.routes.models import (
     COLORS,
     DistanceOut,
+    CorrectionIn,
     ErrorOut,
     EventRecord,
     FrameOut,
@@ -23,6 +24,7 @@ from api.routes.models import (
     GameOut,
     GameStateOut,
     RulingRecord,
+    ShotRecord,
     SourceIn,
 )
 from api.routes.uploads import read_image_upload
@@ -143,6 +145,28 @@ def read_rulings(game_id: GameId, storage: StorageDep,
                  limit: Annotated[int, Query(ge=1, le=10000)] = 1000) -> list[dict[str, Any]]:
     game_or_404(storage, game_id)
     return storage.list_rulings(game_id, after, limit)
+
+
+@router.get("/{game_id}/shots", response_model=list[ShotRecord], responses=_ERRORS, dependencies=[ReadAuth],
+            summary="Shot-by-shot log of a tiddlywinks game")
+def read_shots(game_id: GameId, storage: StorageDep,
+               after: Annotated[int, Query(ge=0, le=2**62, description="Only records with seq > after.")] = 0,
+               limit: Annotated[int, Query(ge=1, le=10000)] = 1000,
+               full: Annotated[bool, Query(description="Whole records (input, state): the log replays.")] = False,
+               ) -> list[dict[str, Any]]:
+    """Each rest (the shot, its rulings, the state summary after it) and each correction, in order."""
+    game_or_404(storage, game_id)
+    return [{"seq": r["seq"], "created_at": r["created_at"], **r["record"]} if full else log_line(r)
+            for r in storage.list_shots(game_id, after, limit)]
+
+
+@router.post("/{game_id}/corrections", response_model=ShotRecord, responses=_ERRORS, dependencies=[WriteAuth],
+             summary="Correct a tiddlywinks game by hand")
+def post_correction(game_id: GameId, body: CorrectionIn, storage: StorageDep, games: GamesDep) -> dict[str, Any]:
+    """The umpire's edit (e.g. a wink marked squopped); stored in the log, and play goes on from it."""
+    game_or_404(storage, game_id)
+    message = games.correct(game_id, body.to_correction())
+    return {k: v for k, v in message.items() if k != "type"}
 
 
 @router.get("/{game_id}/events", response_model=list[EventRecord], responses=_ERRORS, dependencies=[ReadAuth],

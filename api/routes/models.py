@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 COLORS = ("blue", "green", "red", "yellow")
 
@@ -79,6 +79,54 @@ class SourceIn(BaseModel):
     loop: bool = Field(default=False, description="Restart a video file at its end.")
     hold_end_s: float = Field(default=0.0, ge=0.0, le=3600.0, description="With loop: show a file's last frame "
                               "this long before restarting.")
+
+
+Color = Literal["blue", "green", "red", "yellow"]
+_CORRECTION_NEEDS: dict[str, tuple[str, ...]] = {
+    "wink": ("id",), "squop": ("upper", "lower"), "unsquop": ("upper", "lower"), "turn": ("color",),
+    "pot_out_order": ("order",), "scene": ("scene",), "pass": (), "clear_pending": ()}
+
+
+class CorrectionIn(BaseModel):
+    """An umpire's correction of a tiddlywinks game (``adjudicator.tiddlywinks_game.apply_correction``).
+
+    ``wink``: set ``center_mm``/``potted``/``off_mat``/``unplayed``/``tilt_deg`` of wink ``id``; ``squop`` /
+    ``unsquop``: wink ``upper`` is (not) over ``lower``; ``turn``: ``color`` is due with ``shots_left``;
+    ``pass``: the turn ends; ``clear_pending``; ``pot_out_order``; ``scene``: a whole rest state."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["wink", "squop", "unsquop", "turn", "pass", "clear_pending", "pot_out_order", "scene"]
+    id: str | None = Field(default=None, max_length=64)
+    center_mm: tuple[float, float] | None = None
+    potted: bool | None = None
+    off_mat: bool | None = None
+    unplayed: bool | None = None
+    tilt_deg: float | None = Field(default=None, ge=0.0, le=90.0)
+    upper: str | None = Field(default=None, max_length=64)
+    lower: str | None = Field(default=None, max_length=64)
+    color: Color | None = None
+    shots_left: int | None = Field(default=None, ge=0, le=10)
+    order: list[list[Color]] | None = None
+    scene: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _fields_of_kind(self) -> CorrectionIn:
+        missing = [f for f in _CORRECTION_NEEDS[self.kind] if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"a {self.kind!r} correction needs {', '.join(missing)}")
+        return self
+
+    def to_correction(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+
+class ShotRecord(BaseModel):
+    """One record of a tiddlywinks game's log as ``tableref track --json`` prints it."""
+
+    model_config = ConfigDict(extra="allow")
+    seq: int = Field(description="Order of the record within its game, from 1.")
+    created_at: float
+    kind: str = Field(description="start | rest | correction | rest_error")
 
 
 class GameOut(BaseModel):

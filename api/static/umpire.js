@@ -8,7 +8,7 @@
   const $ = (sel) => document.querySelector(sel);
   let gameId = params.get("game");
   let state = null, game = null, ws = null, wsBackoff = 500, lastSeq = 0, selected = [];
-  let refreshTimer = null;
+  let refreshTimer = null, lastShotSeq = 0;
 
   function headers() { return token ? { Authorization: "Bearer " + token } : {}; }
   async function getJSON(url) {
@@ -46,6 +46,7 @@
   function startGame() {
     $("#feed").src = `/v1/games/${encodeURIComponent(gameId)}/feed.mjpg` + (token ? `?token=${encodeURIComponent(token)}` : "");
     connectWS();
+    loadShots();
     refresh();
     refreshTimer = setInterval(refresh, 2000);
   }
@@ -68,10 +69,11 @@
     let url = `${proto}://${location.host}/v1/games/${encodeURIComponent(gameId)}/ws?after=${lastSeq}`;
     if (token) url += "&token=" + encodeURIComponent(token);
     ws = new WebSocket(url);
-    ws.onopen = () => { wsBackoff = 500; setBadge("#ws-status", "live", "rulings: live"); };
+    ws.onopen = () => { wsBackoff = 500; setBadge("#ws-status", "live", "rulings: live"); if (lastShotSeq) loadShots(); };
     ws.onmessage = (ev) => {
       const msg = JSON.parse(ev.data);
       if (msg.type === "ruling") addRuling(msg);
+      else if (msg.type === "shot") addShot(msg);
       else if (msg.type === "analysis") refresh();
       else if (msg.type === "status") renderStatus(msg.status);
     };
@@ -101,6 +103,43 @@
       li.append(el("div", { class: "evidence", text: `frame ${item.frame_idx}` }));
     $("#rulings").prepend(li);
     $("#ruling-count").textContent = `(${lastSeq})`;
+    setTimeout(() => li.classList.remove("new"), 2000);
+  }
+
+  // --- shot-by-shot log (tiddlywinks) ------------------------------------------------------------------------
+  async function loadShots() {
+    try {
+      const shots = await getJSON(`/v1/games/${encodeURIComponent(gameId)}/shots?after=${lastShotSeq}`);
+      for (const s of shots) addShot(s);
+    } catch (e) { /* the rulings panel and status badge say what is wrong */ }
+  }
+
+  function addShot(s) {  // newest first: shot number, colour, what moved, its rulings
+    if (s.seq <= lastShotSeq) return;
+    lastShotSeq = s.seq;
+    const li = el("li", { class: "shot new", "data-seq": String(s.seq), value: String(s.seq) });
+    const rep = s.report || {};
+    if (s.kind === "start") li.append(el("b", { text: "game start" }), ` ${(s.state || {}).due || ""} due`);
+    else if (s.kind === "correction") {
+      const c = s.correction || {};
+      li.append(el("b", { text: "correction" }), " " + Object.entries(c).map(([k, v]) => `${k}=${v}`).join(" "));
+    } else if (s.kind === "rest_error") li.append(el("b", { text: "unreadable rest" }), " " + (s.error || ""));
+    else {
+      if (rep.kind && rep.kind !== "shot") li.append(el("b", { text: String(rep.kind).replace(/_/g, " ") }), " ");
+      else li.append(el("b", { text: `shot ${rep.shot ?? "?"}` }), " ");
+      if (rep.color) li.append(swatch(rep.color), ` ${rep.color} `);
+      if (rep.played_wink) li.append(el("span", { text: `played ${rep.played_wink}` }));
+      for (const key of ["moved", "potted", "out", "disturbed"]) {
+        const ids = rep[key] || [];
+        if (ids.length) li.append(el("div", { class: "evidence", text: `${key}: ${ids.join(", ")}` }));
+      }
+    }
+    for (const r of s.rulings || [])
+      li.append(el("div", { text: `${r.rule || "?"} ${r.decision || ""}` + (r.explanation ? ` — ${r.explanation}` : "") }));
+    const sum = s.summary;
+    if (sum) li.append(el("div", { class: "evidence", text: `next: ${sum.due} (${sum.shots_left} shot${sum.shots_left === 1 ? "" : "s"})` }));
+    $("#shots").prepend(li);
+    $("#shot-count").textContent = `(${lastShotSeq})`;
     setTimeout(() => li.classList.remove("new"), 2000);
   }
 

@@ -278,3 +278,106 @@ def test_motion_gate_on_a_simulated_shot_video() -> None:
     cap.release()
     # At rest before the shot and after it: analysed at least twice, never on every frame.
     assert 2 <= sum(fired) <= 4, [i for i, f in enumerate(fired) if f]
+
+
+# --- tiddlywinks shot by shot (the same rest step as ``tableref track``) -----------------------------------------
+KNOCK_VIDEO = Path(__file__).resolve().parents[2] / "sample_images" / "videos" / "shot_01_knock.mp4"
+
+
+def rest_frames_of(video: Path) -> list[np.ndarray]:
+    """The table at rest before the hand comes in (frame 2) and after the shot (the last frame)."""
+    import cv2
+
+    cap = cv2.VideoCapture(str(video))
+    frames = []
+    while True:
+        ok, frame = cap.read()
+        if not ok:
+            break
+        frames.append(frame)
+    cap.release()
+    return [frames[2], frames[-1]]
+
+
+@pytest.mark.skipif(not KNOCK_VIDEO.is_file(), reason="no simulated shot video sample_images/videos/shot_01_knock")
+def test_tiddlywinks_shot_is_stored_served_published_and_corrected(db_path: Path) -> None:
+    from api.pipeline import VisionPipeline
+    from api.tracking import replay_log
+
+    truth = json.loads(KNOCK_VIDEO.with_suffix(".json").read_text())["shot"]  # green knocks a red wink
+    before, after = rest_frames_of(KNOCK_VIDEO)
+    app = create_app(service_settings(db_path), pipeline=VisionPipeline())
+    with TestClient(app) as c:
+        gid = new_game(c)
+        assert c.post(f"/v1/games/{gid}/corrections", json={"kind": "pass"}, headers=AUTH).json()["error"] \
+            == "no_game_started"
+        with c.websocket_connect(f"/v1/games/{gid}/ws") as ws:
+            assert ws.receive_json()["type"] == "status"
+            for frame in (before, after):
+                r = c.post(f"/v1/games/{gid}/frames", headers=AUTH,
+                           files={"image": ("rest.png", png_bytes(frame), "image/png")})
+                assert r.status_code == 200, r.text
+            shots = []
+            while len(shots) < 2:
+                msg = ws.receive_json()
+                if msg["type"] == "shot":
+                    shots.append(msg)
+        assert [m["kind"] for m in shots] == ["start", "rest"]
+        report = shots[1]["report"]
+        assert report["color"] == truth["color"] == "green"
+        assert sorted(w.split("-")[0] for w in report["moved"]) == sorted(w.split("-")[0] for w in truth["moved"])
+        assert report["potted"] == [] and report["out"] == []
+
+        served = c.get(f"/v1/games/{gid}/shots").json()
+        assert [s["seq"] for s in served] == [1, 2] and served[1]["report"] == report
+        full = c.get(f"/v1/games/{gid}/shots?full=true").json()
+        _, mismatches = replay_log([{k: v for k, v in s.items() if k not in ("seq", "created_at")} for s in full])
+        assert mismatches == []
+        assert c.get(f"/v1/games/{gid}").json()["state"]["game_state"]["shots"] == 1
+
+        played = report["played_wink"]
+        bad = c.post(f"/v1/games/{gid}/corrections", json={"kind": "wink", "id": "nope", "potted": True},
+                     headers=AUTH)
+        assert bad.status_code == 422 and bad.json()["error"] == "invalid_correction"
+        assert c.post(f"/v1/games/{gid}/corrections", json={"kind": "squop", "upper": played},
+                      headers=AUTH).json()["error"] == "invalid_request"
+        fixed = c.post(f"/v1/games/{gid}/corrections", json={"kind": "wink", "id": played, "potted": True},
+                       headers=AUTH)
+        assert fixed.status_code == 200, fixed.text
+        assert fixed.json()["kind"] == "correction" and fixed.json()["summary"]["potted"]["green"] == 1
+        assert c.get(f"/v1/games/{gid}").json()["state"]["game_state"]["potted"]["green"] == 1
+    # After a restart the game goes on from its stored log, correction included.
+    with TestClient(create_app(service_settings(db_path), pipeline=VisionPipeline())) as c:
+        passed = c.post(f"/v1/games/{gid}/corrections", json={"kind": "pass"}, headers=AUTH).json()
+        assert passed["summary"]["potted"]["green"] == 1 and passed["seq"] == 4
+        assert passed["correction"] == {"kind": "pass"}
+        assert [s["kind"] for s in c.get(f"/v1/games/{gid}/shots").json()] == ["start", "rest", "correction", "correction"]
+
+
+def test_other_pipelines_keep_the_per_frame_path(client: TestClient) -> None:
+    gid = new_game(client)
+    client.post(f"/v1/games/{gid}/frames", files={"image": ("t.png", png_bytes(table_image()), "image/png")},
+                headers=AUTH)
+    assert client.get(f"/v1/games/{gid}/shots").json() == []
+    r = client.post(f"/v1/games/{gid}/corrections", json={"kind": "pass"}, headers=AUTH)
+    assert r.status_code == 409 and r.json()["error"] == "no_tracker"
+
+
+@pytest.mark.skipif(not KNOCK_VIDEO.is_file(), reason="no simulated shot video sample_images/videos/shot_01_knock")
+def test_tiddlywinks_video_source_is_followed_shot_by_shot(db_path: Path) -> None:
+    from api.pipeline import VisionPipeline
+
+    with TestClient(create_app(service_settings(db_path), pipeline=VisionPipeline())) as c:
+        gid = new_game(c)
+        with c.websocket_connect(f"/v1/games/{gid}/ws") as ws:
+            r = c.put(f"/v1/games/{gid}/source", json={"kind": "file", "value": str(KNOCK_VIDEO)}, headers=AUTH)
+            assert r.status_code == 200, r.text
+            while True:
+                msg = ws.receive_json()
+                if msg["type"] == "shot" and msg.get("report", {}).get("kind") == "shot":
+                    break
+        assert msg["report"]["color"] == "green" and msg["report"]["shot"] == 1
+        assert sorted(w.split("-")[0] for w in msg["report"]["moved"]) == ["green", "red"]
+        wait_for(lambda: c.get(f"/v1/games/{gid}").json()["source_status"]["state"] == "ended", "end of file")
+        kinds = [s["kind"] for s in c.get(f"/v1/games/{gid}/shots").json()]
+        assert kinds[0] == "start" and kinds.count("start") == 1 and "rest" in kinds
