@@ -49,6 +49,7 @@ from vision.tantrix_links import (
     read_faces,
     refine_poses,
 )
+from vision.tantrix_pose import fit_hexagons
 from vision.tantrix_tiles import Blob, find_blobs, outline_segments, to_lab
 from vision.types import VisionError
 
@@ -463,6 +464,9 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, camera: Camer
     cen = np.array([t.center_u for t in tiles]).reshape(-1, 2)
     ang = np.array([t.angle_deg for t in tiles], dtype=np.float64)
     free = np.array([t.hex is None for t in tiles], bool)
+    if free.any():
+        # hand tiles: the hexagon outline first (a mat hugging them misleads the silhouette), then the bands
+        cen[free], ang[free], _ = fit_hexagons(lab, Minv, cen[free], ang[free])
     cen, ang = refine_poses(lab, Minv, cen, ang, params.links, free)
     edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
     model = fit_colour_model(edge_lab, params.links)
