@@ -49,7 +49,7 @@ from vision.tantrix_links import (
     read_faces,
     refine_poses,
 )
-from vision.tantrix_pose import fit_hexagons
+from vision.tantrix_pose import find_hexagons, fit_hexagons
 from vision.tantrix_tiles import Blob, find_blobs, outline_segments, to_lab
 from vision.types import VisionError
 
@@ -377,7 +377,7 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
                 pass
     except LatticeError as exc:
         raise TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
-    return _read_tiles(image_bgr, lab, fit, camera, P, flat_to_flat_mm, params)
+    return _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params)
 
 
 # A phone over a table (tilt <= ~45 degrees) foreshortens a tile by less than this ratio of its two axes.
@@ -434,7 +434,7 @@ def _jac(H: np.ndarray, at: np.ndarray) -> np.ndarray:
     return np.column_stack([q[1] - q[0], q[2] - q[0]]) / 1e-3
 
 
-def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, camera: CameraModel | None, P: np.ndarray,
+def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequence[Blob], camera: CameraModel | None, P: np.ndarray,
                 flat_to_flat_mm: float | None, params: TantrixParams) -> TantrixReading:
     h, w = image_bgr.shape[:2]
     M = fit.M
@@ -465,8 +465,7 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, camera: Camer
     ang = np.array([t.angle_deg for t in tiles], dtype=np.float64)
     free = np.array([t.hex is None for t in tiles], bool)
     if free.any():
-        # hand tiles: the hexagon outline first (a mat hugging them misleads the silhouette), then the bands
-        cen[free], ang[free], _ = fit_hexagons(lab, Minv, cen[free], ang[free])
+        tiles, cen, ang, free = _pose_hand_tiles(lab, M, blobs, tiles, cen, ang, free)
     cen, ang = refine_poses(lab, Minv, cen, ang, params.links, free)
     edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
     model = fit_colour_model(edge_lab, params.links)
@@ -498,6 +497,50 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, camera: Camer
                           lattice_angle_deg=float(lattice_angle % 360.0),
                           plane_to_image=tuple(tuple(float(v) for v in row) for row in plane_to_image),
                           colorblind=model.colorblind, source=source)
+
+
+# A hand tile found by its silhouette is kept if its ring contrast is at least this share of a typical hand tile's.
+MIN_RING_SHARE = 0.6
+
+
+def _pose_hand_tiles(lab: np.ndarray, M: np.ndarray, blobs: Sequence[Blob], tiles: list[_Tile], cen: np.ndarray,
+                     ang: np.ndarray, free: np.ndarray):
+    """Hand tiles posed by their hexagon outline (a mat hugging them misleads the silhouette; the link bands
+    refine the pose afterwards); two poses landing on one tile are one tile, and tiles merged into one
+    silhouette with their neighbours are found by the same template."""
+    Minv = np.linalg.inv(M)
+    idx = np.flatnonzero(free)
+    cen, ang = cen.copy(), ang.copy()
+    cen[idx], ang[idx], score = fit_hexagons(lab, Minv, cen[idx], ang[idx])
+    keep = np.ones(len(tiles), bool)
+    for a_i in np.argsort(-score):
+        i = idx[a_i]
+        for b_i in range(len(idx)):
+            j = idx[b_i]
+            if j != i and keep[j] and keep[i] and score[b_i] <= score[a_i] \
+                    and np.hypot(*(cen[i] - cen[j])) < APOTHEM_SPACING_SAME:
+                keep[j] = False
+    good = score[keep[idx] & (score > 0)]
+    new_tiles, new_c, new_a = [], [], []
+    if len(good):
+        floor = MIN_RING_SHARE * float(np.median(good))
+        taken = cen[keep]
+        for bi in sorted({tiles[i].blob for i in idx}):
+            for c, a, _ in find_hexagons(lab, Minv, apply_h(M, blobs[bi].contour_px), taken, floor):
+                a = ((a + 30.0) % 60.0) - 30.0
+                new_tiles.append(_Tile(c, a, None, bi))
+                new_c.append(c)
+                new_a.append(a)
+                taken = np.vstack([taken, c[None, :]])
+    tiles = [t for t, k in zip(tiles, keep) if k] + new_tiles
+    cen = _stack([cen[keep]] + [np.array(new_c).reshape(-1, 2)])
+    ang = np.concatenate([ang[keep], np.array(new_a, float)])
+    free = np.concatenate([free[keep], np.ones(len(new_tiles), bool)])
+    return tiles, cen, ang, free
+
+
+# Two fitted hexagons closer than this (U) sit on one tile.
+APOTHEM_SPACING_SAME = 1.0
 
 
 def _flag_duplicates(faces):

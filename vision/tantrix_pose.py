@@ -68,12 +68,9 @@ def fit_hexagons(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, an
         S = np.array([[1.0 / PPU, 0.0, c[0] - half / PPU], [0.0, 1.0 / PPU, c[1] - half / PPU], [0.0, 0.0, 1.0]])
         patch = cv2.warpPerspective(lab, H_u2img @ S, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                     borderMode=cv2.BORDER_CONSTANT, borderValue=(np.nan,) * 3)
-        L, A, B = patch[..., 0], patch[..., 1], patch[..., 2]
-        if np.isnan(L).mean() > 0.2:
+        if np.isnan(patch[..., 0]).mean() > 0.2:
             continue
-        black = np.nanpercentile(L, 5)
-        D = np.sqrt((L - black) ** 2 + A ** 2 + B ** 2)
-        D = np.nan_to_num(np.minimum(D, MAX_DISTANCE_FROM_BLACK), nan=0.0).astype(np.float32)
+        D = _distance_from_black(patch)
         best = (-np.inf, 0.0, 0.0, 0.0)
         for a, ker in _KERNELS.items():
             resp = cv2.filter2D(D, -1, ker, borderType=cv2.BORDER_CONSTANT)
@@ -94,4 +91,62 @@ def fit_hexagons(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, an
     return c_out, a_out, score
 
 
-__all__ = ["fit_hexagons"]
+def _distance_from_black(patch: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
+    """Lab distance from the tiles' black (the darkest few per cent of ``where``), capped; NaN -> 0."""
+    L, A, B = patch[..., 0], patch[..., 1], patch[..., 2]
+    sel = L if where is None else L[where]
+    black = np.nanpercentile(sel, 5) if np.isfinite(sel).any() else 0.0
+    D = np.sqrt((L - black) ** 2 + A ** 2 + B ** 2)
+    return np.nan_to_num(np.minimum(D, MAX_DISTANCE_FROM_BLACK), nan=0.0).astype(np.float32)
+
+
+#: Two hexagons of circumradius 1 that do not overlap have centres at least two apothems apart (touching).
+MIN_SPACING_U = 2.0 * APOTHEM_U * 0.95
+
+
+def find_hexagons(lab: np.ndarray, H_u2img: np.ndarray, contour_u: np.ndarray, taken_u: np.ndarray,
+                  min_score: float, *, max_cells: int = 4_000_000) -> list[tuple[np.ndarray, float, float]]:
+    """Further tiles inside a silhouette: where the ring template responds at least ``min_score`` (Lab units),
+    away from every hexagon already taken and from each other. Returns (centre_u, angle_deg mod 60, score).
+
+    Close hand tiles merge into one silhouette whose distance peaks fall between them; the template sees each
+    tile's own black edges instead.
+    """
+    lo = contour_u.min(axis=0) - 0.3
+    hi = contour_u.max(axis=0) + 0.3
+    W = int(math.ceil((hi[0] - lo[0]) * PPU)) + 1
+    H = int(math.ceil((hi[1] - lo[1]) * PPU)) + 1
+    if W * H > max_cells or W < 8 or H < 8:
+        return []
+    S = np.array([[1.0 / PPU, 0.0, lo[0]], [0.0, 1.0 / PPU, lo[1]], [0.0, 0.0, 1.0]])
+    patch = cv2.warpPerspective(lab, H_u2img @ S, (W, H), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                borderMode=cv2.BORDER_CONSTANT, borderValue=(np.nan,) * 3)
+    mask = np.zeros((H, W), np.uint8)
+    cv2.fillPoly(mask, [np.rint((contour_u - lo) * PPU).astype(np.int32)], 255)
+    D = _distance_from_black(patch, mask > 0)
+    resp = np.full((H, W), -np.inf, np.float32)
+    angle = np.zeros((H, W), np.float32)
+    for a, ker in _KERNELS.items():
+        r = cv2.filter2D(D, -1, ker, borderType=cv2.BORDER_CONSTANT)
+        better = r > resp
+        resp[better] = r[better]
+        angle[better] = a
+    # a tile's centre lies most of an apothem inside the silhouette
+    dt = cv2.distanceTransform(mask, cv2.DIST_L2, 5) / PPU
+    resp[dt < 0.6 * APOTHEM_U] = -np.inf
+    yy, xx = np.mgrid[0:H, 0:W]
+    for c in np.asarray(taken_u, float).reshape(-1, 2):
+        cx, cy = (c - lo) * PPU
+        resp[(xx - cx) ** 2 + (yy - cy) ** 2 < (MIN_SPACING_U * PPU) ** 2] = -np.inf
+    out = []
+    while True:
+        j = int(np.argmax(resp))
+        y, x = divmod(j, W)
+        if not resp[y, x] >= min_score:
+            break
+        out.append((lo + np.array([x, y], float) / PPU, float(angle[y, x]), float(resp[y, x])))
+        resp[(xx - x) ** 2 + (yy - y) ** 2 < (MIN_SPACING_U * PPU) ** 2] = -np.inf
+    return out
+
+
+__all__ = ["fit_hexagons", "find_hexagons"]
