@@ -49,7 +49,7 @@ from vision.tantrix_links import (
     read_faces,
     refine_poses,
 )
-from vision.tantrix_pose import find_hexagons, fit_hexagons
+from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
 from vision.tantrix_tiles import Blob, find_blobs, outline_segments, to_lab
 from vision.types import VisionError
 
@@ -513,34 +513,36 @@ def _pose_hand_tiles(lab: np.ndarray, M: np.ndarray, blobs: Sequence[Blob], tile
     cen, ang = cen.copy(), ang.copy()
     cen[idx], ang[idx], score = fit_hexagons(lab, Minv, cen[idx], ang[idx])
     keep = np.ones(len(tiles), bool)
-    for a_i in np.argsort(-score):
-        i = idx[a_i]
-        for b_i in range(len(idx)):
-            j = idx[b_i]
-            if j != i and keep[j] and keep[i] and score[b_i] <= score[a_i] \
-                    and np.hypot(*(cen[i] - cen[j])) < APOTHEM_SPACING_SAME:
-                keep[j] = False
-    good = score[keep[idx] & (score > 0)]
+    good = score[score > 0]
     new_tiles, new_c, new_a = [], [], []
     if len(good):
+        # the template's peaks and the fitted poses compete by contrast: a pose between merged tiles yields to the
+        # tiles the template finds around it (hexagons do not overlap)
         floor = MIN_RING_SHARE * float(np.median(good))
-        taken = cen[keep]
-        for bi in sorted({tiles[i].blob for i in idx}):
-            for c, a, _ in find_hexagons(lab, Minv, apply_h(M, blobs[bi].contour_px), taken, floor):
-                a = ((a + 30.0) % 60.0) - 30.0
-                new_tiles.append(_Tile(c, a, None, bi))
+        found = [(c, a, sc, bi) for bi in sorted({tiles[i].blob for i in idx} - {0})
+                 for c, a, sc in find_hexagons(lab, Minv, apply_h(M, blobs[bi].contour_px), cen[keep & ~free], floor)]
+        # poses the template could not judge (score 0: near the image border) first: silhouette tiles all the same
+        cands = [(float(score[k]) if score[k] > 0 else np.inf, 0, int(i)) for k, i in enumerate(idx) if keep[i]]
+        cands += [(sc, 1, k) for k, (_, _, sc, _) in enumerate(found)]
+        accepted: list[np.ndarray] = []
+        for sc, kind, k in sorted(cands, key=lambda x: (-x[0], x[1])):
+            c = cen[k] if kind == 0 else found[k][0]
+            clash = any(np.hypot(*(c - o)) < MIN_SPACING_U for o in accepted)
+            if kind == 0:
+                keep[k] = not clash
+                if keep[k]:
+                    accepted.append(c)
+            elif not clash:
+                a = ((found[k][1] + 30.0) % 60.0) - 30.0
+                new_tiles.append(_Tile(c, a, None, found[k][3]))
                 new_c.append(c)
                 new_a.append(a)
-                taken = np.vstack([taken, c[None, :]])
+                accepted.append(c)
     tiles = [t for t, k in zip(tiles, keep) if k] + new_tiles
     cen = _stack([cen[keep]] + [np.array(new_c).reshape(-1, 2)])
     ang = np.concatenate([ang[keep], np.array(new_a, float)])
     free = np.concatenate([free[keep], np.ones(len(new_tiles), bool)])
     return tiles, cen, ang, free
-
-
-# Two fitted hexagons closer than this (U) sit on one tile.
-APOTHEM_SPACING_SAME = 1.0
 
 
 def _flag_duplicates(faces):

@@ -51,6 +51,13 @@ def _ring_kernel(angle_deg: float) -> np.ndarray:
 _KERNELS = {round(a, 3): _ring_kernel(a) for a in np.arange(0.0, 60.0, ANGLE_STEP_DEG)}
 
 
+def _rectified(lab: np.ndarray, H_u2img: np.ndarray, corner_u: np.ndarray, size_wh: tuple[int, int]) -> np.ndarray:
+    """Lab resampled on a U grid of PPU pixels per unit from ``corner_u`` (outside the image: NaN)."""
+    S = np.array([[1.0 / PPU, 0.0, corner_u[0]], [0.0, 1.0 / PPU, corner_u[1]], [0.0, 0.0, 1.0]])
+    return cv2.warpPerspective(lab, H_u2img @ S, size_wh, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                               borderMode=cv2.BORDER_CONSTANT, borderValue=(np.nan,) * 3)
+
+
 def fit_hexagons(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, angles_deg: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Best (centre, angle) of each tile's hexagon near its given pose, and the ring contrast there (Lab units).
@@ -65,9 +72,7 @@ def fit_hexagons(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, an
     win = int(round(SEARCH_U * PPU))
     for i, c in enumerate(c_out):
         # patch pixel (x, y) -> U: c + ((x, y) - half) / PPU, sampled through the plane -> image map
-        S = np.array([[1.0 / PPU, 0.0, c[0] - half / PPU], [0.0, 1.0 / PPU, c[1] - half / PPU], [0.0, 0.0, 1.0]])
-        patch = cv2.warpPerspective(lab, H_u2img @ S, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                    borderMode=cv2.BORDER_CONSTANT, borderValue=(np.nan,) * 3)
+        patch = _rectified(lab, H_u2img, c - half / PPU, (n, n))
         if np.isnan(patch[..., 0]).mean() > 0.2:
             continue
         D = _distance_from_black(patch)
@@ -118,9 +123,7 @@ def find_hexagons(lab: np.ndarray, H_u2img: np.ndarray, contour_u: np.ndarray, t
     H = int(math.ceil((hi[1] - lo[1]) * PPU)) + 1
     if W * H > max_cells or W < 8 or H < 8:
         return []
-    S = np.array([[1.0 / PPU, 0.0, lo[0]], [0.0, 1.0 / PPU, lo[1]], [0.0, 0.0, 1.0]])
-    patch = cv2.warpPerspective(lab, H_u2img @ S, (W, H), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                borderMode=cv2.BORDER_CONSTANT, borderValue=(np.nan,) * 3)
+    patch = _rectified(lab, H_u2img, lo, (W, H))
     mask = np.zeros((H, W), np.uint8)
     cv2.fillPoly(mask, [np.rint((contour_u - lo) * PPU).astype(np.int32)], 255)
     D = _distance_from_black(patch, mask > 0)
