@@ -266,6 +266,30 @@ def test_committed_sample_read_with_mm_positions():
     assert not any(r.number is not None and r.number != t["number"] for t, r in pairs), "a wrong face, not flagged"
 
 
+def test_hand_tiles_on_coloured_mats_are_posed_by_their_outline():
+    """Hands on felt mats in the players' colours (TX 1): each hand tile's hexagon lands on the tile's own outline
+    (within a tenth of its circumradius) and its face is read, not flagged."""
+    import json
+    from pathlib import Path
+
+    stem = Path(__file__).resolve().parents[2] / "sample_images" / "tantrix" / "tantrix_03_mid_hands_mats"
+    if not stem.with_suffix(".json").exists():
+        pytest.skip("Tantrix samples not committed")
+    truth = json.loads(stem.with_suffix(".json").read_text())
+    assert truth["hand_mats"]
+    reading = detect_tantrix(cv2.imread(str(stem.with_suffix(".jpg"))))
+    hand = [dict(t, center_px=np.array(t["center_px"])) for t in truth["tiles"] if t["place"] == "hand"]
+    assert len(hand) >= 6
+    for t, r in _match(reading, hand, gate_px=30.0):
+        true_outline = np.array(t["outline_px"], float)
+        radius_px = float(np.mean(np.hypot(*(true_outline - true_outline.mean(axis=0)).T)))
+        read_outline = np.array(r.outline_px, float)
+        vertex_err_px = min(float(np.mean(np.hypot(*(np.roll(read_outline, k, axis=0) - true_outline).T)))
+                            for k in range(6))
+        assert vertex_err_px < 0.1 * radius_px, (t["number"], vertex_err_px / radius_px)
+        assert r.place == "hand" and not r.flagged and r.number == t["number"]
+
+
 def test_unreadable_tile_is_flagged_not_guessed(tilted_scene):
     """A smudge over every link end: flagged, no number (the board's enclosed empty hex is also left empty)."""
     img, cam, truth = tilted_scene
