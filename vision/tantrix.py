@@ -50,7 +50,7 @@ from vision.tantrix_links import (
     refine_poses,
 )
 from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
-from vision.tantrix_tiles import Blob, find_blobs, outline_segments, to_lab
+from vision.tantrix_tiles import NEAR_DARK_RATIO, Blob, find_blobs, outline_segments, tile_table_separation, to_lab
 from vision.types import VisionError
 
 NOMINAL_FLAT_TO_FLAT_MM = 46.0
@@ -68,6 +68,7 @@ class TantrixParams:
     min_blob_area_ratio: float = 4e-4
     lattice_angle_tol_deg: float = 8.0  # a silhouette turned more than this is off the board's lattice
     lattice_offset_tol: float = 0.35  # ... or shifted more than this (U units) from its lattice position
+    min_table_separation: float = 3.0  # tiles' black vs a neutral table, in the table's lightness sigmas
     links: LinkParams = field(default_factory=LinkParams)
 
     def __post_init__(self) -> None:
@@ -330,7 +331,13 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     h, w = image_bgr.shape[:2]
     diag = math.hypot(w, h)
     lab = to_lab(image_bgr)
-    blobs, _, _, bare = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
+    blobs, _, table, bare = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
+    sep = tile_table_separation(lab, table, near_px=int(round(NEAR_DARK_RATIO * min(h, w))))
+    if sep is not None and sep < params.min_table_separation:
+        # the silhouettes would be the table's mottling: say so rather than read tiles that are not there
+        raise TantrixVisionError(f"the tiles cannot be told from the table: their black is within {sep:.1f} sigma "
+                                 "of the table's lightness around them (photograph them on a surface of another "
+                                 "lightness or colour)")
     segs = _blob_segments(blobs, diag)
     # the lattice's directions come from the largest silhouette (the board): hand tiles lie at any angle
     all_segs = segs[0] if segs and len(segs[0]) >= 9 else [s for ss in segs for s in ss]
