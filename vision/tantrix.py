@@ -49,7 +49,8 @@ from vision.tantrix_links import (
     read_faces,
     refine_poses,
 )
-from vision.tantrix_tiles import Blob, find_blobs, outline_segments, to_lab
+from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
+from vision.tantrix_tiles import NEAR_DARK_RATIO, Blob, find_blobs, outline_segments, tile_table_separation, to_lab
 from vision.types import VisionError
 
 NOMINAL_FLAT_TO_FLAT_MM = 46.0
@@ -67,6 +68,7 @@ class TantrixParams:
     min_blob_area_ratio: float = 4e-4
     lattice_angle_tol_deg: float = 8.0  # a silhouette turned more than this is off the board's lattice
     lattice_offset_tol: float = 0.35  # ... or shifted more than this (U units) from its lattice position
+    min_table_separation: float = 3.0  # tiles' black vs a neutral table, in the table's lightness sigmas
     links: LinkParams = field(default_factory=LinkParams)
 
     def __post_init__(self) -> None:
@@ -329,7 +331,13 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     h, w = image_bgr.shape[:2]
     diag = math.hypot(w, h)
     lab = to_lab(image_bgr)
-    blobs, _, _, bare = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
+    blobs, _, table, bare = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
+    sep = tile_table_separation(lab, table, near_px=int(round(NEAR_DARK_RATIO * min(h, w))))
+    if sep is not None and sep < params.min_table_separation:
+        # the silhouettes would be the table's mottling: say so rather than read tiles that are not there
+        raise TantrixVisionError(f"the tiles cannot be told from the table: their black is within {sep:.1f} sigma "
+                                 "of the table's lightness around them (photograph them on a surface of another "
+                                 "lightness or colour)")
     segs = _blob_segments(blobs, diag)
     # the lattice's directions come from the largest silhouette (the board): hand tiles lie at any angle
     all_segs = segs[0] if segs and len(segs[0]) >= 9 else [s for ss in segs for s in ss]
@@ -376,7 +384,7 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
                 pass
     except LatticeError as exc:
         raise TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
-    return _read_tiles(image_bgr, lab, fit, camera, P, flat_to_flat_mm, params)
+    return _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params)
 
 
 # A phone over a table (tilt <= ~45 degrees) foreshortens a tile by less than this ratio of its two axes.
@@ -433,7 +441,7 @@ def _jac(H: np.ndarray, at: np.ndarray) -> np.ndarray:
     return np.column_stack([q[1] - q[0], q[2] - q[0]]) / 1e-3
 
 
-def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, camera: CameraModel | None, P: np.ndarray,
+def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequence[Blob], camera: CameraModel | None, P: np.ndarray,
                 flat_to_flat_mm: float | None, params: TantrixParams) -> TantrixReading:
     h, w = image_bgr.shape[:2]
     M = fit.M
@@ -463,6 +471,8 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, camera: Camer
     cen = np.array([t.center_u for t in tiles]).reshape(-1, 2)
     ang = np.array([t.angle_deg for t in tiles], dtype=np.float64)
     free = np.array([t.hex is None for t in tiles], bool)
+    if free.any():
+        tiles, cen, ang, free = _pose_hand_tiles(lab, M, blobs, tiles, cen, ang, free)
     cen, ang = refine_poses(lab, Minv, cen, ang, params.links, free)
     edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
     model = fit_colour_model(edge_lab, params.links)
@@ -494,6 +504,52 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, camera: Camer
                           lattice_angle_deg=float(lattice_angle % 360.0),
                           plane_to_image=tuple(tuple(float(v) for v in row) for row in plane_to_image),
                           colorblind=model.colorblind, source=source)
+
+
+# A hand tile found by its silhouette is kept if its ring contrast is at least this share of a typical hand tile's.
+MIN_RING_SHARE = 0.6
+
+
+def _pose_hand_tiles(lab: np.ndarray, M: np.ndarray, blobs: Sequence[Blob], tiles: list[_Tile], cen: np.ndarray,
+                     ang: np.ndarray, free: np.ndarray):
+    """Hand tiles posed by their hexagon outline (a mat hugging them misleads the silhouette; the link bands
+    refine the pose afterwards); two poses landing on one tile are one tile, and tiles merged into one
+    silhouette with their neighbours are found by the same template."""
+    Minv = np.linalg.inv(M)
+    idx = np.flatnonzero(free)
+    cen, ang = cen.copy(), ang.copy()
+    cen[idx], ang[idx], score = fit_hexagons(lab, Minv, cen[idx], ang[idx])
+    keep = np.ones(len(tiles), bool)
+    good = score[score > 0]
+    new_tiles, new_c, new_a = [], [], []
+    if len(good):
+        # the template's peaks and the fitted poses compete by contrast: a pose between merged tiles yields to the
+        # tiles the template finds around it (hexagons do not overlap)
+        floor = MIN_RING_SHARE * float(np.median(good))
+        found = [(c, a, sc, bi) for bi in sorted({tiles[i].blob for i in idx} - {0})
+                 for c, a, sc in find_hexagons(lab, Minv, apply_h(M, blobs[bi].contour_px), cen[keep & ~free], floor)]
+        # poses the template could not judge (score 0: near the image border) first: silhouette tiles all the same
+        cands = [(float(score[k]) if score[k] > 0 else np.inf, 0, int(i)) for k, i in enumerate(idx) if keep[i]]
+        cands += [(sc, 1, k) for k, (_, _, sc, _) in enumerate(found)]
+        accepted: list[np.ndarray] = []
+        for sc, kind, k in sorted(cands, key=lambda x: (-x[0], x[1])):
+            c = cen[k] if kind == 0 else found[k][0]
+            clash = any(np.hypot(*(c - o)) < MIN_SPACING_U for o in accepted)
+            if kind == 0:
+                keep[k] = not clash
+                if keep[k]:
+                    accepted.append(c)
+            elif not clash:
+                a = ((found[k][1] + 30.0) % 60.0) - 30.0
+                new_tiles.append(_Tile(c, a, None, found[k][3]))
+                new_c.append(c)
+                new_a.append(a)
+                accepted.append(c)
+    tiles = [t for t, k in zip(tiles, keep) if k] + new_tiles
+    cen = _stack([cen[keep]] + [np.array(new_c).reshape(-1, 2)])
+    ang = np.concatenate([ang[keep], np.array(new_a, float)])
+    free = np.concatenate([free[keep], np.ones(len(new_tiles), bool)])
+    return tiles, cen, ang, free
 
 
 def _flag_duplicates(faces):

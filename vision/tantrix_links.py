@@ -13,6 +13,7 @@ flagged rather than guessed.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import cv2
@@ -55,6 +56,11 @@ class LinkParams:
     free_max_turn_deg: float = 15.0  # tiles off the lattice: found from the outline only
     free_max_shift: float = 0.4
     refine_rounds: int = 3
+    glare_radii: tuple[float, ...] = (0.58, 0.64, 0.70, 0.76)  # within the usual samples' span: not the bevel
+    glare_tangents: tuple[float, ...] = (-0.06, -0.03, 0.0, 0.03, 0.06)
+    glare_flank: float = 0.2  # beside the band, on the black
+    glare_rise_l: float = 20.0  # L* above the image's usual black beside a band: a highlight
+    glare_clip_l: float = 97.0  # clipped: no colour left
     hue_sigma_deg: float = 14.0
     min_chroma: float = 16.0  # below this a link's hue is unreliable
     white_chroma: float = 12.0
@@ -173,7 +179,59 @@ def edge_colours_lab(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray
            + tt[None, None, None, :, None] * t[:, :, None, None, :])
     vals = sample_lab(lab, apply_h(H_u2img, pts.reshape(-1, 2))).reshape(T, EDGE_COUNT, len(rr) * len(tt), 3)
     with np.errstate(all="ignore"):
-        return np.nanmedian(vals, axis=2)
+        out = np.nanmedian(vals, axis=2)
+    if T:
+        _glare_edges(lab, H_u2img, centers_u, n, t, params, out)
+    return out
+
+
+def _glare_edges(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, n: np.ndarray, t: np.ndarray,
+                 params: LinkParams, out: np.ndarray) -> None:
+    """Re-read, in place, the edges under a specular highlight from the band's least-washed pixels.
+
+    A lamp's highlight adds the lamp's light to band and black alike, so it shows on the black tile beside the
+    band (a white link of a colour-blind set stays within the band's width). On such an edge the band's hue
+    survives where the highlight is weakest: the band is read from the samples of highest chroma along it,
+    saturated (clipped) pixels excluded. Where every sample is washed out the edge is left unread (NaN: it costs
+    every face alike) and the other five decide, or the face is flagged; nothing is guessed.
+    """
+    T = len(centers_u)
+    rr = np.array(params.glare_radii)
+    side = np.array([-params.glare_flank, params.glare_flank])
+    fl = (centers_u[:, None, None, None, :] + rr[None, None, :, None, None] * n[:, :, None, None, :]
+          + side[None, None, None, :, None] * t[:, :, None, None, :])
+    fv = sample_lab(lab, apply_h(H_u2img, fl.reshape(-1, 2)))[:, 0].reshape(T, EDGE_COUNT, len(rr), 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # flanks off the image
+        flank_l = np.nanmedian(np.nanmin(fv, axis=3), axis=2)  # the darker side: an adjacent arc is not black
+        ref = np.nanmedian(flank_l)
+    glare = np.isfinite(flank_l) & (flank_l > ref + params.glare_rise_l)
+    if not glare.any():
+        return
+    ti, ki = np.nonzero(glare)
+    tt = np.array(params.glare_tangents)
+    pts = (centers_u[ti, None, None, :] + rr[None, :, None, None] * n[ti, ki][:, None, None, :]
+           + tt[None, None, :, None] * t[ti, ki][:, None, None, :])
+    v = sample_lab(lab, apply_h(H_u2img, pts.reshape(-1, 2))).reshape(len(ti), len(rr) * len(tt), 3)
+    C = np.hypot(v[..., 1], v[..., 2])
+    C[~np.isfinite(C) | (v[..., 0] > params.glare_clip_l)] = -1.0
+    k = max(3, C.shape[1] // 6)
+    top = np.argsort(-C, axis=1)[:, :k]
+    sel = np.take_along_axis(v, top[..., None], axis=1)
+    good = np.take_along_axis(C, top, axis=1) >= 0
+    sel[~good] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an edge with every sample clipped stays as read
+        re = np.nanmedian(sel, axis=1)
+    # the colour must run along the band (two radii or more), not peek past a smudge at one end
+    coloured = (C >= params.min_chroma).reshape(len(ti), len(rr), len(tt)).any(axis=2).sum(axis=1) >= 2
+    ok = (coloured & np.all(np.isfinite(re), axis=1)
+          & (np.hypot(re[:, 1], re[:, 2]) > np.hypot(out[ti, ki, 1], out[ti, ki, 2])))
+    out[ti[ok], ki[ok]] = re[ok]
+    # washed out to a white's chroma with no colour along the band: the pixels say nothing here (a lamp's tint
+    # is not a link's hue), so the edge costs every face alike; a pale but hued band is kept as read
+    lost = ~ok & (np.hypot(out[ti, ki, 1], out[ti, ki, 2]) < params.white_chroma)
+    out[ti[lost], ki[lost]] = np.nan
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,8 @@ NEUTRAL_RATIO = 0.4
 SPLIT_RATIO = 0.4
 # Chroma (Lab C*) below which a pixel is hueless (the tile); a table must exceed it by its noise to be coloured.
 NEUTRAL_FLOOR = 6.0
+# A link band lies within this share of the image's short side of a tile's black.
+NEAR_DARK_RATIO = 0.008
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +85,31 @@ def tile_l_beside_links(L: np.ndarray, chroma: np.ndarray, link: np.ndarray, nea
     if beside.sum() < 500:
         return None
     return float(np.median(L[beside]))
+
+
+def tile_table_separation(lab: np.ndarray, table: TableModel, near_px: int) -> float | None:
+    """How far the tiles' black stands from the table around it, in the table's lightness noise (sigmas).
+
+    Only a neutral table is told from the tiles by lightness: a grey cloth as light as the glossy black under a
+    lamp leaves nothing to split on (the silhouettes would be the table's own mottling). None on a coloured
+    table (hue tells them apart) or when no link is seen.
+    """
+    k = max(3, int(round(min(lab.shape[:2]) / 540)) | 1)
+    lab = cv2.GaussianBlur(lab, (k, k), 0)
+    L, a, b = lab[..., 0], lab[..., 1], lab[..., 2]
+    chroma = np.hypot(a, b)
+    if table.chroma - 3.0 * max(table.sigma[1], table.sigma[2]) > NEUTRAL_FLOOR:
+        return None
+    link_floor = max(25.0, table.chroma + 6.0 * max(table.sigma[1], table.sigma[2]))
+    link = (chroma > link_floor) & (np.hypot(a - table.lab[1], b - table.lab[2]) > link_floor * 0.6)
+    lt = tile_l_beside_links(L, chroma, link, near_px)
+    if lt is None:
+        return None
+    ker = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * near_px + 1, 2 * near_px + 1))
+    beside = (cv2.dilate(link.astype(np.uint8), ker) > 0) & ~link & (chroma < 8.0)
+    white = (L > max(table.lab[0] + 6.0 * table.sigma[0], 60.0)) & (chroma < 15.0)
+    local_tl = local_table_l(L, link | white, far_px=max(3 * near_px, 8))
+    return abs(lt - float(np.median(local_tl[beside]))) / table.sigma[0]
 
 
 def local_table_l(L: np.ndarray, lit: np.ndarray, far_px: int, cell_px: int = 32) -> np.ndarray:
@@ -168,7 +195,7 @@ def _silhouettes(mask: np.ndarray, close_px: int, min_area: float) -> tuple[list
 
 
 def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area_ratio: float = 4e-4,
-               link_width_ratio: float = 0.3, near_dark_ratio: float = 0.008) -> tuple[list[Blob], np.ndarray, TableModel, np.ndarray]:
+               link_width_ratio: float = 0.3, near_dark_ratio: float = NEAR_DARK_RATIO) -> tuple[list[Blob], np.ndarray, TableModel, np.ndarray]:
     """Tile silhouettes (largest first), the filled mask, the table model and the bare-table pixels (neither
     tile black nor link colour: an empty hex inside a board is filled but bare).
 
