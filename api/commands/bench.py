@@ -397,7 +397,8 @@ def _bench_tantrix(args: argparse.Namespace) -> list[str]:
     # at least 30 simulated boards for the figures; fewer (e.g. --fresh 5) to iterate, marked indicative
     return bench_tantrix(n_fresh=min(args.fresh, 60), cache=args.cache, sample_dir=args.dir,
                          log=lambda s: print(s, flush=True),
-                         show_failures=10**6 if args.show_failures else args.failures)
+                         show_failures=10**6 if args.show_failures else args.failures,
+                         **({} if args.seed is None else {"seed": args.seed}))
 
 
 LINE_BENCHES: dict[str, Callable[[argparse.Namespace], list[str]]] = {
@@ -420,6 +421,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--failures", type=int, default=15, help="list up to this many individual failures")
     p.add_argument("--show-failures", action="store_true",
                    help="list every individual failure (tantrix: each wrong tile and board, and why)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="tantrix: the simulated set's seed (default: the development set); another seed is a held-out set")
     p.add_argument("--verbose", action="store_true")
     p.set_defaults(handler=run_bench)
 
