@@ -643,6 +643,33 @@ def apply_rest(state: GameState, after_scene: TiddlywinksScene, *, elapsed_s: fl
     return new, replace(report, placed=tuple(sorted(placed))), rulings
 
 
+#: A declared squop may bridge this much daylight between the measured footprints: the winks' measured places
+#: are a few millimetres uncertain, and a tilted upper wink reaches beyond its plan circle.
+SQUOP_CORRECTION_SLACK_MM = 6.0
+
+
+def _check_squop_possible(upper: Any, lower: Any) -> None:
+    """An umpire's squop is only refused when it cannot be: a wink out of play, or two winks far apart (then the
+    position is what needs correcting first)."""
+    if upper.wink_id == lower.wink_id:
+        raise AdjudicatorError(f"a wink cannot squop itself ({upper.wink_id!r})")
+    for x in (upper, lower):
+        if x.potted or x.off_mat:
+            where = "potted" if x.potted else "off the mat"
+            raise AdjudicatorError(f"{x.wink_id} is {where}: only winks in play can squop or be squopped")
+    gap_mm = math.dist(upper.center_mm, lower.center_mm) - upper.radius_mm - lower.radius_mm
+    if gap_mm > SQUOP_CORRECTION_SLACK_MM:
+        raise AdjudicatorError(f"{upper.wink_id} and {lower.wink_id} are {gap_mm:.1f} mm apart (edge to edge): "
+                               f"a squop needs them to overlap; correct their positions first")
+
+
+def _turn_to_correct(state: GameState, kind: str) -> TurnState:
+    if state.turn is None:
+        raise AdjudicatorError(f"a {kind!r} correction needs a turn in progress; the game has "
+                               f"{'ended' if state.ended else 'no turn yet (before the squidge-off)'}")
+    return state.turn
+
+
 def apply_correction(state: GameState, correction: dict[str, Any],
                      params: TiddlywinksParams = DEFAULT_PARAMS) -> tuple[GameState, tuple[Ruling, ...]]:
     """An umpire's edit; play goes on from the corrected state.
@@ -675,6 +702,8 @@ def apply_correction(state: GameState, correction: dict[str, Any],
         up, lo = correction["upper"], correction["lower"]
         w = scene.wink(up)
         lower = scene.wink(lo)
+        if kind == "squop":
+            _check_squop_possible(w, lower)
         above = set(w.above or ())
         if kind == "squop":
             above.add(lo)
@@ -690,14 +719,12 @@ def apply_correction(state: GameState, correction: dict[str, Any],
                                                for x in scene.winks))
         state = replace(state, scene=scene)
     elif kind == "turn":
-        t = state.turn
-        assert t is not None
+        t = _turn_to_correct(state, kind)
         state = replace(state, turn=replace(t, color=Color(correction["color"]),
                                             shots_left=int(correction.get("shots_left", 1)),
                                             shots_played=int(correction.get("shots_played", 0))))
     elif kind == "pass":
-        t = state.turn
-        assert t is not None
+        t = _turn_to_correct(state, kind)
         state = replace(state, turn=t.after_pass())
     elif kind == "clear_pending":
         state = replace(state, pending=())

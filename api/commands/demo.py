@@ -151,6 +151,8 @@ def handle(args: argparse.Namespace) -> int:
             storage.add_event(game_id, "created", {"demo": True})
             games.attach(game_id, spec)
         url = f"{base}/umpire?game={game_id}"
+        if app.state.token_generated:  # a local demo's own token: the page's corrections work out of the box
+            url += f"&token={app.state.token}"
         print(f"tableref demo: umpire page {url}", flush=True)
         feed = spec.get("value") or f"{len(spec.get('paths', []))} sample stills"
         analysis = "vision pipeline" if use_vision else "truth replay (vision pipeline not installed)"

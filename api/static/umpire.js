@@ -1,10 +1,11 @@
-// tableref umpire page: live feed, rulings (WebSocket), score, squidge-off, squop graph, two-tap distance.
+// tableref umpire page: live feed, rulings (WebSocket), score, squidge-off, squop graph, two-tap distance,
+// the umpire's corrections (stored in the game's log; play goes on from them).
 "use strict";
 (() => {
   const COLORS = ["blue", "green", "red", "yellow"];
   const HALF_L = 914.4, HALF_W = 457.2;  // mat half length / width in mm (TW 3)
   const params = new URLSearchParams(location.search);
-  const token = params.get("token");
+  let token = params.get("token") || sessionStorage.getItem("tableref-token");
   const $ = (sel) => document.querySelector(sel);
   let gameId = params.get("game");
   let state = null, game = null, ws = null, wsBackoff = 500, lastSeq = 0, selected = [];
@@ -15,6 +16,16 @@
     const r = await fetch(url, { headers: headers() });
     const body = await r.json().catch(() => ({}));
     if (!r.ok) throw new Error(body.detail || r.statusText);
+    return body;
+  }
+  async function postJSON(url, payload) {
+    const r = await fetch(url, { method: "POST", headers: { ...headers(), "Content-Type": "application/json" },
+      body: JSON.stringify(payload) });
+    const body = await r.json().catch(() => ({}));
+    if (!r.ok) {
+      const detail = Array.isArray(body.detail) ? body.detail.map((d) => d.msg || String(d)).join("; ") : body.detail;
+      throw new Error(`${r.status} ${body.error || ""}: ${detail || r.statusText}`);
+    }
     return body;
   }
   function el(tag, attrs = {}, ...kids) {
@@ -196,11 +207,71 @@
     const box = $("#winks");
     box.innerHTML = "";
     for (const p of pieces()) {
-      if (p.potted || p.off_mat || p.unplayed) continue;
-      const chip = el("button", { class: "chip" + (p.out_of_bounds ? " oob" : "") + (selected.includes(p.id) ? " sel" : ""),
-        "data-id": p.id, title: p.out_of_bounds ? "out of bounds" : "" }, swatch(p.color), p.id);
+      if (p.unplayed) continue;
+      const where = p.potted ? "potted" : p.off_mat ? "off the mat" : p.out_of_bounds ? "out of bounds" : "";
+      const chip = el("button", { class: "chip" + (p.out_of_bounds ? " oob" : "") + (p.potted || p.off_mat ? " away" : "") +
+        (selected.includes(p.id) ? " sel" : ""), "data-id": p.id, title: where }, swatch(p.color), p.id);
       chip.onclick = () => tap(p.id);
       box.append(chip);
+    }
+    renderCorrect();
+  }
+
+  // --- the umpire's corrections ------------------------------------------------------------------------------
+  function renderCorrect() {
+    const box = $("#correct-winks");
+    const byId = Object.fromEntries(pieces().map((p) => [p.id, p]));
+    const ids = selected.filter((id) => byId[id]);
+    box.innerHTML = "";
+    if (!ids.length) {
+      box.append(el("em", { text: "Tap one wink to mark it potted or off the mat, two for a squop." }));
+      return;
+    }
+    const act = (label, payload) => {
+      const b = el("button", { class: "act", text: label });
+      b.onclick = () => sendCorrection(payload, label);
+      return b;
+    };
+    const [a, b] = ids;
+    box.append(act(`${a} potted`, { kind: "wink", id: a, potted: true }),
+      act(`${a} off the mat`, { kind: "wink", id: a, off_mat: true }));
+    if (byId[a].potted || byId[a].off_mat)
+      box.append(act(`${a} back in play`, { kind: "wink", id: a, potted: false, off_mat: false }));
+    if (b) box.append(act(`${a} on ${b}`, { kind: "squop", upper: a, lower: b }),
+      act(`${b} on ${a}`, { kind: "squop", upper: b, lower: a }),
+      act(`${a} / ${b} not squopped`, { kind: "unsquop", upper: a, lower: b }),
+      act(`${b} / ${a} not squopped`, { kind: "unsquop", upper: b, lower: a }));
+  }
+
+  function setupCorrect() {
+    const sel = $("#correct-color");
+    for (const c of COLORS) sel.append(el("option", { value: c, text: c }));
+    $("#correct-turn").onclick = () => sendCorrection(
+      { kind: "turn", color: sel.value, shots_left: Number($("#correct-shots").value) }, `${sel.value} due`);
+    $("#correct-pass").onclick = () => sendCorrection({ kind: "pass" }, "pass");
+    if (!token) $("#correct-token").hidden = false;
+    $("#token-input").onchange = (ev) => {
+      token = ev.target.value.trim() || null;
+      if (token) sessionStorage.setItem("tableref-token", token); else sessionStorage.removeItem("tableref-token");
+    };
+  }
+
+  async function sendCorrection(payload, label) {
+    const status = $("#correct-status");
+    status.className = "evidence";
+    status.textContent = `sending: ${label}…`;
+    try {
+      const rec = await postJSON(`/v1/games/${encodeURIComponent(gameId)}/corrections`, payload);
+      const sum = rec.summary || {};
+      status.textContent = `stored (log #${rec.seq}): ${label}` + (sum.due ? `; next: ${sum.due} (${sum.shots_left} shot` +
+        `${sum.shots_left === 1 ? "" : "s"})` : "");
+      addShot(rec);
+      selected = [];
+      refresh();
+    } catch (e) {
+      status.className = "evidence error";
+      status.textContent = `refused: ${label} — ${e.message}`;
+      if (String(e.message).startsWith("401") || String(e.message).startsWith("403")) $("#correct-token").hidden = false;
     }
   }
 
@@ -317,5 +388,6 @@
     } catch (e) { box.textContent = "distance: " + e.message; }
   }
 
+  setupCorrect();
   loadGames().catch((e) => { $("#source-status").textContent = "error: " + e.message; });
 })();

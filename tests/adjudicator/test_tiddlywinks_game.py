@@ -316,6 +316,25 @@ def test_correction_then_play_goes_on():
     assert report.diff.moved == ("blue-S1",) and state.due_color is Color.GREEN
 
 
+def test_correction_refuses_a_squop_that_cannot_be():
+    """A declared squop of winks 200 mm apart, or of a potted wink, is refused with the reason; the state is
+    unchanged (the umpire corrects the position first)."""
+    import re
+
+    from adjudicator.types import AdjudicatorError
+    state = new_game(full_scene(), Color.BLUE, time_limit_s=None)
+    with pytest.raises(AdjudicatorError, match=re.escape("mm apart (edge to edge)")) as far:
+        apply_correction(state, {"kind": "squop", "upper": "blue-L1", "lower": "blue-L2"})
+    assert "178.0 mm" in str(far.value)  # 200 mm between centres less two 11 mm large radii
+    potted, _ = apply_correction(state, {"kind": "wink", "id": "red-S1", "potted": True, "center_mm": [1, 1]})
+    with pytest.raises(AdjudicatorError, match="red-S1 is potted"):
+        apply_correction(potted, {"kind": "squop", "upper": "blue-S1", "lower": "red-S1"})
+    # Moved next to it first, the same squop is accepted.
+    near, _ = apply_correction(state, {"kind": "wink", "id": "blue-L2", "center_mm": [-482.0, 300.0]})
+    squopped, _ = apply_correction(near, {"kind": "squop", "upper": "blue-L1", "lower": "blue-L2"})
+    assert squopped.scene.wink("blue-L1").above == ("blue-L2",)
+
+
 def test_state_json_round_trip():
     state = new_game(free_turn_scene(), Color.GREEN, time_limit_s=1200.0)
     after = move(state.scene, "green-L2", center_mm=(-390.0, 0.0), z_mm=2.2, above=("red-S4",))

@@ -72,6 +72,35 @@ def _start_demo(tmp_path: Path, source_args: list[str]) -> tuple[subprocess.Pope
         raise AssertionError("the demo printed no URL:\n" + "".join(seen)) from None
 
 
+def _correct_from_the_page(page) -> None:
+    """The umpire's corrections: a pass is stored in the game's log and heads the Shots panel; a squop declared
+    between two tapped winks is stored if they touch, else refused with the gap that forbids it."""
+    import re
+
+    page.wait_for_selector("#shots li", timeout=RENDER_MS)  # the tracker's game has started
+    assert page.is_hidden("#correct-token")  # the demo's URL carries its token
+    page.click("#correct-pass")
+    page.wait_for_selector("#correct-status:has-text('stored')", timeout=30_000)
+    assert "correction" in page.inner_text("#shots li >> nth=0")
+    in_play = page.locator("#winks .chip:not(.away)")
+    assert in_play.count() >= 2, page.inner_text("#winks")
+    a, b = in_play.nth(0).get_attribute("data-id"), in_play.nth(in_play.count() - 1).get_attribute("data-id")
+    page.click(f"#winks .chip[data-id='{a}']")
+    page.click(f"#winks .chip[data-id='{b}']")
+    page.wait_for_selector("#distance:has-text('gap')", timeout=30_000)
+    gap_mm = float(re.search(r"gap (-?[0-9.]+) mm", page.inner_text("#distance")).group(1))
+    page.click(f"#correct-winks button:has-text('{a} on {b}')")
+    page.wait_for_function("(label) => { const t = document.querySelector('#correct-status').textContent; "
+                           "return t.includes(label) && !t.startsWith('sending'); }", arg=f"{a} on {b}",
+                           timeout=30_000)
+    status = page.inner_text("#correct-status")
+    if gap_mm > 6.0:
+        assert status.startswith("refused") and "422" in status and "mm apart" in status, status
+    else:
+        assert status.startswith("stored"), status
+        assert "squop" in page.inner_text("#shots li >> nth=0")
+
+
 def test_umpire_page_shows_feed_and_rulings(tmp_path: Path) -> None:
     _requirements()
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -94,6 +123,7 @@ def test_umpire_page_shows_feed_and_rulings(tmp_path: Path) -> None:
                     raise AssertionError(f"the umpire page did not render ({exc}); it showed: "
                                          f"{page.inner_text('header')!r}") from None
                 page.wait_for_selector("#source-status:has-text('analysed')", timeout=RENDER_MS)
+                _correct_from_the_page(page)
                 page.wait_for_timeout(500)  # one more feed frame, so the screenshot shows the overlay
                 cite = page.inner_text("#rulings li.ruling .cite")
                 assert cite.startswith("TW "), cite
