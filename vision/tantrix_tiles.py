@@ -194,6 +194,19 @@ def _silhouettes(mask: np.ndarray, close_px: int, min_area: float) -> tuple[list
     return blobs, filled
 
 
+def _band_reach_px(lab: np.ndarray, table: TableModel) -> int:
+    """How far a link band's middle lies from the black beside it: the typical half-width of saturated runs
+    (the ridge of their distance transform; a close camera makes bands wider than an image-scaled reach)."""
+    chroma = np.hypot(lab[..., 1], lab[..., 2])
+    floor = max(25.0, table.chroma + 6.0 * max(table.sigma[1], table.sigma[2]))
+    link = ((chroma > floor) & (np.hypot(lab[..., 1] - table.lab[1], lab[..., 2] - table.lab[2]) > 0.6 * floor))
+    dist = cv2.distanceTransform(link.astype(np.uint8), cv2.DIST_L2, 3)
+    ridge = (dist >= 1.0) & (dist >= cv2.dilate(dist, np.ones((3, 3), np.uint8)))
+    if ridge.sum() < 200:
+        return 0
+    return int(math.ceil(float(np.median(dist[ridge])))) + 1
+
+
 def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area_ratio: float = 4e-4,
                link_width_ratio: float = 0.3, near_dark_ratio: float = NEAR_DARK_RATIO) -> tuple[list[Blob], np.ndarray, TableModel, np.ndarray]:
     """Tile silhouettes (largest first), the filled mask, the table model and the bare-table pixels (neither
@@ -207,7 +220,9 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
     h, w = lab.shape[:2]
     k = max(3, int(round(min(h, w) / 540)) | 1)
     # chroma of near-black pixels is mostly sensor noise: judge colour on a lightly smoothed image
-    raw = tile_mask(cv2.GaussianBlur(lab, (k, k), 0), table, near_px=int(round(near_dark_ratio * min(h, w))))
+    smooth = cv2.GaussianBlur(lab, (k, k), 0)
+    near_px = max(int(round(near_dark_ratio * min(h, w))), _band_reach_px(smooth, table))
+    raw = tile_mask(smooth, table, near_px=near_px)
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     min_area = min_area_ratio * h * w
     blobs, filled = _silhouettes(raw, k, min_area)
