@@ -65,6 +65,21 @@ class RestChange:
         return cls(x0_mm=float(x0_mm), y0_mm=float(y0_mm), cell_mm=float(cell_mm), shape=m.shape, runs=runs,
                    pot_changed_ratio=pot_changed_ratio, off_mat_blobs_mm=tuple(off_mat_blobs_mm))
 
+    @classmethod
+    def from_discs(cls, discs_mm: tuple[tuple[float, float, float], ...], *, cell_mm: float = 2.5,
+                   x0_mm: float = -1100.0, y0_mm: float = -650.0, size_mm: tuple[float, float] = (2200.0, 1300.0),
+                   pot_changed_ratio: float | None = None,
+                   off_mat_blobs_mm: tuple[tuple[float, float], ...] = ()) -> RestChange:
+        """The evidence when exactly these (x, y, r) mm discs changed: what a truth feed knows of a shot."""
+        nx, ny = int(round(size_mm[0] / cell_mm)), int(round(size_mm[1] / cell_mm))
+        xs = x0_mm + (np.arange(nx) + 0.5) * cell_mm
+        ys = y0_mm + (np.arange(ny) + 0.5) * cell_mm
+        m = np.zeros((ny, nx), bool)
+        for x, y, r in discs_mm:
+            m |= (xs[None, :] - x) ** 2 + (ys[:, None] - y) ** 2 <= r ** 2
+        return cls.from_mask(m, x0_mm=x0_mm, y0_mm=y0_mm, cell_mm=cell_mm, pot_changed_ratio=pot_changed_ratio,
+                             off_mat_blobs_mm=off_mat_blobs_mm)
+
     @property
     def grid(self) -> np.ndarray:
         return self._grid

@@ -363,17 +363,8 @@ def test_a_pot_hiding_a_colour_refers_that_colours_potted_count():
 
 def _changed(*discs, pot_changed_ratio=None, off_mat_blobs_mm=()):
     """Pixel evidence: the (x, y, r) mm discs changed between the two rest frames."""
-    import numpy as np
-
     from geometry.rest_change import RestChange
-    cell, x0, y0 = 2.5, -1100.0, -650.0
-    xs = x0 + (np.arange(880) + 0.5) * cell
-    ys = y0 + (np.arange(520) + 0.5) * cell
-    m = np.zeros((ys.size, xs.size), bool)
-    for x, y, r in discs:
-        m |= (xs[None, :] - x) ** 2 + (ys[:, None] - y) ** 2 <= r ** 2
-    return RestChange.from_mask(m, x0_mm=x0, y0_mm=y0, cell_mm=cell, pot_changed_ratio=pot_changed_ratio,
-                                off_mat_blobs_mm=off_mat_blobs_mm)
+    return RestChange.from_discs(discs, pot_changed_ratio=pot_changed_ratio, off_mat_blobs_mm=off_mat_blobs_mm)
 
 
 def test_off_mat_shot_beside_a_pot_of_its_colour_is_out_by_the_pixels():

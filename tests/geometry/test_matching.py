@@ -174,14 +174,7 @@ def test_equipment_caps_a_colour_at_six_not_each_size():
 def changed_at(*discs, pot_changed_ratio=None, off_mat_blobs_mm=()):
     """A RestChange whose changed cells are the given (x, y, r) discs in mm."""
     from geometry.rest_change import RestChange
-    cell, x0, y0 = 2.5, -1100.0, -650.0
-    xs = x0 + (np.arange(880) + 0.5) * cell
-    ys = y0 + (np.arange(520) + 0.5) * cell
-    m = np.zeros((ys.size, xs.size), bool)
-    for x, y, r in discs:
-        m |= (xs[None, :] - x) ** 2 + (ys[:, None] - y) ** 2 <= r ** 2
-    return RestChange.from_mask(m, x0_mm=x0, y0_mm=y0, cell_mm=cell, pot_changed_ratio=pot_changed_ratio,
-                                off_mat_blobs_mm=off_mat_blobs_mm)
+    return RestChange.from_discs(discs, pot_changed_ratio=pot_changed_ratio, off_mat_blobs_mm=off_mat_blobs_mm)
 
 
 def test_rest_change_round_trips_and_answers_by_distance():
