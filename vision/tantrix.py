@@ -50,6 +50,7 @@ from vision.tantrix_links import (
     refine_poses,
 )
 from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
+from vision.tantrix_unread import shared_edges_agree, unexplained_hexes
 from vision.tantrix_tiles import NEAR_DARK_RATIO, Blob, find_blobs, outline_segments, tile_table_separation, to_lab
 from vision.types import VisionError
 
@@ -331,7 +332,7 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     h, w = image_bgr.shape[:2]
     diag = math.hypot(w, h)
     lab = to_lab(image_bgr)
-    blobs, _, table, bare = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
+    blobs, _, table, bare, bands = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
     sep = tile_table_separation(lab, table, near_px=int(round(NEAR_DARK_RATIO * min(h, w))))
     if sep is not None and sep < params.min_table_separation:
         # the silhouettes would be the table's mottling: say so rather than read tiles that are not there
@@ -384,11 +385,12 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
                 pass
     except LatticeError as exc:
         raise TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
-    return _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params)
+    return _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params, ~bare, bands)
 
 
 # A phone over a table (tilt <= ~45 degrees) foreshortens a tile by less than this ratio of its two axes.
 MAX_ANISOTROPY = 2.0
+_DEBUG = None
 
 
 def _anisotropy(H_u2img: np.ndarray, at_u: np.ndarray) -> float:
@@ -442,7 +444,8 @@ def _jac(H: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequence[Blob], camera: CameraModel | None, P: np.ndarray,
-                flat_to_flat_mm: float | None, params: TantrixParams) -> TantrixReading:
+                flat_to_flat_mm: float | None, params: TantrixParams, tile_px: np.ndarray,
+                band_px: np.ndarray) -> TantrixReading:
     h, w = image_bgr.shape[:2]
     M = fit.M
     Minv = np.linalg.inv(M)
@@ -473,11 +476,24 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     free = np.array([t.hex is None for t in tiles], bool)
     if free.any():
         tiles, cen, ang, free = _pose_hand_tiles(lab, M, blobs, tiles, cen, ang, free)
+    # silhouette on the board's lattice that no read tile explains: tiles missed, probed like the others
+    probes = unexplained_hexes(tile_px, band_px, Minv, board_hexes, [(cen[i], ang[i]) for i in np.flatnonzero(free)])
+    n_seen = len(tiles)
+    if probes:
+        tiles = tiles + [_Tile(hex_center_u(*hx), 0.0, hx, -1) for hx in probes]
+        cen = np.concatenate([cen, np.array([hex_center_u(*hx) for hx in probes])])
+        ang = np.concatenate([ang, np.zeros(len(probes))])
+        free = np.concatenate([free, np.zeros(len(probes), bool)])
+        board_hexes = board_hexes | set(probes)
+    if _DEBUG is not None:
+        _DEBUG['probes'] = probes
     cen, ang = refine_poses(lab, Minv, cen, ang, params.links, free)
     edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
-    model = fit_colour_model(edge_lab, params.links)
+    model = fit_colour_model(edge_lab[:n_seen], params.links)  # probed hexes may show no link at all
     faces = read_faces(edge_lab, model, params.links)
-    faces = _flag_duplicates(faces)
+    if _DEBUG is not None:
+        _DEBUG['probe_faces'] = faces[n_seen:]
+    faces = _flag_duplicates(faces[:n_seen]) + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
     centers_px = apply_h(Minv, cen)
     board_cy = np.mean([centers_px[i, 1] for i, t in enumerate(tiles) if t.hex in board_hexes]) if board_hexes \
         else h / 2.0
@@ -567,6 +583,28 @@ def _flag_duplicates(faces):
             f = faces[i]
             faces[i] = FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True)
     return faces
+
+
+def _corroborated(probed: list[FaceRead], seen: list[FaceRead], tiles: list[_Tile]) -> list[FaceRead]:
+    """Faces read on hexes found only by their unexplained silhouette are kept when the tiles around agree:
+    every shared edge with a read board tile matches (one at least) and the number is not read elsewhere.
+    Otherwise the hex holds an unread tile (flagged, no number)."""
+    n_seen = len(seen)
+    read = {tiles[i].hex: (f.number, f.rotation) for i, f in enumerate(seen)
+            if f.number is not None and tiles[i].hex is not None}
+    numbers = {f.number for f in seen if f.number is not None}
+    out = []
+    for k, f in enumerate(probed):
+        ok = f.number is not None and f.number not in numbers
+        if ok:
+            good, bad = shared_edges_agree(f.number, f.rotation, tiles[n_seen + k].hex, read)
+            ok = good >= 1 and bad == 0
+        if ok:
+            numbers.add(f.number)
+            out.append(f)
+        else:
+            out.append(FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True))
+    return out
 
 
 def _neighbour_confidence(tiles: list[TileReading]) -> list[TileReading]:

@@ -65,6 +65,22 @@ def measure_table(lab: np.ndarray, border_ratio: float = 0.04) -> TableModel:
     return TableModel(lab=tuple(float(v) for v in med), sigma=tuple(float(max(v, 1.0)) for v in sig))
 
 
+def link_mask(lab: np.ndarray, table: TableModel, min_link_chroma: float = 25.0) -> np.ndarray:
+    """Pixels of a saturated colour the table is not: link bands (they lie only on tiles), wherever they are."""
+    a, b = lab[..., 1], lab[..., 2]
+    floor = max(min_link_chroma, table.chroma + 6.0 * max(table.sigma[1], table.sigma[2]))
+    return (np.hypot(a, b) > floor) & (np.hypot(a - table.lab[1], b - table.lab[2]) > 0.6 * floor)
+
+
+def band_pixels(link: np.ndarray, reach_px: int) -> np.ndarray:
+    """Link pixels in bands no wider than a link (``reach_px``: a band's half-width): broad colour (a mat, a
+    coloured object) is removed with a margin of one band width."""
+    k = 4 * max(1, reach_px) + 1
+    ker = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    broad = cv2.dilate(cv2.morphologyEx(link.astype(np.uint8), cv2.MORPH_OPEN, ker), ker)
+    return link & (broad == 0)
+
+
 def tile_black_l(lab: np.ndarray, table: TableModel, share: float = 0.01) -> float:
     """Lightness of the tiles' black: the darkest nearly neutral pixels (``share`` of the image)."""
     L = lab[..., 0]
@@ -100,8 +116,7 @@ def tile_table_separation(lab: np.ndarray, table: TableModel, near_px: int) -> f
     chroma = np.hypot(a, b)
     if table.chroma - 3.0 * max(table.sigma[1], table.sigma[2]) > NEUTRAL_FLOOR:
         return None
-    link_floor = max(25.0, table.chroma + 6.0 * max(table.sigma[1], table.sigma[2]))
-    link = (chroma > link_floor) & (np.hypot(a - table.lab[1], b - table.lab[2]) > link_floor * 0.6)
+    link = link_mask(lab, table)
     lt = tile_l_beside_links(L, chroma, link, near_px)
     if lt is None:
         return None
@@ -143,8 +158,7 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
     tL = table.lab[0]
     tc = table.chroma
     link_floor = max(min_link_chroma, tc + 6.0 * max(table.sigma[1], table.sigma[2]))
-    colour_dist = np.hypot(a - table.lab[1], b - table.lab[2])
-    link = (chroma > link_floor) & (colour_dist > link_floor * 0.6)
+    link = link_mask(lab, table, min_link_chroma)
     if tc - 3.0 * max(table.sigma[1], table.sigma[2]) > NEUTRAL_FLOOR:
         # on a coloured table the tile is what has no hue: its black and the glare on its gloss alike; a shadow
         # or a lighter patch of the table keeps the table's chromaticity (chroma in proportion to lightness)
@@ -197,9 +211,7 @@ def _silhouettes(mask: np.ndarray, close_px: int, min_area: float) -> tuple[list
 def _band_reach_px(lab: np.ndarray, table: TableModel) -> int:
     """How far a link band's middle lies from the black beside it: the typical half-width of saturated runs
     (the ridge of their distance transform; a close camera makes bands wider than an image-scaled reach)."""
-    chroma = np.hypot(lab[..., 1], lab[..., 2])
-    floor = max(25.0, table.chroma + 6.0 * max(table.sigma[1], table.sigma[2]))
-    link = ((chroma > floor) & (np.hypot(lab[..., 1] - table.lab[1], lab[..., 2] - table.lab[2]) > 0.6 * floor))
+    link = link_mask(lab, table)
     dist = cv2.distanceTransform(link.astype(np.uint8), cv2.DIST_L2, 3)
     ridge = (dist >= 1.0) & (dist >= cv2.dilate(dist, np.ones((3, 3), np.uint8)))
     if ridge.sum() < 200:
@@ -208,9 +220,11 @@ def _band_reach_px(lab: np.ndarray, table: TableModel) -> int:
 
 
 def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area_ratio: float = 4e-4,
-               link_width_ratio: float = 0.3, near_dark_ratio: float = NEAR_DARK_RATIO) -> tuple[list[Blob], np.ndarray, TableModel, np.ndarray]:
-    """Tile silhouettes (largest first), the filled mask, the table model and the bare-table pixels (neither
-    tile black nor link colour: an empty hex inside a board is filled but bare).
+               link_width_ratio: float = 0.3, near_dark_ratio: float = NEAR_DARK_RATIO
+               ) -> tuple[list[Blob], np.ndarray, TableModel, np.ndarray, np.ndarray]:
+    """Tile silhouettes (largest first), the filled mask, the table model, the bare-table pixels (neither
+    tile black nor link colour, near black or not: an empty hex inside a board is filled but bare) and the link
+    band pixels (coloured, no wider than a band).
 
     A link of the table's own colour (blue on blue felt) or a glare streak cuts a notch into the outline; a
     closing as wide as a link band (``link_width_ratio`` of the side, measured on a first pass) mends it.
@@ -233,7 +247,10 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
         # the longest runs are whole edges (shorter ones are edges cut by a notch not yet closed)
         side = 0.95 * float(np.percentile(lengths, 95))
         blobs, filled = _silhouettes(raw, int(round(link_width_ratio * side)), min_area)
-    return blobs, filled, table, raw == 0
+    # a link band is tile wherever it is (under a lamp's highlight the black beside it may look like the table);
+    # a player's mat is as saturated but broad
+    bands = band_pixels(link_mask(smooth, table), near_px)
+    return blobs, filled, table, (raw == 0) & ~bands, bands
 
 
 @dataclass(frozen=True, slots=True)
