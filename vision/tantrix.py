@@ -16,6 +16,7 @@ the origin). Edge colours and rotations are lattice-relative, ccw seen from abov
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -26,6 +27,7 @@ from calibration.camera import CameraModel
 from geometry.tantrix import Board, Placement, TantrixError, neighbour, neighbours, opposite_edge
 from geometry.tantrix import tile as tile_of
 from vision.tantrix_lattice import (
+    HEX_AREA_U,
     SQ3,
     LatticeError,
     apply_h,
@@ -474,8 +476,22 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     cen = np.array([t.center_u for t in tiles]).reshape(-1, 2)
     ang = np.array([t.angle_deg for t in tiles], dtype=np.float64)
     free = np.array([t.hex is None for t in tiles], bool)
+    if _DEBUG is not None:
+        _DEBUG['pre_free'] = [(t.blob, tuple(apply_h(Minv, cen[i:i+1])[0].round())) for i, t in enumerate(tiles) if t.hex is None]
     if free.any():
         tiles, cen, ang, free = _pose_hand_tiles(lab, M, blobs, tiles, cen, ang, free)
+    astray = _astray_board_tiles(tiles, cen, board_hexes)
+    for i, hx in astray.items():
+        tiles[i] = _Tile(tiles[i].center_u, tiles[i].angle_deg, hx, tiles[i].blob)
+        board_hexes = board_hexes | {hx}
+    unread = set(astray)
+    orphans = _orphan_silhouettes(blobs, tiles, M)
+    if orphans:
+        unread |= set(range(len(tiles), len(tiles) + len(orphans)))
+        tiles = tiles + orphans
+        cen = np.concatenate([cen, np.array([t.center_u for t in orphans])])
+        ang = np.concatenate([ang, np.zeros(len(orphans))])
+        free = np.concatenate([free, np.ones(len(orphans), bool)])
     # silhouette on the board's lattice that no read tile explains: tiles missed, probed like the others
     probes = unexplained_hexes(tile_px, band_px, Minv, board_hexes, [(cen[i], ang[i]) for i in np.flatnonzero(free)])
     n_seen = len(tiles)
@@ -487,12 +503,15 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         board_hexes = board_hexes | set(probes)
     if _DEBUG is not None:
         _DEBUG['probes'] = probes
+        _DEBUG['free0'] = [tuple(apply_h(Minv, cen[i:i+1])[0].round()) for i, t in enumerate(tiles) if t.hex is None and t.blob == 0]
     cen, ang = refine_poses(lab, Minv, cen, ang, params.links, free)
     edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
     model = fit_colour_model(edge_lab[:n_seen], params.links)  # probed hexes may show no link at all
     faces = read_faces(edge_lab, model, params.links)
     if _DEBUG is not None:
         _DEBUG['probe_faces'] = faces[n_seen:]
+    faces = [FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True) if i in unread else f
+             for i, f in enumerate(faces)]
     faces = _flag_duplicates(faces[:n_seen]) + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
     centers_px = apply_h(Minv, cen)
     board_cy = np.mean([centers_px[i, 1] for i, t in enumerate(tiles) if t.hex in board_hexes]) if board_hexes \
@@ -583,6 +602,55 @@ def _flag_duplicates(faces):
             f = faces[i]
             faces[i] = FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True)
     return faces
+
+
+def _astray_board_tiles(tiles: list[_Tile], cen: np.ndarray, board: set[tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """Tiles found off the lattice inside the board's own silhouette, each with the free hex it overlaps most.
+
+    The board is one lattice; a hexagon in its silhouette that the lattice does not place means the plane or the
+    lattice is off there, so its face and hex cannot be trusted: it becomes an unread tile on the nearest free hex
+    (the referee says "too close to call" wherever it could matter) rather than a hand tile read in a wrong pose.
+    """
+    blobs = Counter(t.blob for t in tiles if t.hex in board)
+    if not blobs:
+        return {}
+    home = blobs.most_common(1)[0][0]
+    taken = set(board)
+    out: dict[int, tuple[int, int]] = {}
+    for i, t in enumerate(tiles):
+        if t.hex is not None or t.blob != home:
+            continue
+        q, r = (int(v) for v in nearest_hex(cen[i:i + 1])[0])
+        near = sorted([(q, r), *neighbours((q, r))],
+                      key=lambda hx: float(np.hypot(*(hex_center_u(*hx) - cen[i]))))
+        hx = next((h for h in near if h not in taken), None)
+        if hx is not None:
+            taken.add(hx)
+            out[i] = hx
+    return out
+
+
+def _orphan_silhouettes(blobs: Sequence[Blob], tiles: list[_Tile], M: np.ndarray) -> list[_Tile]:
+    """Unread tiles for silhouettes no tile was found in (a plane slightly off far from the board can shrink a hand
+    tile below a hexagon's size): as many as the silhouette holds tiles' areas, at its centre. Counted, never read
+    (the pose is unknown), they keep the referee from taking a hand for smaller than it is."""
+    Minv = np.linalg.inv(M)
+    centres_px = apply_h(Minv, np.array([t.center_u for t in tiles]).reshape(-1, 2))
+    areas = [abs(np.linalg.det(_jac(Minv, t.center_u))) * HEX_AREA_U for t in tiles if t.hex is not None]
+    if not areas:
+        return []
+    tile_px = float(np.median(areas))
+    out = []
+    for b, blob in enumerate(blobs):
+        n = int(round(blob.area_px / tile_px))
+        if n < 1 or any(t.blob == b for t in tiles):
+            continue
+        contour = blob.contour_px.astype(np.float32).reshape(-1, 1, 2)
+        if any(cv2.pointPolygonTest(contour, (float(x), float(y)), False) >= 0 for x, y in centres_px):
+            continue
+        c = apply_h(M, blob.contour_px.mean(axis=0)[None, :])[0]
+        out += [_Tile(c + 0.01 * k, 0.0, None, b) for k in range(n)]
+    return out
 
 
 def _corroborated(probed: list[FaceRead], seen: list[FaceRead], tiles: list[_Tile]) -> list[FaceRead]:
