@@ -53,7 +53,15 @@ from vision.tantrix_links import (
 )
 from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
 from vision.tantrix_unread import shared_edges_agree, unexplained_hexes
-from vision.tantrix_tiles import NEAR_DARK_RATIO, Blob, find_blobs, outline_segments, tile_table_separation, to_lab
+from vision.tantrix_tiles import (
+    NEAR_DARK_RATIO,
+    Blob,
+    find_blobs,
+    outline_segments,
+    table_like,
+    tile_table_separation,
+    to_lab,
+)
 from vision.types import VisionError
 
 NOMINAL_FLAT_TO_FLAT_MM = 46.0
@@ -335,7 +343,8 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     diag = math.hypot(w, h)
     lab = to_lab(image_bgr)
     blobs, _, table, bare, bands = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
-    sep = tile_table_separation(lab, table, near_px=int(round(NEAR_DARK_RATIO * min(h, w))))
+    near_px = int(round(NEAR_DARK_RATIO * min(h, w)))
+    sep = tile_table_separation(lab, table, near_px=near_px)
     if sep is not None and sep < params.min_table_separation:
         # the silhouettes would be the table's mottling: say so rather than read tiles that are not there
         raise TantrixVisionError(f"the tiles cannot be told from the table: their black is within {sep:.1f} sigma "
@@ -387,12 +396,15 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
                 pass
     except LatticeError as exc:
         raise TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
-    return _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params, ~bare, bands)
+    # hueless and light, neither tile black nor table: what a lamp's highlight makes of a tile (a mat is coloured)
+    washed_px = ~table_like(lab, table, ~bare, near_px) & bare & (np.hypot(lab[..., 1], lab[..., 2]) < HUELESS_CHROMA)
+    return _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params, ~bare, bands, washed_px)
 
 
+# Chroma (Lab C*) below which a pixel has no hue of its own: a lamp's light, white, grey.
+HUELESS_CHROMA = 15.0
 # A phone over a table (tilt <= ~45 degrees) foreshortens a tile by less than this ratio of its two axes.
 MAX_ANISOTROPY = 2.0
-_DEBUG = None
 
 
 def _anisotropy(H_u2img: np.ndarray, at_u: np.ndarray) -> float:
@@ -447,7 +459,7 @@ def _jac(H: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequence[Blob], camera: CameraModel | None, P: np.ndarray,
                 flat_to_flat_mm: float | None, params: TantrixParams, tile_px: np.ndarray,
-                band_px: np.ndarray) -> TantrixReading:
+                band_px: np.ndarray, washed_px: np.ndarray) -> TantrixReading:
     h, w = image_bgr.shape[:2]
     M = fit.M
     Minv = np.linalg.inv(M)
@@ -476,8 +488,6 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     cen = np.array([t.center_u for t in tiles]).reshape(-1, 2)
     ang = np.array([t.angle_deg for t in tiles], dtype=np.float64)
     free = np.array([t.hex is None for t in tiles], bool)
-    if _DEBUG is not None:
-        _DEBUG['pre_free'] = [(t.blob, tuple(apply_h(Minv, cen[i:i+1])[0].round())) for i, t in enumerate(tiles) if t.hex is None]
     if free.any():
         tiles, cen, ang, free = _pose_hand_tiles(lab, M, blobs, tiles, cen, ang, free)
     astray = _astray_board_tiles(tiles, cen, board_hexes)
@@ -485,7 +495,7 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         tiles[i] = _Tile(tiles[i].center_u, tiles[i].angle_deg, hx, tiles[i].blob)
         board_hexes = board_hexes | {hx}
     unread = set(astray)
-    orphans = _orphan_silhouettes(blobs, tiles, M)
+    orphans = _orphan_silhouettes(blobs, tiles, M, band_px)
     if orphans:
         unread |= set(range(len(tiles), len(tiles) + len(orphans)))
         tiles = tiles + orphans
@@ -493,7 +503,7 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         ang = np.concatenate([ang, np.zeros(len(orphans))])
         free = np.concatenate([free, np.ones(len(orphans), bool)])
     # silhouette on the board's lattice that no read tile explains: tiles missed, probed like the others
-    probes = unexplained_hexes(tile_px, band_px, Minv, board_hexes, [(cen[i], ang[i]) for i in np.flatnonzero(free)])
+    probes = unexplained_hexes(tile_px, band_px, washed_px, Minv, board_hexes, [(cen[i], ang[i]) for i in np.flatnonzero(free)])
     n_seen = len(tiles)
     if probes:
         tiles = tiles + [_Tile(hex_center_u(*hx), 0.0, hx, -1) for hx in probes]
@@ -501,15 +511,10 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         ang = np.concatenate([ang, np.zeros(len(probes))])
         free = np.concatenate([free, np.zeros(len(probes), bool)])
         board_hexes = board_hexes | set(probes)
-    if _DEBUG is not None:
-        _DEBUG['probes'] = probes
-        _DEBUG['free0'] = [tuple(apply_h(Minv, cen[i:i+1])[0].round()) for i, t in enumerate(tiles) if t.hex is None and t.blob == 0]
     cen, ang = refine_poses(lab, Minv, cen, ang, params.links, free)
     edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
     model = fit_colour_model(edge_lab[:n_seen], params.links)  # probed hexes may show no link at all
     faces = read_faces(edge_lab, model, params.links)
-    if _DEBUG is not None:
-        _DEBUG['probe_faces'] = faces[n_seen:]
     faces = [FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True) if i in unread else f
              for i, f in enumerate(faces)]
     faces = _flag_duplicates(faces[:n_seen]) + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
@@ -604,12 +609,18 @@ def _flag_duplicates(faces):
     return faces
 
 
-def _astray_board_tiles(tiles: list[_Tile], cen: np.ndarray, board: set[tuple[int, int]]) -> dict[int, tuple[int, int]]:
-    """Tiles found off the lattice inside the board's own silhouette, each with the free hex it overlaps most.
+# Two tiles whose centres are closer than this share of the touching distance (sqrt 3 circumradii) overlap.
+OVERLAP_SHARE = 0.92
 
-    The board is one lattice; a hexagon in its silhouette that the lattice does not place means the plane or the
-    lattice is off there, so its face and hex cannot be trusted: it becomes an unread tile on the nearest free hex
-    (the referee says "too close to call" wherever it could matter) rather than a hand tile read in a wrong pose.
+
+def _astray_board_tiles(tiles: list[_Tile], cen: np.ndarray, board: set[tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """Tiles found off the lattice inside the board's own silhouette and overlapping board tiles, each with the
+    free hex it overlaps most.
+
+    Tiles do not overlap: a hexagon posed closer to a board tile than two touching tiles lie (the apothem twice)
+    means the plane or the lattice is off there, so its face and hex cannot be trusted: it becomes an unread tile
+    on the nearest free hex (the referee says "too close to call" wherever it could matter) rather than a hand
+    tile read in a wrong pose. A hand tile laid against the board touches it without overlapping and stays.
     """
     blobs = Counter(t.blob for t in tiles if t.hex in board)
     if not blobs:
@@ -619,6 +630,8 @@ def _astray_board_tiles(tiles: list[_Tile], cen: np.ndarray, board: set[tuple[in
     out: dict[int, tuple[int, int]] = {}
     for i, t in enumerate(tiles):
         if t.hex is not None or t.blob != home:
+            continue
+        if min(float(np.hypot(*(hex_center_u(*b) - cen[i]))) for b in board) >= OVERLAP_SHARE * SQ3:
             continue
         q, r = (int(v) for v in nearest_hex(cen[i:i + 1])[0])
         near = sorted([(q, r), *neighbours((q, r))],
@@ -630,10 +643,16 @@ def _astray_board_tiles(tiles: list[_Tile], cen: np.ndarray, board: set[tuple[in
     return out
 
 
-def _orphan_silhouettes(blobs: Sequence[Blob], tiles: list[_Tile], M: np.ndarray) -> list[_Tile]:
+# A tile's links cover a fifth or more of its face; a silhouette with under this share of band pixels is no tile.
+MIN_ORPHAN_BANDS = 0.05
+
+
+def _orphan_silhouettes(blobs: Sequence[Blob], tiles: list[_Tile], M: np.ndarray, band_px: np.ndarray
+                        ) -> list[_Tile]:
     """Unread tiles for silhouettes no tile was found in (a plane slightly off far from the board can shrink a hand
-    tile below a hexagon's size): as many as the silhouette holds tiles' areas, at its centre. Counted, never read
-    (the pose is unknown), they keep the referee from taking a hand for smaller than it is."""
+    tile below a hexagon's size) that show link bands like a tile: as many as the silhouette holds tiles' areas,
+    at its centre. Counted, never read (the pose is unknown), they keep the referee from taking a hand for smaller
+    than it is."""
     Minv = np.linalg.inv(M)
     centres_px = apply_h(Minv, np.array([t.center_u for t in tiles]).reshape(-1, 2))
     areas = [abs(np.linalg.det(_jac(Minv, t.center_u))) * HEX_AREA_U for t in tiles if t.hex is not None]
@@ -648,6 +667,11 @@ def _orphan_silhouettes(blobs: Sequence[Blob], tiles: list[_Tile], M: np.ndarray
         contour = blob.contour_px.astype(np.float32).reshape(-1, 1, 2)
         if any(cv2.pointPolygonTest(contour, (float(x), float(y)), False) >= 0 for x, y in centres_px):
             continue
+        x0, y0, bw, bh = blob.bbox
+        inside = np.zeros((bh, bw), np.uint8)
+        cv2.drawContours(inside, [np.rint(blob.contour_px - (x0, y0)).astype(np.int32)], -1, 1, cv2.FILLED)
+        if np.count_nonzero(band_px[y0:y0 + bh, x0:x0 + bw] & (inside > 0)) < MIN_ORPHAN_BANDS * blob.area_px:
+            continue  # no links: not a tile (a coin, a cup, a mat's corner)
         c = apply_h(M, blob.contour_px.mean(axis=0)[None, :])[0]
         out += [_Tile(c + 0.01 * k, 0.0, None, b) for k in range(n)]
     return out

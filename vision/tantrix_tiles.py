@@ -184,6 +184,18 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
     return ((dark | lit).astype(np.uint8)) * 255
 
 
+def table_like(lab: np.ndarray, table: TableModel, tile_px: np.ndarray, reach_px: int) -> np.ndarray:
+    """Pixels that look like the bare table: its chromaticity within its noise and its lightness within its noise
+    of the table around them (a lamp or vignetting shades the table smoothly; ``tile_px`` are left out of that
+    local lightness). What neither looks like tile nor like table (a highlight washing a tile) is neither."""
+    k = max(3, int(round(min(lab.shape[:2]) / 540)) | 1)
+    smooth = cv2.GaussianBlur(lab, (k, k), 0)
+    L, a, b = smooth[..., 0], smooth[..., 1], smooth[..., 2]
+    tol_ab = max(6.0, 5.0 * max(table.sigma[1], table.sigma[2]))
+    local_l = local_table_l(L, tile_px, far_px=max(2, reach_px))
+    return (np.hypot(a - table.lab[1], b - table.lab[2]) < tol_ab) & (np.abs(L - local_l) < 5.0 * table.sigma[0])
+
+
 def fill_holes(mask: np.ndarray) -> np.ndarray:
     """Fill every hole of a binary mask (links and glare inside a tile)."""
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)

@@ -26,6 +26,8 @@ INTERIOR_RADII: tuple[float, ...] = (0.0, 0.22, 0.44, 0.65)
 MIN_TILE_SHARE = 0.1
 # ... and some of them link band (a link crosses every tile's interior; glare leaves the bands' hue).
 MIN_BAND_SHARE = 0.05
+# Most of an enclosed hex washed: a tile under a lamp's highlight (bare hexes beside boards show far less).
+MIN_UNSEEN_SHARE = 0.5
 # Bound on the hexes searched around a board (a table holds 56 tiles).
 MAX_PROBES = 200
 
@@ -57,31 +59,39 @@ def tile_share(tile_px: np.ndarray, H_u2img: np.ndarray, hexes: list[tuple[int, 
     return hit.reshape(len(hexes), -1).sum(axis=1) / np.maximum(n_in, 1)
 
 
-def unexplained_hexes(tile_px: np.ndarray, band_px: np.ndarray, H_u2img: np.ndarray, board: set[tuple[int, int]],
-                      off_lattice_u: list[tuple[np.ndarray, float]]) -> list[tuple[int, int]]:
-    """Empty hexes next to the board (or to another such hex) whose interior shows tile: the missed tiles.
+def unexplained_hexes(tile_px: np.ndarray, band_px: np.ndarray, washed_px: np.ndarray, H_u2img: np.ndarray,
+                      board: set[tuple[int, int]], off_lattice_u: list[tuple[np.ndarray, float]]
+                      ) -> list[tuple[int, int]]:
+    """Empty hexes next to the board (or to another such hex) that do not show bare table: the missed tiles.
 
     ``tile_px``: black or link pixels; ``band_px``: link bands alone (a tile's three links always cross its
-    interior; a dark mat or shadow has none). ``off_lattice_u``: (centre, angle) in U of the tiles read off the
-    lattice (hands): their pixels are explained.
+    interior; a dark mat or shadow has none); ``washed_px``: hueless light pixels that are neither table nor tile
+    black. A hex is a missed tile when its interior shows tile black and bands, or, enclosed by two board tiles or
+    more, when most of it is washed (a lamp's highlight over black and bands alike).
+    ``off_lattice_u``: (centre, angle) in U of the tiles read off the lattice (hands): their pixels are explained.
     """
-    mask, bands = tile_px, band_px
+    mask, bands, unseen = tile_px, band_px, washed_px
     if off_lattice_u:
         explained = np.zeros(tile_px.shape, np.uint8)
         for c, a in off_lattice_u:
             poly = apply_h(H_u2img, hexagon_u(np.asarray(c, float), a, 1.1))
             cv2.fillPoly(explained, [np.rint(poly).astype(np.int32)], 1)
-        mask, bands = tile_px & (explained == 0), band_px & (explained == 0)
+        mask, bands, unseen = (m & (explained == 0) for m in (mask, bands, unseen))
     found: list[tuple[int, int]] = []
     seen = set(board)
+    occupied = set(board)
     frontier = {n for h in board for n in neighbours(h)} - seen
     while frontier and len(seen) < len(board) + MAX_PROBES:
         cand = sorted(frontier)
         seen |= frontier
         share = tile_share(mask, H_u2img, cand)
         band = tile_share(bands, H_u2img, cand)
-        new = [hx for hx, s, b in zip(cand, share, band) if s >= MIN_TILE_SHARE and b >= MIN_BAND_SHARE]
+        washed = tile_share(unseen, H_u2img, cand)
+        new = [hx for hx, s, b, u in zip(cand, share, band, washed)
+               if (s >= MIN_TILE_SHARE and b >= MIN_BAND_SHARE)
+               or (u >= MIN_UNSEEN_SHARE and sum(n in occupied for n in neighbours(hx)) >= 2)]
         found += new
+        occupied |= set(new)
         frontier = {n for h in new for n in neighbours(h)} - seen
     return found
 
