@@ -80,6 +80,9 @@ class TantrixParams:
     lattice_angle_tol_deg: float = 8.0  # a silhouette turned more than this is off the board's lattice
     lattice_offset_tol: float = 0.35  # ... or shifted more than this (U units) from its lattice position
     min_table_separation: float = 3.0  # tiles' black vs a neutral table, in the table's lightness sigmas
+    # ... below it the silhouettes may be the table's mottling: the reading stands only when nearly every hexagon
+    # found spells a tile's face (mottling spells none: 2 of 278 on a grey cloth under a lamp)
+    min_low_contrast_read_share: float = 0.8
     links: LinkParams = field(default_factory=LinkParams)
 
     def __post_init__(self) -> None:
@@ -345,11 +348,14 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     blobs, _, table, bare, bands = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
     near_px = int(round(NEAR_DARK_RATIO * min(h, w)))
     sep = tile_table_separation(lab, table, near_px=near_px)
-    if sep is not None and sep < params.min_table_separation:
-        # the silhouettes would be the table's mottling: say so rather than read tiles that are not there
-        raise TantrixVisionError(f"the tiles cannot be told from the table: their black is within {sep:.1f} sigma "
-                                 "of the table's lightness around them (photograph them on a surface of another "
-                                 "lightness or colour)")
+    low_contrast = sep is not None and sep < params.min_table_separation
+    refusal = None
+    if low_contrast:
+        # the silhouettes may be the table's mottling: the reading must then prove itself (below), else say so
+        # rather than read tiles that are not there
+        refusal = TantrixVisionError(f"the tiles cannot be told from the table: their black is within {sep:.1f} "
+                                     "sigma of the table's lightness around them (photograph them on a surface of "
+                                     "another lightness or colour)")
     segs = _blob_segments(blobs, diag)
     # the lattice's directions come from the largest silhouette (the board): hand tiles lie at any angle
     all_segs = segs[0] if segs and len(segs[0]) >= 9 else [s for ss in segs for s in ss]
@@ -358,7 +364,8 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
              else rectify_from_segments(all_segs, (w, h)))
     except LatticeError:
         if blobs:
-            raise TantrixVisionError("cannot recover the table plane: too few straight tile edges") from None
+            raise refusal or TantrixVisionError("cannot recover the table plane: too few straight tile edges") \
+                from None
         P = None
     if P is None or not blobs:
         f_mm = flat_to_flat_mm or NOMINAL_FLAT_TO_FLAT_MM
@@ -395,10 +402,19 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
             except LatticeError:
                 pass
     except LatticeError as exc:
-        raise TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
+        raise refusal or TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
     # hueless and light, neither tile black nor table: what a lamp's highlight makes of a tile (a mat is coloured)
     washed_px = ~table_like(lab, table, ~bare, near_px) & bare & (np.hypot(lab[..., 1], lab[..., 2]) < HUELESS_CHROMA)
-    return _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params, ~bare, bands, washed_px)
+    try:
+        reading = _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params, ~bare, bands, washed_px)
+    except TantrixVisionError:
+        if refusal is not None:
+            raise refusal from None
+        raise
+    if refusal is not None and (not reading.tiles or sum(t.number is not None for t in reading.tiles)
+                         < params.min_low_contrast_read_share * len(reading.tiles)):
+        raise refusal
+    return reading
 
 
 # Chroma (Lab C*) below which a pixel has no hue of its own: a lamp's light, white, grey.

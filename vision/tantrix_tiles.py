@@ -192,8 +192,9 @@ def table_like(lab: np.ndarray, table: TableModel, tile_px: np.ndarray, reach_px
     smooth = cv2.GaussianBlur(lab, (k, k), 0)
     L, a, b = smooth[..., 0], smooth[..., 1], smooth[..., 2]
     tol_ab = max(6.0, 5.0 * max(table.sigma[1], table.sigma[2]))
-    local_l = local_table_l(L, tile_px, far_px=max(2, reach_px))
-    return (np.hypot(a - table.lab[1], b - table.lab[2]) < tol_ab) & (np.abs(L - local_l) < 5.0 * table.sigma[0])
+    hue_ok = np.hypot(a - table.lab[1], b - table.lab[2]) < tol_ab
+    local_l = local_table_l(L, tile_px | ~hue_ok, far_px=max(2, reach_px))  # nor a mat beside it
+    return hue_ok & (np.abs(L - local_l) < 5.0 * table.sigma[0])
 
 
 def fill_holes(mask: np.ndarray) -> np.ndarray:
