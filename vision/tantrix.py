@@ -56,9 +56,9 @@ from vision.tantrix_unread import shared_edges_agree, unexplained_hexes
 from vision.tantrix_tiles import (
     NEAR_DARK_RATIO,
     Blob,
+    PixelClasses,
     find_blobs,
     outline_segments,
-    table_like,
     tile_table_separation,
     to_lab,
 )
@@ -345,9 +345,9 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     h, w = image_bgr.shape[:2]
     diag = math.hypot(w, h)
     lab = to_lab(image_bgr)
-    blobs, _, table, bare, bands = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
-    near_px = int(round(NEAR_DARK_RATIO * min(h, w)))
-    sep = tile_table_separation(lab, table, near_px=near_px)
+    blobs, _, table, pixels = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
+    bare = ~pixels.tile
+    sep = tile_table_separation(lab, table, near_px=int(round(NEAR_DARK_RATIO * min(h, w))))
     low_contrast = sep is not None and sep < params.min_table_separation
     refusal = None
     if low_contrast:
@@ -403,10 +403,8 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
                 pass
     except LatticeError as exc:
         raise refusal or TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
-    # hueless and light, neither tile black nor table: what a lamp's highlight makes of a tile (a mat is coloured)
-    washed_px = ~table_like(lab, table, ~bare, near_px) & bare & (np.hypot(lab[..., 1], lab[..., 2]) < HUELESS_CHROMA)
     try:
-        reading = _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params, ~bare, bands, washed_px)
+        reading = _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params, pixels)
     except TantrixVisionError:
         if refusal is not None:
             raise refusal from None
@@ -417,8 +415,6 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     return reading
 
 
-# Chroma (Lab C*) below which a pixel has no hue of its own: a lamp's light, white, grey.
-HUELESS_CHROMA = 15.0
 # A phone over a table (tilt <= ~45 degrees) foreshortens a tile by less than this ratio of its two axes.
 MAX_ANISOTROPY = 2.0
 
@@ -474,8 +470,7 @@ def _jac(H: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequence[Blob], camera: CameraModel | None, P: np.ndarray,
-                flat_to_flat_mm: float | None, params: TantrixParams, tile_px: np.ndarray,
-                band_px: np.ndarray, washed_px: np.ndarray) -> TantrixReading:
+                flat_to_flat_mm: float | None, params: TantrixParams, pixels: PixelClasses) -> TantrixReading:
     h, w = image_bgr.shape[:2]
     M = fit.M
     Minv = np.linalg.inv(M)
@@ -511,7 +506,7 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         tiles[i] = _Tile(tiles[i].center_u, tiles[i].angle_deg, hx, tiles[i].blob)
         board_hexes = board_hexes | {hx}
     unread = set(astray)
-    orphans = _orphan_silhouettes(blobs, tiles, M, band_px)
+    orphans = _orphan_silhouettes(blobs, tiles, M, pixels.bands)
     if orphans:
         unread |= set(range(len(tiles), len(tiles) + len(orphans)))
         tiles = tiles + orphans
@@ -519,7 +514,8 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         ang = np.concatenate([ang, np.zeros(len(orphans))])
         free = np.concatenate([free, np.ones(len(orphans), bool)])
     # silhouette on the board's lattice that no read tile explains: tiles missed, probed like the others
-    probes = unexplained_hexes(tile_px, band_px, washed_px, Minv, board_hexes, [(cen[i], ang[i]) for i in np.flatnonzero(free)])
+    probes = unexplained_hexes(pixels.tile, pixels.bands, pixels.washed, Minv, board_hexes,
+                               [(cen[i], ang[i]) for i in np.flatnonzero(free)])
     n_seen = len(tiles)
     if probes:
         tiles = tiles + [_Tile(hex_center_u(*hx), 0.0, hx, -1) for hx in probes]
@@ -674,10 +670,10 @@ def _orphan_silhouettes(blobs: Sequence[Blob], tiles: list[_Tile], M: np.ndarray
     areas = [abs(np.linalg.det(_jac(Minv, t.center_u))) * HEX_AREA_U for t in tiles if t.hex is not None]
     if not areas:
         return []
-    tile_px = float(np.median(areas))
+    tile_area_px = float(np.median(areas))
     out = []
     for b, blob in enumerate(blobs):
-        n = int(round(blob.area_px / tile_px))
+        n = int(round(blob.area_px / tile_area_px))
         if n < 1 or any(t.blob == b for t in tiles):
             continue
         contour = blob.contour_px.astype(np.float32).reshape(-1, 1, 2)
