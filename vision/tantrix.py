@@ -16,6 +16,7 @@ the origin). Edge colours and rotations are lattice-relative, ccw seen from abov
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -26,6 +27,7 @@ from calibration.camera import CameraModel
 from geometry.tantrix import Board, Placement, TantrixError, neighbour, neighbours, opposite_edge
 from geometry.tantrix import tile as tile_of
 from vision.tantrix_lattice import (
+    HEX_AREA_U,
     SQ3,
     LatticeError,
     apply_h,
@@ -50,7 +52,16 @@ from vision.tantrix_links import (
     refine_poses,
 )
 from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
-from vision.tantrix_tiles import NEAR_DARK_RATIO, Blob, find_blobs, outline_segments, tile_table_separation, to_lab
+from vision.tantrix_unread import shared_edges_agree, unexplained_hexes
+from vision.tantrix_tiles import (
+    NEAR_DARK_RATIO,
+    Blob,
+    PixelClasses,
+    find_blobs,
+    outline_segments,
+    tile_table_separation,
+    to_lab,
+)
 from vision.types import VisionError
 
 NOMINAL_FLAT_TO_FLAT_MM = 46.0
@@ -69,6 +80,9 @@ class TantrixParams:
     lattice_angle_tol_deg: float = 8.0  # a silhouette turned more than this is off the board's lattice
     lattice_offset_tol: float = 0.35  # ... or shifted more than this (U units) from its lattice position
     min_table_separation: float = 3.0  # tiles' black vs a neutral table, in the table's lightness sigmas
+    # ... below it the silhouettes may be the table's mottling: the reading stands only when nearly every hexagon
+    # found spells a tile's face (mottling spells none: 2 of 278 on a grey cloth under a lamp)
+    min_low_contrast_read_share: float = 0.8
     links: LinkParams = field(default_factory=LinkParams)
 
     def __post_init__(self) -> None:
@@ -331,13 +345,17 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     h, w = image_bgr.shape[:2]
     diag = math.hypot(w, h)
     lab = to_lab(image_bgr)
-    blobs, _, table, bare = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
+    blobs, _, table, pixels = find_blobs(image_bgr, lab, min_area_ratio=params.min_blob_area_ratio)
+    bare = ~pixels.tile
     sep = tile_table_separation(lab, table, near_px=int(round(NEAR_DARK_RATIO * min(h, w))))
-    if sep is not None and sep < params.min_table_separation:
-        # the silhouettes would be the table's mottling: say so rather than read tiles that are not there
-        raise TantrixVisionError(f"the tiles cannot be told from the table: their black is within {sep:.1f} sigma "
-                                 "of the table's lightness around them (photograph them on a surface of another "
-                                 "lightness or colour)")
+    low_contrast = sep is not None and sep < params.min_table_separation
+    refusal = None
+    if low_contrast:
+        # the silhouettes may be the table's mottling: the reading must then prove itself (below), else say so
+        # rather than read tiles that are not there
+        refusal = TantrixVisionError(f"the tiles cannot be told from the table: their black is within {sep:.1f} "
+                                     "sigma of the table's lightness around them (photograph them on a surface of "
+                                     "another lightness or colour)")
     segs = _blob_segments(blobs, diag)
     # the lattice's directions come from the largest silhouette (the board): hand tiles lie at any angle
     all_segs = segs[0] if segs and len(segs[0]) >= 9 else [s for ss in segs for s in ss]
@@ -346,7 +364,8 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
              else rectify_from_segments(all_segs, (w, h)))
     except LatticeError:
         if blobs:
-            raise TantrixVisionError("cannot recover the table plane: too few straight tile edges") from None
+            raise refusal or TantrixVisionError("cannot recover the table plane: too few straight tile edges") \
+                from None
         P = None
     if P is None or not blobs:
         f_mm = flat_to_flat_mm or NOMINAL_FLAT_TO_FLAT_MM
@@ -383,8 +402,17 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
             except LatticeError:
                 pass
     except LatticeError as exc:
-        raise TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
-    return _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params)
+        raise refusal or TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
+    try:
+        reading = _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params, pixels)
+    except TantrixVisionError:
+        if refusal is not None:
+            raise refusal from None
+        raise
+    if refusal is not None and (not reading.tiles or sum(t.number is not None for t in reading.tiles)
+                         < params.min_low_contrast_read_share * len(reading.tiles)):
+        raise refusal
+    return reading
 
 
 # A phone over a table (tilt <= ~45 degrees) foreshortens a tile by less than this ratio of its two axes.
@@ -442,7 +470,7 @@ def _jac(H: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequence[Blob], camera: CameraModel | None, P: np.ndarray,
-                flat_to_flat_mm: float | None, params: TantrixParams) -> TantrixReading:
+                flat_to_flat_mm: float | None, params: TantrixParams, pixels: PixelClasses) -> TantrixReading:
     h, w = image_bgr.shape[:2]
     M = fit.M
     Minv = np.linalg.inv(M)
@@ -473,11 +501,35 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     free = np.array([t.hex is None for t in tiles], bool)
     if free.any():
         tiles, cen, ang, free = _pose_hand_tiles(lab, M, blobs, tiles, cen, ang, free)
+    astray = _astray_board_tiles(tiles, cen, board_hexes)
+    for i, hx in astray.items():
+        tiles[i] = _Tile(tiles[i].center_u, tiles[i].angle_deg, hx, tiles[i].blob)
+        board_hexes = board_hexes | {hx}
+    unread = set(astray)
+    orphans = _orphan_silhouettes(blobs, tiles, M, pixels.bands)
+    if orphans:
+        unread |= set(range(len(tiles), len(tiles) + len(orphans)))
+        tiles = tiles + orphans
+        cen = np.concatenate([cen, np.array([t.center_u for t in orphans])])
+        ang = np.concatenate([ang, np.zeros(len(orphans))])
+        free = np.concatenate([free, np.ones(len(orphans), bool)])
+    # silhouette on the board's lattice that no read tile explains: tiles missed, probed like the others
+    probes = unexplained_hexes(pixels.tile, pixels.bands, pixels.washed, Minv, board_hexes,
+                               [(cen[i], ang[i]) for i in np.flatnonzero(free)])
+    n_seen = len(tiles)
+    if probes:
+        tiles = tiles + [_Tile(hex_center_u(*hx), 0.0, hx, -1) for hx in probes]
+        cen = np.concatenate([cen, np.array([hex_center_u(*hx) for hx in probes])])
+        ang = np.concatenate([ang, np.zeros(len(probes))])
+        free = np.concatenate([free, np.zeros(len(probes), bool)])
+        board_hexes = board_hexes | set(probes)
     cen, ang = refine_poses(lab, Minv, cen, ang, params.links, free)
     edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
-    model = fit_colour_model(edge_lab, params.links)
+    model = fit_colour_model(edge_lab[:n_seen], params.links)  # probed hexes may show no link at all
     faces = read_faces(edge_lab, model, params.links)
-    faces = _flag_duplicates(faces)
+    faces = [FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True) if i in unread else f
+             for i, f in enumerate(faces)]
+    faces = _flag_duplicates(faces[:n_seen]) + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
     centers_px = apply_h(Minv, cen)
     board_cy = np.mean([centers_px[i, 1] for i, t in enumerate(tiles) if t.hex in board_hexes]) if board_hexes \
         else h / 2.0
@@ -567,6 +619,96 @@ def _flag_duplicates(faces):
             f = faces[i]
             faces[i] = FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True)
     return faces
+
+
+# Two tiles whose centres are closer than this share of the touching distance (sqrt 3 circumradii) overlap.
+OVERLAP_SHARE = 0.92
+
+
+def _astray_board_tiles(tiles: list[_Tile], cen: np.ndarray, board: set[tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """Tiles found off the lattice inside the board's own silhouette and overlapping board tiles, each with the
+    free hex it overlaps most.
+
+    Tiles do not overlap: a hexagon posed closer to a board tile than two touching tiles lie (the apothem twice)
+    means the plane or the lattice is off there, so its face and hex cannot be trusted: it becomes an unread tile
+    on the nearest free hex (the referee says "too close to call" wherever it could matter) rather than a hand
+    tile read in a wrong pose. A hand tile laid against the board touches it without overlapping and stays.
+    """
+    blobs = Counter(t.blob for t in tiles if t.hex in board)
+    if not blobs:
+        return {}
+    home = blobs.most_common(1)[0][0]
+    taken = set(board)
+    out: dict[int, tuple[int, int]] = {}
+    for i, t in enumerate(tiles):
+        if t.hex is not None or t.blob != home:
+            continue
+        if min(float(np.hypot(*(hex_center_u(*b) - cen[i]))) for b in board) >= OVERLAP_SHARE * SQ3:
+            continue
+        q, r = (int(v) for v in nearest_hex(cen[i:i + 1])[0])
+        near = sorted([(q, r), *neighbours((q, r))],
+                      key=lambda hx: float(np.hypot(*(hex_center_u(*hx) - cen[i]))))
+        hx = next((h for h in near if h not in taken), None)
+        if hx is not None:
+            taken.add(hx)
+            out[i] = hx
+    return out
+
+
+# A tile's links cover a fifth or more of its face; a silhouette with under this share of band pixels is no tile.
+MIN_ORPHAN_BANDS = 0.05
+
+
+def _orphan_silhouettes(blobs: Sequence[Blob], tiles: list[_Tile], M: np.ndarray, band_px: np.ndarray
+                        ) -> list[_Tile]:
+    """Unread tiles for silhouettes no tile was found in (a plane slightly off far from the board can shrink a hand
+    tile below a hexagon's size) that show link bands like a tile: as many as the silhouette holds tiles' areas,
+    at its centre. Counted, never read (the pose is unknown), they keep the referee from taking a hand for smaller
+    than it is."""
+    Minv = np.linalg.inv(M)
+    centres_px = apply_h(Minv, np.array([t.center_u for t in tiles]).reshape(-1, 2))
+    areas = [abs(np.linalg.det(_jac(Minv, t.center_u))) * HEX_AREA_U for t in tiles if t.hex is not None]
+    if not areas:
+        return []
+    tile_area_px = float(np.median(areas))
+    out = []
+    for b, blob in enumerate(blobs):
+        n = int(round(blob.area_px / tile_area_px))
+        if n < 1 or any(t.blob == b for t in tiles):
+            continue
+        contour = blob.contour_px.astype(np.float32).reshape(-1, 1, 2)
+        if any(cv2.pointPolygonTest(contour, (float(x), float(y)), False) >= 0 for x, y in centres_px):
+            continue
+        x0, y0, bw, bh = blob.bbox
+        inside = np.zeros((bh, bw), np.uint8)
+        cv2.drawContours(inside, [np.rint(blob.contour_px - (x0, y0)).astype(np.int32)], -1, 1, cv2.FILLED)
+        if np.count_nonzero(band_px[y0:y0 + bh, x0:x0 + bw] & (inside > 0)) < MIN_ORPHAN_BANDS * blob.area_px:
+            continue  # no links: not a tile (a coin, a cup, a mat's corner)
+        c = apply_h(M, blob.contour_px.mean(axis=0)[None, :])[0]
+        out += [_Tile(c + 0.01 * k, 0.0, None, b) for k in range(n)]
+    return out
+
+
+def _corroborated(probed: list[FaceRead], seen: list[FaceRead], tiles: list[_Tile]) -> list[FaceRead]:
+    """Faces read on hexes found only by their unexplained silhouette are kept when the tiles around agree:
+    every shared edge with a read board tile matches (one at least) and the number is not read elsewhere.
+    Otherwise the hex holds an unread tile (flagged, no number)."""
+    n_seen = len(seen)
+    read = {tiles[i].hex: (f.number, f.rotation) for i, f in enumerate(seen)
+            if f.number is not None and tiles[i].hex is not None}
+    numbers = {f.number for f in seen if f.number is not None}
+    out = []
+    for k, f in enumerate(probed):
+        ok = f.number is not None and f.number not in numbers
+        if ok:
+            good, bad = shared_edges_agree(f.number, f.rotation, tiles[n_seen + k].hex, read)
+            ok = good >= 1 and bad == 0
+        if ok:
+            numbers.add(f.number)
+            out.append(f)
+        else:
+            out.append(FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True))
+    return out
 
 
 def _neighbour_confidence(tiles: list[TileReading]) -> list[TileReading]:

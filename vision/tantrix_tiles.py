@@ -23,6 +23,8 @@ NEUTRAL_RATIO = 0.4
 SPLIT_RATIO = 0.4
 # Chroma (Lab C*) below which a pixel is hueless (the tile); a table must exceed it by its noise to be coloured.
 NEUTRAL_FLOOR = 6.0
+# Chroma (Lab C*) below which a pixel has no hue of its own: a lamp's light, white, grey.
+HUELESS_CHROMA = 15.0
 # A link band lies within this share of the image's short side of a tile's black.
 NEAR_DARK_RATIO = 0.008
 
@@ -65,6 +67,26 @@ def measure_table(lab: np.ndarray, border_ratio: float = 0.04) -> TableModel:
     return TableModel(lab=tuple(float(v) for v in med), sigma=tuple(float(max(v, 1.0)) for v in sig))
 
 
+def link_mask(lab: np.ndarray, table: TableModel, min_link_chroma: float = 25.0) -> np.ndarray:
+    """Pixels of a saturated colour the table is not: link bands (they lie only on tiles), wherever they are."""
+    a, b = lab[..., 1], lab[..., 2]
+    floor = max(min_link_chroma, table.chroma + 6.0 * max(table.sigma[1], table.sigma[2]))
+    da, db = a - table.lab[1], b - table.lab[2]
+    return (a * a + b * b > floor * floor) & (da * da + db * db > (0.6 * floor) ** 2)
+
+
+def band_pixels(link: np.ndarray, reach_px: int) -> np.ndarray:
+    """Link pixels in bands no wider than a link (``reach_px``: a band's half-width): broad colour (a mat, a
+    coloured object) is removed with a margin of one band width."""
+    h, w = link.shape
+    f = max(1, reach_px // 3)  # broad areas are found as well at a coarser scale (and far faster)
+    small = cv2.resize(link.astype(np.uint8) * 255, (max(1, w // f), max(1, h // f)), interpolation=cv2.INTER_AREA)
+    k = (4 * max(1, reach_px)) // f + 1
+    ker = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    broad = cv2.dilate(cv2.morphologyEx((small > 127).astype(np.uint8), cv2.MORPH_OPEN, ker), ker)
+    return link & (cv2.resize(broad, (w, h), interpolation=cv2.INTER_NEAREST) == 0)
+
+
 def tile_black_l(lab: np.ndarray, table: TableModel, share: float = 0.01) -> float:
     """Lightness of the tiles' black: the darkest nearly neutral pixels (``share`` of the image)."""
     L = lab[..., 0]
@@ -100,8 +122,7 @@ def tile_table_separation(lab: np.ndarray, table: TableModel, near_px: int) -> f
     chroma = np.hypot(a, b)
     if table.chroma - 3.0 * max(table.sigma[1], table.sigma[2]) > NEUTRAL_FLOOR:
         return None
-    link_floor = max(25.0, table.chroma + 6.0 * max(table.sigma[1], table.sigma[2]))
-    link = (chroma > link_floor) & (np.hypot(a - table.lab[1], b - table.lab[2]) > link_floor * 0.6)
+    link = link_mask(lab, table)
     lt = tile_l_beside_links(L, chroma, link, near_px)
     if lt is None:
         return None
@@ -143,8 +164,7 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
     tL = table.lab[0]
     tc = table.chroma
     link_floor = max(min_link_chroma, tc + 6.0 * max(table.sigma[1], table.sigma[2]))
-    colour_dist = np.hypot(a - table.lab[1], b - table.lab[2])
-    link = (chroma > link_floor) & (colour_dist > link_floor * 0.6)
+    link = link_mask(lab, table, min_link_chroma)
     if tc - 3.0 * max(table.sigma[1], table.sigma[2]) > NEUTRAL_FLOOR:
         # on a coloured table the tile is what has no hue: its black and the glare on its gloss alike; a shadow
         # or a lighter patch of the table keeps the table's chromaticity (chroma in proportion to lightness)
@@ -168,6 +188,18 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
         wide = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (4 * near_px + 1, 4 * near_px + 1))
         lit |= own & (cv2.morphologyEx(dark.astype(np.uint8), cv2.MORPH_CLOSE, wide) > 0) & ~(dark > 0)
     return ((dark | lit).astype(np.uint8)) * 255
+
+
+def table_like(smooth: np.ndarray, table: TableModel, tile_px: np.ndarray, reach_px: int) -> np.ndarray:
+    """Pixels (of a lightly smoothed Lab image) that look like the bare table: its chromaticity within its noise
+    and its lightness within its noise of the table around them (a lamp or vignetting shades the table smoothly;
+    ``tile_px`` are left out of that local lightness). A highlight washing a tile looks like neither."""
+    L, a, b = smooth[..., 0], smooth[..., 1], smooth[..., 2]
+    tol_ab = max(6.0, 5.0 * max(table.sigma[1], table.sigma[2]))
+    da, db = a - table.lab[1], b - table.lab[2]
+    hue_ok = da * da + db * db < tol_ab * tol_ab
+    local_l = local_table_l(L, tile_px | ~hue_ok, far_px=max(2, reach_px))  # nor a mat beside it
+    return hue_ok & (np.abs(L - local_l) < 5.0 * table.sigma[0])
 
 
 def fill_holes(mask: np.ndarray) -> np.ndarray:
@@ -194,10 +226,32 @@ def _silhouettes(mask: np.ndarray, close_px: int, min_area: float) -> tuple[list
     return blobs, filled
 
 
+def _band_reach_px(lab: np.ndarray, table: TableModel) -> int:
+    """How far a link band's middle lies from the black beside it: the typical half-width of saturated runs
+    (the ridge of their distance transform; a close camera makes bands wider than an image-scaled reach)."""
+    link = link_mask(lab, table)
+    dist = cv2.distanceTransform(link.astype(np.uint8), cv2.DIST_L2, 3)
+    ridge = (dist >= 1.0) & (dist >= cv2.dilate(dist, np.ones((3, 3), np.uint8)))
+    if ridge.sum() < 200:
+        return 0
+    return int(math.ceil(float(np.median(dist[ridge])))) + 1
+
+
+@dataclass(frozen=True, slots=True)
+class PixelClasses:
+    """What each pixel shows. ``tile``: tile black or a link band, near black or not (an empty hex inside a board
+    is filled in the silhouette but not tile); ``bands``: link colour no wider than a band (a mat is broad);
+    ``washed``: hueless, lighter than tile black and unlike the table (a lamp's highlight over a tile)."""
+
+    tile: np.ndarray
+    bands: np.ndarray
+    washed: np.ndarray
+
+
 def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area_ratio: float = 4e-4,
-               link_width_ratio: float = 0.3, near_dark_ratio: float = NEAR_DARK_RATIO) -> tuple[list[Blob], np.ndarray, TableModel, np.ndarray]:
-    """Tile silhouettes (largest first), the filled mask, the table model and the bare-table pixels (neither
-    tile black nor link colour: an empty hex inside a board is filled but bare).
+               link_width_ratio: float = 0.3, near_dark_ratio: float = NEAR_DARK_RATIO
+               ) -> tuple[list[Blob], np.ndarray, TableModel, PixelClasses]:
+    """Tile silhouettes (largest first), the filled mask, the table model and the pixel classes.
 
     A link of the table's own colour (blue on blue felt) or a glare streak cuts a notch into the outline; a
     closing as wide as a link band (``link_width_ratio`` of the side, measured on a first pass) mends it.
@@ -207,7 +261,9 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
     h, w = lab.shape[:2]
     k = max(3, int(round(min(h, w) / 540)) | 1)
     # chroma of near-black pixels is mostly sensor noise: judge colour on a lightly smoothed image
-    raw = tile_mask(cv2.GaussianBlur(lab, (k, k), 0), table, near_px=int(round(near_dark_ratio * min(h, w))))
+    smooth = cv2.GaussianBlur(lab, (k, k), 0)
+    near_px = max(int(round(near_dark_ratio * min(h, w))), _band_reach_px(smooth, table))
+    raw = tile_mask(smooth, table, near_px=near_px)
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     min_area = min_area_ratio * h * w
     blobs, filled = _silhouettes(raw, k, min_area)
@@ -218,7 +274,13 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
         # the longest runs are whole edges (shorter ones are edges cut by a notch not yet closed)
         side = 0.95 * float(np.percentile(lengths, 95))
         blobs, filled = _silhouettes(raw, int(round(link_width_ratio * side)), min_area)
-    return blobs, filled, table, raw == 0
+    # a link band is tile wherever it is (under a lamp's highlight the black beside it may look like the table);
+    # a player's mat is as saturated but broad
+    bands = band_pixels(link_mask(smooth, table), near_px)
+    tile = (raw > 0) | bands
+    washed = ~tile & ~table_like(smooth, table, tile, near_px) & (
+        smooth[..., 1] ** 2 + smooth[..., 2] ** 2 < HUELESS_CHROMA ** 2)
+    return blobs, filled, table, PixelClasses(tile=tile, bands=bands, washed=washed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,68 @@
+"""The Tantrix reader knows the tiles it missed (issue 10): a board tile it cannot see or read is reported as an
+unread tile on its hex, so the referee says "too close to call" instead of judging an empty space.
+
+The board is sample_board(12, 5) from the drawn-scene tests: its tile at hex (0, 1) has five neighbours, so
+taking it away leaves a hole the rules forbid (TX G-5 R2) and a reader that misses it gives a wrong "illegal".
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from test_tantrix_detect import _lamp_highlight, draw_scene, sample_board
+
+from adjudicator.tantrix import judge_board
+from api.tantrix_service import judge_document, reading_document
+from geometry.tantrix import Board, Placement
+from vision.tantrix import detect_tantrix
+
+WASHED_HEX = (0, 1)
+
+
+@pytest.fixture(scope="module")
+def scene():
+    board = sample_board(12, 5)
+    img, _, truth = draw_scene(board, tilt_deg=20.0, theta_deg=8.0, seed=2, table_bgr=(150, 170, 180))
+    return board, img, truth
+
+
+def _judge(board: dict) -> bool | None:
+    return judge_board(Board({h: Placement(number=n, rotation=r) for h, (n, r) in board.items()})).legal
+
+
+def test_the_case_matters(scene):
+    """The premise: legal as laid, illegal if the reader took the washed tile's hex for an empty space."""
+    board, _, _ = scene
+    assert _judge(board) is True
+    assert _judge({h: v for h, v in board.items() if h != WASHED_HEX}) is False
+
+
+def test_clean_board_has_no_unread_tile(scene):
+    _, img, truth = scene
+    doc = judge_document(reading_document(detect_tantrix(img)))
+    assert doc["legal"] is True
+    assert all(t["number"] is not None for t in doc["tiles"])
+    assert len(doc["tiles"]) == len(truth)
+
+
+@pytest.mark.parametrize("sigma_pitch, peak", [(0.5, 200.0), (0.6, 230.0)])
+def test_tile_washed_out_by_a_lamp_is_unread_not_an_empty_space(scene, sigma_pitch, peak):
+    """A lamp's highlight over the tile (and half its neighbours): before the safeguard the first was judged
+    illegal (the tile missed, its hex a forbidden hole); now it is unread on its hex and no face is wrong."""
+    _, img, truth = scene
+    t = next(t for t in truth if t["hex"] == WASHED_HEX)
+    pitch_px = min(math.dist(t["center_px"], u["center_px"]) for u in truth if u is not t)
+    reading = detect_tantrix(_lamp_highlight(img, t["center_px"], sigma_pitch * pitch_px, peak))
+    doc = judge_document(reading_document(reading))
+    assert doc["legal"] is not False  # never a wrong verdict: legal, or too close to call
+    on_it = min(reading.tiles, key=lambda r: math.dist(r.center_px, t["center_px"]))
+    assert math.dist(on_it.center_px, t["center_px"]) < 0.25 * pitch_px
+    assert on_it.place == "board" and on_it.hex is not None
+    assert on_it.number in (None, t["number"])
+    for r in reading.tiles:  # no face anywhere is wrong
+        if r.number is not None:
+            nearest = min(truth, key=lambda u: math.dist(u["center_px"], r.center_px))
+            assert r.number == nearest["number"], (r.number, nearest["number"])
+    if on_it.number is None:
+        assert doc["legal"] is None
