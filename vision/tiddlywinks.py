@@ -26,6 +26,7 @@ from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_s
 from vision.crescents import crescent_lowers
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.pot import PotDetection, PotParams, detect_pot
+from vision.pot_rim import rim_winks
 from vision.potted import POT_FLOOR_Z_MM, confirm_potted, winks_in_pot
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
 from vision.winks import (
@@ -293,6 +294,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         # there the felt-based labels broke up are found
         cands = confirm_potted(cands, frame_bgr, camera, pot, cs)
         cands += winks_in_pot(frame_bgr, camera, pot, cs, pot_class, cands)
+        cands = rim_winks(frame_bgr, camera, pot, cs, cands)
     timing["fit"] = (time.perf_counter() - t5) * 1e3
 
     # pot occlusion: a wink behind the pot (farther from the camera) whose image overlaps it is partly hidden
