@@ -19,10 +19,16 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from geometry.constants import LARGE_WINK_RADIUS_MM, POT_BASE_RADIUS_MM, SMALL_WINK_RADIUS_MM
+from geometry.constants import (
+    LARGE_WINK_RADIUS_MM,
+    POT_BASE_RADIUS_MM,
+    POT_HEIGHT_MM,
+    SMALL_WINK_RADIUS_MM,
+    WINK_THICKNESS_MM,
+)
 from vision.colour import COLOR_NAMES, ColourScene, hue_distance_deg
 from vision.pot import PotDetection
-from vision.winks import WinkCandidate
+from vision.winks import RING_SWITCH_RATIO, WinkCandidate, ring_responses
 
 #: Height of the cup floor where potted winks rest.
 POT_FLOOR_Z_MM = 3.25
@@ -189,3 +195,49 @@ def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, 
             cand.opening_fraction = 1.0
             out.append(cand)
     return out
+
+
+#: Plan radius of the cup floor that shows a wink's outline against the floor itself (inside the floor's own edge
+#: with the wall, a circle of its own).
+FLOOR_CLEAR_RADIUS_MM = POT_BASE_RADIUS_MM - 2.5
+
+
+def check_potted_sizes(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
+                       pot: PotDetection) -> None:
+    """Size (and centre) of winks lying in the cup from their own outline, at their height in the cup.
+
+    The labels inside the cup see a fragment of a wink, and a region's depth sizes it only roughly. A wink on
+    the floor shows its outline against the floor through the top opening: the ring search of the mat
+    (``ring_responses``) runs in the plane of its top face, on the floor seen through the opening and away from
+    the other winks in the cup. A clear majority of outline edge for the other radius changes the size.
+    """
+    if not pot.found or pot.opening_px is None or len(pot.opening_px) < 3:
+        return
+    opening = np.asarray(pot.opening_px, np.float32).reshape(-1, 1, 2)
+    potted = [c for c in cands if c.potted]
+    for c in potted:
+        if c.z_mm > POT_HEIGHT_MM / 2:
+            continue  # on the rim: sized by its own whole outline there (vision.pot_rim)
+        z_top = c.z_mm + WINK_THICKNESS_MM / 2
+        others = [o for o in potted if o is not c]
+
+        def visible(pts: np.ndarray, others=others, z_top=z_top) -> np.ndarray:
+            ok = np.linalg.norm(pts - pot.center_mm, axis=1) <= FLOOR_CLEAR_RADIUS_MM
+            for o in others:
+                ok &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
+            idx = np.flatnonzero(ok)
+            if len(idx):
+                q = camera.project_mm(np.column_stack([pts[idx], np.full(len(idx), z_top)]))
+                inside = np.array([cv2.pointPolygonTest(opening, (float(x), float(y)), True) > 1.0 for x, y in q])
+                ok[idx[~inside]] = False
+            return ok
+
+        res = ring_responses(image_bgr, camera, c.center_mm, z_top, visible)
+        if res is None:
+            continue
+        s_small, s_large, c_small, c_large = res
+        cur, oth = (s_small, s_large) if c.size == "small" else (s_large, s_small)
+        if oth > RING_SWITCH_RATIO * cur:
+            c.size = "large" if c.size == "small" else "small"
+            c.center_mm = c_large if c.size == "large" else c_small
+            c.center_px = camera.project_mm(np.array([[c.center_mm[0], c.center_mm[1], z_top]]))[0]

@@ -27,7 +27,7 @@ from vision.crescents import crescent_lowers
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.pot import PotDetection, PotParams, detect_pot
 from vision.pot_rim import rim_winks
-from vision.potted import POT_FLOOR_Z_MM, confirm_potted, winks_in_pot
+from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, winks_in_pot
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
 from vision.winks import (
     RADII_MM,
@@ -295,6 +295,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         cands = confirm_potted(cands, frame_bgr, camera, pot, cs)
         cands += winks_in_pot(frame_bgr, camera, pot, cs, pot_class, cands)
         cands = rim_winks(frame_bgr, camera, pot, cs, cands)
+        check_potted_sizes(cands, frame_bgr, camera, pot)
     timing["fit"] = (time.perf_counter() - t5) * 1e3
 
     # pot occlusion: a wink behind the pot (farther from the camera) whose image overlaps it is partly hidden
