@@ -110,6 +110,7 @@ class WinkCandidate:
     fit_rms_px: float = 0.0
     ring_strength: dict[str, float] | None = None  # outline edge strength per size (``check_sizes``)
     size_confidence: float = 1.0  # how sure the size is (a close call between the two radii lowers it)
+    neutral_inside: bool = False  # its own pixels are labelled neutral foreground (found by shape, felt_discs)
 
     @property
     def radius_mm(self) -> float:
@@ -749,6 +750,8 @@ def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandida
     lin = _sample_labels(labels, grid.ortho_from_table(p_in))
     lout = _sample_labels(labels, grid.ortho_from_table(p_out))
     ok = (lin == k) & ((lout == CLASS_BG) | (lout == CLASS_NEUTRAL))
+    if w.neutral_inside:  # the labels left it neutral: its inside is foreground, the felt around it is not
+        ok |= (lin == CLASS_NEUTRAL) & (lout == CLASS_BG)
     below = [o for o in winks if o.wink_id in w.above]
     for o in below:
         ko = COLOR_NAMES.index(o.color) + 1
