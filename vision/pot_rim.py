@@ -1,18 +1,20 @@
 """Winks balanced on the pot's rim (potted, TW 5(c)), read at the rim's own height.
 
-A wink resting flat on the rim lies at a known height (the pot's top plus half a wink) with its centre over the
-rim's top, so half of it overhangs the outside of the cup. The mat-plane detector sees it displaced and cut by
-the pot's outline, and a wink of the same colour on the cup floor (or a pot of the wink's own colour) then
-hides it. Here each such pose is tried directly in the photograph: a disc of each known radius at the rim
-height, its centre on the rim, is a wink when
+A wink resting flat on the rim lies at a known height (the pot's top plus half a wink) with its centre over
+the rim's top, so half of it overhangs the outside of the cup. The mat-plane detector sees it displaced and
+cut by the pot's outline, and a wink of the same colour on the cup floor (or a pot of the wink's own colour)
+then hides it. Here each such pose is tried directly in the photograph: a disc of each known radius at the
+rim height, its centre on the rim, is a wink when
 
-* its whole outline holds a colour step (it lies on top of everything, so nothing hides any of its edge), and
-* its inside is one colour (an empty rim seen through such a disc shows the dark inside of the cup on one side
-  and the wall's top and outside on the other: no single colour),
+* its whole outline holds a colour step (it lies on top of everything, so nothing hides any of its edge),
+  clear of the image's own noise, and
+* its inside, away from its bevelled rim, is one colour: its spread is small beside that step (an empty rim
+  seen through such a disc shows the dark inside of the cup on one side and the wall's top and outside on
+  the other: no single colour).
 
-both measured against the image's own noise. Its colour is the inside's white-balanced hue. The disc's image
-reaches outside the top opening, which no wink lying inside the cup can do, and inside it, which no wink on the
-mat behind the pot can do (the pot hides that part of it).
+Its colour is the inside's white-balanced hue. The disc's image reaches outside the top opening, which no
+wink lying inside the cup can do, and inside it, which no wink on the mat behind the pot can do (the pot
+hides that part of it).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ RIM_Z_MM = POT_HEIGHT_MM + WINK_THICKNESS_MM / 2
 
 @dataclass(frozen=True, slots=True)
 class RimParams:
-    wall_mm: float = 4.0  # the rim's top annulus a balanced wink's centre lies over: up to this inside the edge
+    wall_mm: float = 4.0  # a balanced wink's centre lies over the rim's top: up to this inside its edge
     rho_step_mm: float = 1.0
     angle_step_deg: float = 4.0
     n_outline: int = 32
@@ -43,7 +45,7 @@ class RimParams:
     min_support: float = 0.8  # outline share holding a clear colour step
     step_noise_k: float = 6.0  # a clear step: this many image-noise sigmas (of a colour difference) ...
     min_step: float = 18.0  # ... and at least this (8-bit units)
-    max_inside_spread: float = 0.35  # inside colour spread relative to the outline's median step
+    max_inside_spread: float = 0.35  # inside colour spread (away from the rim) over the outline's median step
     min_chroma: float = 14.0  # Lab C* of a wink colour (grey or white is no wink)
 
 
@@ -57,12 +59,12 @@ def _image_noise(image_bgr: np.ndarray, pts_px: np.ndarray) -> float:
     a = image_bgr[q[:, 1], q[:, 0]].astype(np.float32)
     b = image_bgr[q[:, 1], q[:, 0] + 1].astype(np.float32)
     d = np.linalg.norm(a - b, axis=1)
-    # a - b has sigma sqrt(2) s per channel; the median of its length (chi, 3 degrees of freedom) is 1.54 of that
+    # a - b has sigma sqrt(2) s per channel; the median of its length (chi, 3 degrees of freedom) is 1.54 that
     return max(1.0, float(np.median(d)) / (1.54 * math.sqrt(2.0)))
 
 
 def _sample(image_bgr: np.ndarray, q_px: np.ndarray) -> np.ndarray:
-    """Bilinear colours at many pixels ``(N, 2)`` (laid out in rows: remap takes fewer than 32767 per side)."""
+    """Bilinear colours at many pixels ``(N, 2)`` (in rows: remap takes fewer than 32767 per side)."""
     k = len(q_px)
     cols = 1024
     rows = -(-k // cols)
@@ -105,20 +107,23 @@ def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs:
     m = len(centres)
     for size, r in RADII_MM.items():
         offs = np.concatenate([(r - params.probe_mm) * u, (r + params.probe_mm) * u, r * iu])  # (k, 2) mm
-        q = (cpx_all[:, None, :] + np.matmul(offs[None], jac.transpose(0, 2, 1))).reshape(-1, 2).astype(np.float32)
+        q = cpx_all[:, None, :] + np.matmul(offs[None], jac.transpose(0, 2, 1))
+        q = q.reshape(-1, 2).astype(np.float32)
         v = _sample(image_bgr, q).reshape(m, len(offs), 3)
         vin, vout, vmid = v[:, :n], v[:, n:2 * n], v[:, 2 * n:]
         dv = vin - vout
         step = np.sqrt(np.einsum("mkc,mkc->mk", dv, dv))
         support = (step >= thr).mean(axis=1)
-        # the inside's statistics only where the outline holds (few poses)
+        # the inside's statistics only where the outline holds (few poses); the inside's colour and spread are
+        # taken away from the rim (its bevel and highlight shade it), its colour over the whole disc
         for i in np.flatnonzero(support >= params.min_support):
-            inside = np.concatenate([vin[i], vmid[i]])
-            med = np.median(inside, axis=0)
-            spread = float(np.median(np.linalg.norm(inside - med, axis=1)))
+            med = np.median(np.concatenate([vin[i], vmid[i]]), axis=0)
+            mid = np.median(vmid[i], axis=0)
+            spread = float(np.median(np.linalg.norm(vmid[i] - mid, axis=1)))
             med_step = float(np.median(step[i]))
             if spread <= params.max_inside_spread * med_step:
-                found.append((float(support[i]) - spread / max(med_step, 1e-6), float(support[i]), size, centres[i], med))
+                score = float(support[i]) - spread / max(med_step, 1e-6)
+                found.append((score, float(support[i]), size, centres[i], med))
     found.sort(key=lambda f: -f[0])
     out = list(known)
     taken: list[tuple[np.ndarray, float]] = []

@@ -221,15 +221,22 @@ def check_potted_sizes(cands: list[WinkCandidate], image_bgr: np.ndarray, camera
         z_top = c.z_mm + WINK_THICKNESS_MM / 2
         others = [o for o in potted if o is not c]
 
-        def visible(pts: np.ndarray, others=others, z_top=z_top) -> np.ndarray:
+        # the other winks in the cup as the camera sees them (one on the rim hides the floor under its image)
+        discs = []
+        for o in others:
+            opx = camera.project_mm(np.array([[o.center_mm[0], o.center_mm[1], o.z_mm]]))[0]
+            discs.append((opx, (o.radius_mm + 1.5) / camera.mm_per_px_at((float(o.center_mm[0]),
+                                                                           float(o.center_mm[1])))))
+
+        def visible(pts: np.ndarray, discs=discs, z_top=z_top) -> np.ndarray:
             ok = np.linalg.norm(pts - pot.center_mm, axis=1) <= FLOOR_CLEAR_RADIUS_MM
-            for o in others:
-                ok &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
             idx = np.flatnonzero(ok)
             if len(idx):
                 q = camera.project_mm(np.column_stack([pts[idx], np.full(len(idx), z_top)]))
-                inside = np.array([cv2.pointPolygonTest(opening, (float(x), float(y)), True) > 1.0 for x, y in q])
-                ok[idx[~inside]] = False
+                seen = np.array([cv2.pointPolygonTest(opening, (float(x), float(y)), True) > 1.0 for x, y in q])
+                for opx, r_px in discs:
+                    seen &= np.linalg.norm(q - opx, axis=1) > r_px
+                ok[idx[~seen]] = False
             return ok
 
         res = ring_responses(image_bgr, camera, c.center_mm, z_top, visible)

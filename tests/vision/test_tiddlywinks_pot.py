@@ -34,10 +34,14 @@ def test_a_wink_on_the_rim_of_a_pot_of_its_own_colour_is_found_there():
     assert math.dist(got[0].center_mm, rim[0]["center_mm"]) < 3.0  # the rim search steps 1 mm by 4 degrees
 
 
-def test_winks_inside_the_cup_are_no_rim_winks():
-    # rigA_02: a black pot with three winks on its floor, none on the rim
+def test_only_the_wink_on_the_rim_is_read_on_the_rim():
+    # rigA_02: a black pot, a small red wink balanced on its rim, a blue and a large green wink on its floor
     truth, m = _sample("rigA_02_potted")
-    assert not [w for w in m.winks if w.potted and w.z_mm > 30.0]
+    rim = [p for p in truth["pieces"] if p["potted"] and p["z_mm"] > 30.0]
+    assert [(p["color"], p["size"]) for p in rim] == [("red", "small")]
+    got = [w for w in m.winks if w.potted and w.z_mm > 30.0]
+    assert [(w.color, w.size) for w in got] == [("red", "small")]
+    assert math.dist(got[0].center_mm, rim[0]["center_mm"]) < 3.0
     assert sorted(w.color for w in m.winks if w.potted) == sorted(p["color"] for p in truth["pieces"] if p["potted"])
 
 
