@@ -46,6 +46,10 @@ class PottedParams:
     min_new_fraction: float = 0.45  # a further disc must explain this share of its own area anew
     known_grow_max_mm: float = 3.0  # a wink already found explains its disc grown by its uncertainty, up to this
     large_depth_fraction: float = 0.85  # interior depth (of the large radius) that only a large wink reaches
+    min_crescent_fraction: float = 0.12  # a colour's unexplained crescent, of a small disc's area
+    crescent_held: float = 0.9  # share of the crescent a disc of the hidden wink must hold
+    crescent_open_max: float = 0.15  # share of that disc that may be open floor of no colour of its own
+    crescent_under_min: float = 0.4  # share of that disc under winks of other colours (what hides the rest)
 
 
 def _colour_index(crop_bgr: np.ndarray, cs: ColourScene, params: PottedParams,
@@ -194,7 +198,65 @@ def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, 
             cand.confidence = 0.7  # counted from a colour region, its size from how deep the region is
             cand.opening_fraction = 1.0
             out.append(cand)
+        lower = _cup_crescent(region, explained, mask, [*known, *out], name, camera, x0, y0, r_px, params)
+        if lower is not None:
+            out.append(lower)
     return out
+
+
+def _cup_crescent(region: np.ndarray, explained: np.ndarray, floor: np.ndarray, winks: list[WinkCandidate],
+                  name: str, camera: CameraModel, x0: int, y0: int, r_px: dict[str, float],
+                  params: PottedParams) -> WinkCandidate | None:
+    """A wink in the cup covered but for a crescent by winks of other colours lying on it.
+
+    What is left of a colour's region after the discs that explain it is too thin for a disc of its own; it is
+    a wink when a disc of a known radius holds it, much of the rest of that disc lies under the other-coloured
+    winks found in the cup, and little of it is open floor (which would show the wink's colour there).
+    """
+    free = (region & (1 - explained)).astype(bool)
+    small_area = math.pi * r_px["small"] ** 2
+    if free.sum() < params.min_crescent_fraction * small_area:
+        return None
+    covered = np.zeros(region.shape, np.uint8)
+    for o in winks:
+        if o.color == name or o.center_px is None:
+            continue
+        ro = o.radius_mm / camera.mm_per_px_at((float(o.center_mm[0]), float(o.center_mm[1])))
+        cv2.circle(covered, (round(o.center_px[0] - x0), round(o.center_px[1] - y0)), round(ro), 1, -1)
+    # floor seen, not under another wink, not this colour: a disc there would show it
+    open_floor = ((floor > 0) & (covered == 0) & ~region.astype(bool)).astype(np.float32)
+    f = free.astype(np.float32)
+    n_free = float(f.sum())
+    best = None
+    for size in ("small", "large"):
+        rr = int(round(r_px[size]))
+        k = np.zeros((2 * rr + 1, 2 * rr + 1), np.float32)
+        cv2.circle(k, (rr, rr), rr, 1.0, -1)
+        held = cv2.filter2D(f, -1, k, borderType=cv2.BORDER_CONSTANT)  # crescent pixels inside the disc
+        shown = cv2.filter2D(open_floor, -1, k, borderType=cv2.BORDER_CONSTANT)  # other floor inside it
+        under = cv2.filter2D(covered.astype(np.float32), -1, k, borderType=cv2.BORDER_CONSTANT)  # hidden by others
+        ok = ((held >= params.crescent_held * n_free) & (shown <= params.crescent_open_max * k.sum())
+              & (under >= params.crescent_under_min * k.sum()))
+        if not ok.any():
+            continue
+        score = np.where(ok, held - shown, -np.inf)
+        i = int(np.argmax(score))
+        iy, ix = divmod(i, score.shape[1])
+        if best is None or score[iy, ix] > best[0]:
+            best = (float(score[iy, ix]), size, ix, iy)
+    if best is None:
+        return None
+    _, size, ix, iy = best
+    xy = camera.image_to_table_mm(np.array([[ix + x0, iy + y0]], float), POT_FLOOR_Z_MM)[0]
+    cand = WinkCandidate(color=name, size=size, center_mm=xy, votes=n_free / small_area)
+    cand.potted = True
+    cand.z_mm = POT_FLOOR_Z_MM
+    cand.sigma_mm = 5.0
+    cand.center_px = np.array([ix + x0, iy + y0], float)
+    cand.confidence = 0.6  # a crescent only: its size and place rest on the part that shows
+    cand.size_confidence = 0.6
+    cand.opening_fraction = 1.0
+    return cand
 
 
 #: Plan radius of the cup floor that shows a wink's outline against the floor itself (inside the floor's own edge

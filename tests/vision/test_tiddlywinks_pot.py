@@ -63,3 +63,15 @@ def test_winks_in_the_cup_are_sized_by_their_outline_at_their_height():
     assert sorted((w.color, w.size) for w in m.winks if w.potted) == want
     # sized, yet still reported as not measured on the mat's terms: part of the outline is hidden in the cup
     assert all(w.size_confidence <= 0.6 for w in m.winks if w.potted)
+
+
+def test_a_wink_in_the_cup_covered_but_for_a_crescent_is_counted():
+    # a yellow wink on the cup's floor, a red one lying on it shifted by 3 mm (4K): the yellow shows
+    # only as a crescent beside the red, too thin for a disc of its own
+    cam = default_camera(3840, 2160)
+    winks = [SynthWink("y", "yellow", "small", (0.0, 0.0), z_mm=3.25, potted=True),
+             SynthWink("r", "red", "small", (3.0, 1.0), z_mm=4.75, potted=True),
+             SynthWink("n", "blue", "large", (200.0, -60.0))]
+    m = measure_tiddlywinks(render(winks, cam, seed=6), cam)
+    assert sorted(w.color for w in m.winks if w.potted) == ["red", "yellow"]
+    assert all(math.hypot(*w.center_mm) < 24.0 for w in m.winks if w.potted)
