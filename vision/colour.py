@@ -122,6 +122,15 @@ def _median_background(small: np.ndarray, valid: np.ndarray, ksize: int) -> np.n
     return ref
 
 
+def _upsample(small: np.ndarray, cell: int, wh: tuple[int, int]) -> np.ndarray:
+    """A coarse background (cells of ``cell`` pixels) back at full size as uint8, the margin left over by whole
+    cells filled from the nearest cells."""
+    sh, sw = small.shape[:2]
+    full = cv2.resize(np.clip(small * 255 + 0.5, 0, 255).astype(np.uint8), (sw * cell, sh * cell),
+                      interpolation=cv2.INTER_LINEAR)
+    return cv2.copyMakeBorder(full, 0, wh[1] - sh * cell, 0, wh[0] - sw * cell, cv2.BORDER_REPLICATE)
+
+
 @lru_cache(maxsize=4)
 def _static_masks(grid: OrthoGrid, edge_band_mm: float, baseline_band_mm: float, side_band_mm: float):
     L, W = MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM
@@ -147,6 +156,9 @@ def _small_masks(grid: OrthoGrid, edge_band_mm: float, baseline_band_mm: float, 
                  size_wh: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
     """The coarse background image's cells wholly on the mat, and wholly beyond its side band."""
     _, inner, outer, _, _, _ = _static_masks(grid, edge_band_mm, baseline_band_mm, side_band_mm)
+    sw, sh = size_wh
+    cell = inner.shape[1] // sw  # whole cells, as the coarse image (the margin left over is not a cell)
+    inner, outer = inner[:sh * cell, :sw * cell], outer[:sh * cell, :sw * cell]
     small_mat = cv2.resize(inner.astype(np.uint8) * 255, size_wh, interpolation=cv2.INTER_AREA) > 242
     small_out = cv2.resize((~outer).astype(np.uint8) * 255, size_wh, interpolation=cv2.INTER_AREA) > 242
     for m in (small_mat, small_out):
@@ -167,20 +179,27 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     # --- coarse local background: mat and table separately --------------------------------------------
     cell = max(1, int(round(params.background_cell_mm / grid.mm_per_px)))
     sw, sh = max(1, w // cell), max(1, h // cell)
-    small = cv2.resize(ortho_bgr, (sw, sh), interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
+    # whole cells only (an integer area factor takes OpenCV's fast path); the few columns and rows left over at
+    # the far margins take the nearest cells' background
+    small = cv2.resize(ortho_bgr[:sh * cell, :sw * cell], (sw, sh), interpolation=cv2.INTER_AREA)
+    small = small.astype(np.float32) / 255.0
     small_mat, small_out = _small_masks(grid, params.mat_edge_band_mm, params.baseline_band_mm,
                                         params.mat_side_band_mm, (sw, sh))
-    if valid_mask.all():  # the usual case: the whole mat and its margin in the picture
-        small_tab = small_out
-    else:
-        small_tab = cv2.resize((~outer & valid_mask).astype(np.uint8) * 255, (sw, sh),
-                               interpolation=cv2.INTER_AREA) > 242
     bg_mat = _median_background(small, small_mat, params.background_median_cells)
-    bg_tab = _median_background(small, small_tab, params.background_median_cells)
-    bg_u8 = cv2.resize(np.clip(bg_tab * 255 + 0.5, 0, 255).astype(np.uint8), (w, h),
-                       interpolation=cv2.INTER_LINEAR)
-    cv2.copyTo(cv2.resize(np.clip(bg_mat * 255 + 0.5, 0, 255).astype(np.uint8), (w, h),
-                          interpolation=cv2.INTER_LINEAR), mat_mask.view(np.uint8), bg_u8)
+    bg_mat_u8 = _upsample(bg_mat, cell, (w, h))
+    if params.search_table:
+        # the table top beyond the mat's side band has its own background
+        if valid_mask.all():  # the usual case: the whole mat and its margin in the picture
+            small_tab = small_out
+        else:
+            small_tab = cv2.resize((~outer & valid_mask)[:sh * cell, :sw * cell].astype(np.uint8) * 255, (sw, sh),
+                                   interpolation=cv2.INTER_AREA) > 242
+        bg_tab = _median_background(small, small_tab, params.background_median_cells)
+        bg_u8 = _upsample(bg_tab, cell, (w, h))
+        cv2.copyTo(bg_mat_u8, mat_mask.view(np.uint8), bg_u8)
+    else:
+        # only the mat is searched (foreground candidates lie inside its edge band): its background serves all
+        bg_u8 = bg_mat_u8
 
     mat_px = ortho_bgr[fy, fx].astype(np.float32) / 255.0
     mat_bgr = np.median(mat_px, axis=0) if len(mat_px) else np.array([0.3, 0.5, 0.3], np.float32)

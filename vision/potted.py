@@ -19,10 +19,16 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from geometry.constants import LARGE_WINK_RADIUS_MM, POT_BASE_RADIUS_MM, SMALL_WINK_RADIUS_MM
+from geometry.constants import (
+    LARGE_WINK_RADIUS_MM,
+    POT_BASE_RADIUS_MM,
+    POT_HEIGHT_MM,
+    SMALL_WINK_RADIUS_MM,
+    WINK_THICKNESS_MM,
+)
 from vision.colour import COLOR_NAMES, ColourScene, hue_distance_deg
 from vision.pot import PotDetection
-from vision.winks import WinkCandidate
+from vision.winks import RING_SWITCH_RATIO, WinkCandidate, ring_responses
 
 #: Height of the cup floor where potted winks rest.
 POT_FLOOR_Z_MM = 3.25
@@ -40,6 +46,10 @@ class PottedParams:
     min_new_fraction: float = 0.45  # a further disc must explain this share of its own area anew
     known_grow_max_mm: float = 3.0  # a wink already found explains its disc grown by its uncertainty, up to this
     large_depth_fraction: float = 0.85  # interior depth (of the large radius) that only a large wink reaches
+    min_crescent_fraction: float = 0.12  # a colour's unexplained crescent, of a small disc's area
+    crescent_held: float = 0.9  # share of the crescent a disc of the hidden wink must hold
+    crescent_open_max: float = 0.15  # share of that disc that may be open floor of no colour of its own
+    crescent_under_min: float = 0.4  # share of that disc under winks of other colours (what hides the rest)
 
 
 def _colour_index(crop_bgr: np.ndarray, cs: ColourScene, params: PottedParams,
@@ -188,4 +198,115 @@ def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, 
             cand.confidence = 0.7  # counted from a colour region, its size from how deep the region is
             cand.opening_fraction = 1.0
             out.append(cand)
+        lower = _cup_crescent(region, explained, mask, [*known, *out], name, camera, x0, y0, r_px, params)
+        if lower is not None:
+            out.append(lower)
     return out
+
+
+def _cup_crescent(region: np.ndarray, explained: np.ndarray, floor: np.ndarray, winks: list[WinkCandidate],
+                  name: str, camera: CameraModel, x0: int, y0: int, r_px: dict[str, float],
+                  params: PottedParams) -> WinkCandidate | None:
+    """A wink in the cup covered but for a crescent by winks of other colours lying on it.
+
+    What is left of a colour's region after the discs that explain it is too thin for a disc of its own; it is
+    a wink when a disc of a known radius holds it, much of the rest of that disc lies under the other-coloured
+    winks found in the cup, and little of it is open floor (which would show the wink's colour there).
+    """
+    free = (region & (1 - explained)).astype(bool)
+    small_area = math.pi * r_px["small"] ** 2
+    if free.sum() < params.min_crescent_fraction * small_area:
+        return None
+    covered = np.zeros(region.shape, np.uint8)
+    for o in winks:
+        if o.color == name or o.center_px is None:
+            continue
+        ro = o.radius_mm / camera.mm_per_px_at((float(o.center_mm[0]), float(o.center_mm[1])))
+        cv2.circle(covered, (round(o.center_px[0] - x0), round(o.center_px[1] - y0)), round(ro), 1, -1)
+    # floor seen, not under another wink, not this colour: a disc there would show it
+    open_floor = ((floor > 0) & (covered == 0) & ~region.astype(bool)).astype(np.float32)
+    f = free.astype(np.float32)
+    n_free = float(f.sum())
+    best = None
+    for size in ("small", "large"):
+        rr = int(round(r_px[size]))
+        k = np.zeros((2 * rr + 1, 2 * rr + 1), np.float32)
+        cv2.circle(k, (rr, rr), rr, 1.0, -1)
+        held = cv2.filter2D(f, -1, k, borderType=cv2.BORDER_CONSTANT)  # crescent pixels inside the disc
+        shown = cv2.filter2D(open_floor, -1, k, borderType=cv2.BORDER_CONSTANT)  # other floor inside it
+        under = cv2.filter2D(covered.astype(np.float32), -1, k, borderType=cv2.BORDER_CONSTANT)  # hidden by others
+        ok = ((held >= params.crescent_held * n_free) & (shown <= params.crescent_open_max * k.sum())
+              & (under >= params.crescent_under_min * k.sum()))
+        if not ok.any():
+            continue
+        score = np.where(ok, held - shown, -np.inf)
+        i = int(np.argmax(score))
+        iy, ix = divmod(i, score.shape[1])
+        if best is None or score[iy, ix] > best[0]:
+            best = (float(score[iy, ix]), size, ix, iy)
+    if best is None:
+        return None
+    _, size, ix, iy = best
+    xy = camera.image_to_table_mm(np.array([[ix + x0, iy + y0]], float), POT_FLOOR_Z_MM)[0]
+    cand = WinkCandidate(color=name, size=size, center_mm=xy, votes=n_free / small_area)
+    cand.potted = True
+    cand.z_mm = POT_FLOOR_Z_MM
+    cand.sigma_mm = 5.0
+    cand.center_px = np.array([ix + x0, iy + y0], float)
+    cand.confidence = 0.6  # a crescent only: its size and place rest on the part that shows
+    cand.size_confidence = 0.6
+    cand.opening_fraction = 1.0
+    return cand
+
+
+#: Plan radius of the cup floor that shows a wink's outline against the floor itself (inside the floor's own edge
+#: with the wall, a circle of its own).
+FLOOR_CLEAR_RADIUS_MM = POT_BASE_RADIUS_MM - 2.5
+
+
+def check_potted_sizes(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
+                       pot: PotDetection) -> None:
+    """Size (and centre) of winks lying in the cup from their own outline, at their height in the cup.
+
+    The labels inside the cup see a fragment of a wink, and a region's depth sizes it only roughly. A wink on
+    the floor shows its outline against the floor through the top opening: the ring search of the mat
+    (``ring_responses``) runs in the plane of its top face, on the floor seen through the opening and away from
+    the other winks in the cup. A clear majority of outline edge for the other radius changes the size.
+    """
+    if not pot.found or pot.opening_px is None or len(pot.opening_px) < 3:
+        return
+    opening = np.asarray(pot.opening_px, np.float32).reshape(-1, 1, 2)
+    potted = [c for c in cands if c.potted]
+    for c in potted:
+        if c.z_mm > POT_HEIGHT_MM / 2:
+            continue  # on the rim: sized by its own whole outline there (vision.pot_rim)
+        z_top = c.z_mm + WINK_THICKNESS_MM / 2
+        others = [o for o in potted if o is not c]
+
+        # the other winks in the cup as the camera sees them (one on the rim hides the floor under its image)
+        discs = []
+        for o in others:
+            opx = camera.project_mm(np.array([[o.center_mm[0], o.center_mm[1], o.z_mm]]))[0]
+            discs.append((opx, (o.radius_mm + 1.5) / camera.mm_per_px_at((float(o.center_mm[0]),
+                                                                           float(o.center_mm[1])))))
+
+        def visible(pts: np.ndarray, discs=discs, z_top=z_top) -> np.ndarray:
+            ok = np.linalg.norm(pts - pot.center_mm, axis=1) <= FLOOR_CLEAR_RADIUS_MM
+            idx = np.flatnonzero(ok)
+            if len(idx):
+                q = camera.project_mm(np.column_stack([pts[idx], np.full(len(idx), z_top)]))
+                seen = np.array([cv2.pointPolygonTest(opening, (float(x), float(y)), True) > 1.0 for x, y in q])
+                for opx, r_px in discs:
+                    seen &= np.linalg.norm(q - opx, axis=1) > r_px
+                ok[idx[~seen]] = False
+            return ok
+
+        res = ring_responses(image_bgr, camera, c.center_mm, z_top, visible)
+        if res is None:
+            continue
+        s_small, s_large, c_small, c_large = res
+        cur, oth = (s_small, s_large) if c.size == "small" else (s_large, s_small)
+        if oth > RING_SWITCH_RATIO * cur:
+            c.size = "large" if c.size == "small" else "small"
+            c.center_mm = c_large if c.size == "large" else c_small
+            c.center_px = camera.project_mm(np.array([[c.center_mm[0], c.center_mm[1], z_top]]))[0]

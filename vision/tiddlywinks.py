@@ -24,9 +24,11 @@ from geometry.records import scene_to_document
 from geometry.types import DEFAULT_CORNER_SIGNS, Color, TiddlywinksScene, Wink
 from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene, classify_bgr
 from vision.crescents import crescent_lowers
+from vision.felt_discs import felt_discs
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.pot import PotDetection, PotParams, detect_pot
-from vision.potted import POT_FLOOR_Z_MM, confirm_potted, winks_in_pot
+from vision.pot_rim import rim_winks
+from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, winks_in_pot
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
 from vision.winks import (
     RADII_MM,
@@ -52,6 +54,9 @@ POT_OCCLUSION_SIGMA_MM = 0.6
 #: Position uncertainty floor of a wink whose size the edge fit could not confirm: the other size through the same
 #: visible arc moves the hidden side of the outline by twice the 3 mm radius gap (two sigmas cover it).
 SIZE_UNVERIFIED_SIGMA_MM = 3.0
+#: Position uncertainty floor of a wink found by its shape alone (the labels left it neutral): its outline is
+#: faint against the felt, and a soft shadow on one side can pull the fit by a few pixels.
+FAINT_OUTLINE_SIGMA_MM = 1.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +221,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # winks covered but for a crescent, beside a wink of another colour (under it)
     pot_zone = cv2.dilate(sil.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool) if pot.found else None
     cands += crescent_lowers(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
+    # lone winks the labels left neutral (a wink of the felt's hue on noisy felt, a dull-lit one): their shape
+    cands += felt_discs(cs, grid, cands, frame_bgr, camera, exclude_mask=pot_zone)
     if focus is not None:
         cands = [c for c in cands if c.opening_fraction >= 0.5
                  or focus((float(c.center_mm[0]), float(c.center_mm[1])), float(c.radius_mm))]
@@ -283,6 +290,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         # then be 3 mm elsewhere, and its uncertainty says so
         if c.fit_fraction < wp.size_fit_fraction:
             c.sigma_mm = max(c.sigma_mm, SIZE_UNVERIFIED_SIGMA_MM)
+        if c.neutral_inside:
+            c.sigma_mm = max(c.sigma_mm, FAINT_OUTLINE_SIGMA_MM)
         # the calibration's own error adds to every measured position
         c.sigma_mm = math.hypot(c.sigma_mm, cal.reprojection_error_mm)
     for c in cands:
@@ -293,6 +302,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         # there the felt-based labels broke up are found
         cands = confirm_potted(cands, frame_bgr, camera, pot, cs)
         cands += winks_in_pot(frame_bgr, camera, pot, cs, pot_class, cands)
+        cands = rim_winks(frame_bgr, camera, pot, cs, cands)
+        check_potted_sizes(cands, frame_bgr, camera, pot)
     timing["fit"] = (time.perf_counter() - t5) * 1e3
 
     # pot occlusion: a wink behind the pot (farther from the camera) whose image overlaps it is partly hidden

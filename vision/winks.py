@@ -110,6 +110,7 @@ class WinkCandidate:
     fit_rms_px: float = 0.0
     ring_strength: dict[str, float] | None = None  # outline edge strength per size (``check_sizes``)
     size_confidence: float = 1.0  # how sure the size is (a close call between the two radii lowers it)
+    neutral_inside: bool = False  # its own pixels are labelled neutral foreground (found by shape, felt_discs)
 
     @property
     def radius_mm(self) -> float:
@@ -749,6 +750,8 @@ def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandida
     lin = _sample_labels(labels, grid.ortho_from_table(p_in))
     lout = _sample_labels(labels, grid.ortho_from_table(p_out))
     ok = (lin == k) & ((lout == CLASS_BG) | (lout == CLASS_NEUTRAL))
+    if w.neutral_inside:  # the labels left it neutral: its inside is foreground, the felt around it is not
+        ok |= (lin == CLASS_NEUTRAL) & (lout == CLASS_BG)
     below = [o for o in winks if o.wink_id in w.above]
     for o in below:
         ko = COLOR_NAMES.index(o.color) + 1
@@ -895,7 +898,8 @@ def _ring_kernel(r_px: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return k, (k * xx / rr).astype(np.float32), (k * yy / rr).astype(np.float32)
 
 
-def _project_raster(camera: CameraModel, center_mm: np.ndarray, g: np.ndarray, knots: int = 9) -> np.ndarray:
+def _project_raster(camera: CameraModel, center_mm: np.ndarray, g: np.ndarray, knots: int = 9,
+                    z_mm: float = WINK_THICKNESS_MM) -> np.ndarray:
     """Pixels of the plan raster ``center + (g_i, g_j)`` at the wink's top face, ``(n*n, 2)`` float32, row-major.
 
     The projection (perspective and lens) is smooth over a few centimetres: a ``knots`` x ``knots`` grid of
@@ -905,7 +909,7 @@ def _project_raster(camera: CameraModel, center_mm: np.ndarray, g: np.ndarray, k
     n = len(g)
     kk = np.linspace(g[0], g[-1], knots)
     kx, ky = np.meshgrid(center_mm[0] + kk, center_mm[1] + kk)
-    qk = camera.project_mm(np.column_stack([kx.ravel(), ky.ravel(), np.full(knots * knots, WINK_THICKNESS_MM)]))
+    qk = camera.project_mm(np.column_stack([kx.ravel(), ky.ravel(), np.full(knots * knots, z_mm)]))
     qk = qk.reshape(knots, knots, 2)
     f = (np.arange(n) / (n - 1)) * (knots - 1)
     i0 = np.minimum(f.astype(int), knots - 2)
@@ -928,11 +932,31 @@ def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.
     Returns (small strength, large strength, small centre, large centre) or None when too little is visible.
     """
     half = LARGE_WINK_RADIUS_MM + RING_SEARCH_MM + 2.0
+
+    def visible(pts: np.ndarray) -> np.ndarray:
+        mask = _on_mat(pts, 1.5)
+        if abs(w.center_mm[0]) > _BASELINE_MIN_ABS_X_MM - 1.5 * half - 4.0:
+            mask &= baseline_distance_mm(pts) > 4.0
+        for o in winks:
+            if o is w or o.potted:
+                continue
+            if np.linalg.norm(o.center_mm - w.center_mm) > o.radius_mm + half * 1.5:
+                continue
+            mask &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
+        return mask
+    return ring_responses(image_bgr, camera, w.center_mm, WINK_THICKNESS_MM, visible)
+
+
+def ring_responses(image_bgr: np.ndarray, camera: CameraModel, center_mm: np.ndarray, z_mm: float,
+                   visible) -> tuple[float, float, np.ndarray, np.ndarray] | None:
+    """The ring search of ``ring_size_check`` in the plane at height ``z_mm``; ``visible(plan points)`` says
+    which raster points show the wink's own surroundings (the rest do not count)."""
+    half = LARGE_WINK_RADIUS_MM + RING_SEARCH_MM + 2.0
     n = int(round(2 * half / RING_STEP_MM)) + 1
     g = (np.arange(n) - (n - 1) / 2) * RING_STEP_MM
-    xx, yy = np.meshgrid(w.center_mm[0] + g, w.center_mm[1] + g)
+    xx, yy = np.meshgrid(center_mm[0] + g, center_mm[1] + g)
     pts = np.column_stack([xx.ravel(), yy.ravel()])
-    q = _project_raster(camera, w.center_mm, g)
+    q = _project_raster(camera, center_mm, g, z_mm=z_mm)
     hh, ww = image_bgr.shape[:2]
     if q[:, 0].min() < 0 or q[:, 1].min() < 0 or q[:, 0].max() > ww - 1 or q[:, 1].max() > hh - 1:
         return None
@@ -940,15 +964,7 @@ def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.
     patch = cv2.GaussianBlur(patch.astype(np.float32), (0, 0), 0.7)
     gx = cv2.Sobel(patch, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(patch, cv2.CV_32F, 0, 1, ksize=3)
-    mask = _on_mat(pts, 1.5)
-    if abs(w.center_mm[0]) > _BASELINE_MIN_ABS_X_MM - 1.5 * half - 4.0:
-        mask &= baseline_distance_mm(pts) > 4.0
-    for o in winks:
-        if o is w or o.potted:
-            continue
-        if np.linalg.norm(o.center_mm - w.center_mm) > o.radius_mm + half * 1.5:
-            continue
-        mask &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
+    mask = visible(pts)
     mask = mask.reshape(n, n).astype(np.float32)
     gxm = gx * mask[:, :, None]
     gym = gy * mask[:, :, None]
@@ -972,7 +988,7 @@ def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.
         r, c = divmod(i, resp.shape[1])
         if resp[r, c] <= 0:
             return None
-        cm = w.center_mm + (np.array([c, r], float) - s_px) * RING_STEP_MM
+        cm = center_mm + (np.array([c, r], float) - s_px) * RING_STEP_MM
         out.append((float(resp[r, c]), cm))
     return out[0][0], out[1][0], out[0][1], out[1][1]
 

@@ -1,0 +1,159 @@
+"""Winks balanced on the pot's rim (potted, TW 5(c)), read at the rim's own height.
+
+A wink resting flat on the rim lies at a known height (the pot's top plus half a wink) with its centre over
+the rim's top, so half of it overhangs the outside of the cup. The mat-plane detector sees it displaced and
+cut by the pot's outline, and a wink of the same colour on the cup floor (or a pot of the wink's own colour)
+then hides it. Here each such pose is tried directly in the photograph: a disc of each known radius at the
+rim height, its centre on the rim, is a wink when
+
+* its whole outline holds a colour step (it lies on top of everything, so nothing hides any of its edge),
+  clear of the image's own noise, and
+* its inside, away from its bevelled rim, is one colour: its spread is small beside that step (an empty rim
+  seen through such a disc shows the dark inside of the cup on one side and the wall's top and outside on
+  the other: no single colour).
+
+Its colour is the inside's white-balanced hue. The disc's image reaches outside the top opening, which no
+wink lying inside the cup can do, and inside it, which no wink on the mat behind the pot can do (the pot
+hides that part of it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry.constants import POT_HEIGHT_MM, POT_TOP_RADIUS_MM, WINK_THICKNESS_MM
+from vision.colour import ColourScene, classify_bgr
+from vision.pot import PotDetection
+from vision.winks import RADII_MM, WinkCandidate
+
+#: Height of the mid-plane of a wink lying flat on the rim.
+RIM_Z_MM = POT_HEIGHT_MM + WINK_THICKNESS_MM / 2
+
+
+@dataclass(frozen=True, slots=True)
+class RimParams:
+    wall_mm: float = 4.0  # a balanced wink's centre lies over the rim's top: up to this inside its edge
+    rho_step_mm: float = 1.0
+    angle_step_deg: float = 4.0
+    n_outline: int = 32
+    probe_mm: float = 0.8  # inside/outside samples this far from the outline (beyond the bevel and blur)
+    min_support: float = 0.8  # outline share holding a clear colour step
+    step_noise_k: float = 6.0  # a clear step: this many image-noise sigmas (of a colour difference) ...
+    min_step: float = 18.0  # ... and at least this (8-bit units)
+    max_inside_spread: float = 0.35  # inside colour spread (away from the rim) over the outline's median step
+    min_chroma: float = 14.0  # Lab C* of a wink colour (grey or white is no wink)
+
+
+def _image_noise(image_bgr: np.ndarray, pts_px: np.ndarray) -> float:
+    """Robust sigma of one pixel's colour (L2 over channels), from differences of neighbouring pixels."""
+    h, w = image_bgr.shape[:2]
+    q = np.rint(pts_px).astype(int)
+    q = q[(q[:, 0] >= 0) & (q[:, 0] < w - 1) & (q[:, 1] >= 0) & (q[:, 1] < h)]
+    if len(q) < 10:
+        return 2.0
+    a = image_bgr[q[:, 1], q[:, 0]].astype(np.float32)
+    b = image_bgr[q[:, 1], q[:, 0] + 1].astype(np.float32)
+    d = np.linalg.norm(a - b, axis=1)
+    # a - b has sigma sqrt(2) s per channel; the median of its length (chi, 3 degrees of freedom) is 1.54 that
+    return max(1.0, float(np.median(d)) / (1.54 * math.sqrt(2.0)))
+
+
+def _sample(image_bgr: np.ndarray, q_px: np.ndarray) -> np.ndarray:
+    """Bilinear colours at many pixels ``(N, 2)`` (in rows: remap takes fewer than 32767 per side)."""
+    k = len(q_px)
+    cols = 1024
+    rows = -(-k // cols)
+    pad = np.zeros((rows * cols, 2), np.float32)
+    pad[:k] = q_px
+    v = cv2.remap(image_bgr, pad[:, 0].reshape(rows, cols), pad[:, 1].reshape(rows, cols), cv2.INTER_LINEAR,
+                  borderMode=cv2.BORDER_REPLICATE)
+    return v.reshape(-1, 3)[:k].astype(np.float32)
+
+
+def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs: ColourScene,
+              known: list[WinkCandidate], params: RimParams = RimParams()) -> list[WinkCandidate]:
+    """The candidates with the winks found on the rim: each replaces any same-colour candidate it explains."""
+    if not pot.found:
+        return known
+    n = params.n_outline
+    ang = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
+    u = np.column_stack([np.cos(ang), np.sin(ang)])
+    rhos = np.arange(POT_TOP_RADIUS_MM - params.wall_mm, POT_TOP_RADIUS_MM + 1e-6, params.rho_step_mm)
+    phis = np.radians(np.arange(0.0, 360.0, params.angle_step_deg))
+    centres = (pot.center_mm[None, None, :] + rhos[:, None, None]
+               * np.stack([np.cos(phis), np.sin(phis)], axis=1)[None, :, :]).reshape(-1, 2)
+    # the inside: the centre and two rings (not the bevel)
+    ir = np.concatenate([[0.0], np.full(8, 0.35), np.full(12, 0.7)])
+    ia = np.concatenate([[0.0], np.linspace(0, 2 * math.pi, 8, endpoint=False),
+                         np.linspace(0, 2 * math.pi, 12, endpoint=False)])
+    iu = np.column_stack([ir * np.cos(ia), ir * np.sin(ia)])
+    # the projection is affine over a wink's few centimetres: each centre's pixel and Jacobian (mm -> px)
+    c3 = np.column_stack([centres, np.full(len(centres), RIM_Z_MM)])
+    d = 0.5
+    pq = camera.project_mm(np.vstack([c3, c3 + (d, 0.0, 0.0), c3 + (0.0, d, 0.0)])).reshape(3, -1, 2)
+    cpx_all = pq[0]
+    jac = np.stack([(pq[1] - pq[0]) / d, (pq[2] - pq[0]) / d], axis=2)  # (m, 2 px, 2 mm)
+    # the image's noise on the felt around the pot (a few winks there hardly move the median)
+    ring = pot.center_mm + 70.0 * np.column_stack([np.cos(np.arange(360) * math.pi / 180),
+                                                   np.sin(np.arange(360) * math.pi / 180)])
+    noise = _image_noise(image_bgr, camera.project_mm(np.column_stack([ring, np.zeros(len(ring))])))
+    thr = max(params.min_step, params.step_noise_k * noise)
+    found: list[tuple[float, float, str, np.ndarray, np.ndarray]] = []
+    m = len(centres)
+    for size, r in RADII_MM.items():
+        offs = np.concatenate([(r - params.probe_mm) * u, (r + params.probe_mm) * u, r * iu])  # (k, 2) mm
+        q = cpx_all[:, None, :] + np.matmul(offs[None], jac.transpose(0, 2, 1))
+        q = q.reshape(-1, 2).astype(np.float32)
+        v = _sample(image_bgr, q).reshape(m, len(offs), 3)
+        vin, vout, vmid = v[:, :n], v[:, n:2 * n], v[:, 2 * n:]
+        dv = vin - vout
+        step = np.sqrt(np.einsum("mkc,mkc->mk", dv, dv))
+        support = (step >= thr).mean(axis=1)
+        # the inside's statistics only where the outline holds (few poses); the inside's colour and spread are
+        # taken away from the rim (its bevel and highlight shade it), its colour over the whole disc
+        for i in np.flatnonzero(support >= params.min_support):
+            med = np.median(np.concatenate([vin[i], vmid[i]]), axis=0)
+            mid = np.median(vmid[i], axis=0)
+            spread = float(np.median(np.linalg.norm(vmid[i] - mid, axis=1)))
+            med_step = float(np.median(step[i]))
+            if spread <= params.max_inside_spread * med_step:
+                score = float(support[i]) - spread / max(med_step, 1e-6)
+                found.append((score, float(support[i]), size, centres[i], med))
+    found.sort(key=lambda f: -f[0])
+    out = list(known)
+    taken: list[tuple[np.ndarray, float]] = []
+    for score, support_i, size, c, med in found:
+        r = RADII_MM[size]
+        if any(np.linalg.norm(c - tc) < r + tr - 1.0 for tc, tr in taken):
+            continue  # one wink (or an overlapping pose of one already taken)
+        name, _, chroma = classify_bgr(med / 255.0, cs.gains_bgr, cs.hue_centres_deg)
+        if chroma < params.min_chroma:
+            continue
+        taken.append((c, r))
+        cpx = camera.project_mm(np.array([[c[0], c[1], RIM_Z_MM]]))[0]
+        r_px = r / camera.mm_per_px_at((float(c[0]), float(c[1])))
+        # a candidate of this colour seen inside this disc's image is this wink, read elsewhere
+        same = []
+        for o in out:
+            if o.color != name:
+                continue
+            opx = o.center_px if o.center_px is not None else camera.project_mm(
+                np.array([[o.center_mm[0], o.center_mm[1], o.z_mm]]))[0]
+            if np.linalg.norm(np.asarray(opx) - cpx) < r_px:
+                same.append(o)
+        out = [o for o in out if not any(o is s for s in same)]
+        w = WinkCandidate(color=name, size=size, center_mm=np.asarray(c, float), votes=score)
+        w.potted = True
+        w.z_mm = RIM_Z_MM
+        w.sigma_mm = 1.0
+        w.center_px = cpx
+        w.opening_fraction = 0.5
+        w.confidence = 0.8
+        w.fit_fraction = support_i  # the share of its outline seen
+        out.append(w)
+    return out
