@@ -12,6 +12,7 @@ from vision.marbles import (
     _blobs,
     _hidden_by_ring,
     _is_group,
+    _split_chain,
     count_ranges,
 )
 
@@ -95,3 +96,41 @@ def test_shadow_band_is_no_group():
     b, region, thr = _big_blob(mag)
     assert b.area_px > 2000
     assert not _is_group(b, 0.0, MARBLE_PX, mag, region, thr, DEFAULT_PARAMS)
+
+
+def _chain():
+    """Two coloured balls 3 marble diameters apart, joined by a grey shadow strip (no hue change)."""
+    shape = (80, 120)
+    mag = np.zeros(shape, np.float32)
+    chroma = np.zeros(shape, np.float32)
+    yy, xx = np.mgrid[: shape[0], : shape[1]]
+    centres = [(30.0, 40.0), (30.0 + 3 * MARBLE_PX, 40.0)]
+    for cx, cy in centres:
+        disc = (xx - cx) ** 2 + (yy - cy) ** 2 <= (0.5 * MARBLE_PX) ** 2
+        mag[disc] += 30.0
+        chroma[disc] += 20.0
+    mag[37:44, 30:58] = np.maximum(mag[37:44, 30:58], 15.0)  # the shadow between darkens, hue unchanged
+    mask = mag > 10.0
+    ys, xs = np.nonzero(mask)
+    x0, y0 = xs.min(), ys.min()
+    sub = mask[y0:ys.max() + 1, x0:xs.max() + 1]
+    blob = _Blob(np.zeros(2), int(sub.sum()), float(mag.max()), sub, (int(x0), int(y0), sub.shape[1], sub.shape[0]),
+                 0.5 * MARBLE_PX)
+    return blob, mag, chroma, centres
+
+
+def test_balls_joined_by_a_shadow_are_parted_at_their_centres():
+    blob, mag, chroma, centres = _chain()
+    found = _split_chain(blob, mag, chroma, 0.0, MARBLE_PX, DEFAULT_PARAMS)
+    assert len(found) == 2
+    for c in centres:
+        assert min(np.hypot(*(np.asarray(f) - c)) for f in found) <= 1.0  # px: 1.4 mm at 9 px per marble
+
+
+def test_grey_shadow_strip_alone_is_no_ball():
+    shape = (60, 120)
+    mag = np.zeros(shape, np.float32)
+    mag[25:25 + int(MARBLE_PX) + 2, 10:110] = 15.0  # as wide as a marble, but grey
+    sub = mag[25:25 + int(MARBLE_PX) + 2, 10:110] > 0
+    blob = _Blob(np.zeros(2), int(sub.sum()), 15.0, sub, (10, 25, sub.shape[1], sub.shape[0]), 0.5 * MARBLE_PX)
+    assert _split_chain(blob, mag, np.zeros(shape, np.float32), 0.0, MARBLE_PX, DEFAULT_PARAMS) == []
