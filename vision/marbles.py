@@ -385,6 +385,15 @@ def _split_chain(b: _Blob, mag: np.ndarray, chroma: np.ndarray, c_med: float, ma
     return out
 
 
+def _blob_mask(blobs: list[_Blob], shape: tuple[int, int], marble_px: float) -> np.ndarray:
+    """The blobs' pixels, grown by half a marble on each side."""
+    m = np.zeros(shape, np.uint8)
+    for b in blobs:
+        x, y, bw, bh = b.bbox
+        m[y:y + bh, x:x + bw] |= b.mask.astype(np.uint8)
+    return cv2.dilate(m, np.ones((int(marble_px) | 1,) * 2, np.uint8)).astype(bool)
+
+
 def _is_group(b: _Blob, base_z: float, marble_px: float, mag: np.ndarray, region: np.ndarray, thr: float,
               params: MarblesParams) -> bool:
     """Whether a blob larger than any single ball is a close-packed group of marbles.
@@ -557,9 +566,11 @@ def detect_marbles(
         # the rim shoulder itself is a colour change: keep each surface to itself
         if base_z == 0.0:
             region &= rad <= RING_RADIUS_MM + 2.0
-        else:
-            # behind the ring the raised sand hides the ground: what shows there is the rim, not the ground
-            region &= ~_hidden_by_ring(xy.reshape(grid.height_px, grid.width_px, 2), z_mid, camera.center_mm)
+        hidden = None
+        if base_z != 0.0:
+            # behind the ring the raised sand hides the ground: what shows there is the rim, so a ball whose
+            # centre lies there is none (a ball whose centre shows but whose edge is hidden is kept)
+            hidden = _hidden_by_ring(xy.reshape(grid.height_px, grid.width_px, 2), z_mid, camera.center_mm)
         min_area = params.min_area_ratio * math.pi * (0.5 * marble_px) ** 2
         single_max = params.single_ball_max_tolley_areas * math.pi * (0.5 * tolley_px) ** 2
         # two backgrounds: a wide median (twice a group) so a close-packed group stands out as a whole, and a
@@ -569,17 +580,18 @@ def detect_marbles(
         thr = _threshold(mag, region, params)
         # a large blob is a close-packed group only when set up on the ring, round and thick (the opening
         # group); any other large blob (the ring's shadow on the ground, the rim's shading, paving) is no ball
-        # but may hold single balls, which the narrow background finds inside it, so it must not hide them
-        groups = [b for b in _blobs(mag, region, thr, min_area, marble_px) if b.area_px > single_max
-                  and _is_group(b, base_z, marble_px, mag, region, thr, params)]
-        taken = np.zeros(region.shape, np.uint8)
-        for b in groups:
-            x, y, bw, bh = b.bbox
-            taken[y:y + bh, x:x + bw] |= b.mask.astype(np.uint8)
-        taken = cv2.dilate(taken, np.ones((int(marble_px) | 1,) * 2, np.uint8)).astype(bool)
+        # but may hold single balls, which the narrow background finds inside it
+        large = [b for b in _blobs(mag, region, thr, min_area, marble_px) if b.area_px > single_max]
+        is_group = [_is_group(b, base_z, marble_px, mag, region, thr, params) for b in large]
+        groups = [b for b, g in zip(large, is_group) if g]
+        taken = _blob_mask(groups, region.shape, marble_px)
+        other = _blob_mask([b for b, g in zip(large, is_group) if not g], region.shape, marble_px) & ~taken
         mag_n, _ = _saliency(img, region, int(params.single_background_mm / mm_per_px), params)
         thr_n = _threshold(mag_n, region, params)
-        singles = [b for b in _blobs(mag_n, region & ~taken, thr_n, min_area, marble_px) if b.area_px <= single_max]
+        # singles apart from every large blob, then inside the ones that are no group (searched apart, so a
+        # ball beside the rim's shading is not joined to it)
+        singles = [b for part in (region & ~taken & ~other, region & other)
+                   for b in _blobs(mag_n, part, thr_n, min_area, marble_px) if b.area_px <= single_max]
         accepted_ortho: list[np.ndarray] = []
         pending: list[tuple] = []  # (ortho centre, diameter mm, confidence, grouped), emitted once all are known
 
@@ -594,6 +606,8 @@ def detect_marbles(
             if b.peak < peak_thr or b.inner_radius_px < params.min_inner_radius_ratio * 0.5 * marble_px:
                 continue
             if b.area_px <= single_max:
+                if any(np.hypot(*(b.center_ortho - a)) < marble_px for a in accepted_ortho):
+                    continue  # the same ball seen from both sides of a large blob's edge
                 if (b.area_px > params.max_area_per_inner_disc * math.pi * b.inner_radius_px**2
                         or _elongation(b) > params.max_single_elongation):
                     # not one round ball: a strip along the rim or a shadow edge, or balls joined by the
@@ -636,6 +650,10 @@ def detect_marbles(
         # neither the contact shadow nor clear glass biases; in coarser photos the outline is too few pixels
         grads = lab_gradients(img) if native_px >= params.outline_min_native_px else None
         for i, (c, dmm, cf, grouped) in enumerate(pending):
+            if hidden is not None:
+                ci = np.clip(np.round(c).astype(int), 0, [hidden.shape[1] - 1, hidden.shape[0] - 1])
+                if hidden[ci[1], ci[0]]:
+                    continue
             if grads is not None and not grouped:
                 d_out = _outline_size(grads, grid, camera, c, z_mid, mm_per_px,
                                       [q for j, q in enumerate(accepted_ortho) if j != i])
