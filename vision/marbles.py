@@ -372,17 +372,27 @@ def _split_chain(b: _Blob, mag: np.ndarray, chroma: np.ndarray, c_med: float, ma
     k = int(marble_px) | 1
     peaks = (sal >= cv2.dilate(sal, np.ones((k, k), np.uint8))) & (cover >= params.lattice_cover) & (sal > 0)
     rr, cc = np.nonzero(peaks)
-    core = cv2.blur(chroma, (3, 3))
+    order = np.argsort(-sal[rr, cc])
+    cand = np.column_stack([x + cc[order] - pad, y + rr[order] - pad]).astype(float).reshape(-1, 2)
+    coloured = _coloured_core(chroma, c_med, cand, params)
     out: list[np.ndarray] = []
-    for i in np.argsort(-sal[rr, cc]):
-        p = np.array([x + cc[i] - pad, y + rr[i] - pad], float)
-        if any(np.hypot(*(p - q)) < marble_px for q in out):
-            continue
-        gx = int(np.clip(round(p[0]), 0, chroma.shape[1] - 1))
-        gy = int(np.clip(round(p[1]), 0, chroma.shape[0] - 1))
-        if core[gy, gx] - c_med >= params.lattice_min_core_chroma:
+    for p, ok in zip(cand, coloured):
+        if ok and not _near_any(p, out, marble_px):
             out.append(p)
     return out
+
+
+def _coloured_core(chroma: np.ndarray, c_med: float, pts_px: np.ndarray, params: MarblesParams) -> np.ndarray:
+    """Whether the colour (CIELAB a*b*) at each point departs from the surface's typical by a ball's core:
+    a shadow darkens the sand and a caustic brightens it, but neither changes its hue much."""
+    core = cv2.blur(chroma, (3, 3))
+    gi = np.clip(np.round(pts_px).astype(int), 0, [chroma.shape[1] - 1, chroma.shape[0] - 1]).reshape(-1, 2)
+    return core[gi[:, 1], gi[:, 0]] - c_med >= params.lattice_min_core_chroma
+
+
+def _near_any(p: np.ndarray, points: list[np.ndarray], dist_px: float) -> bool:
+    """Whether ``p`` lies within ``dist_px`` of any of ``points`` (two balls' centres are a diameter apart)."""
+    return any(math.hypot(*(np.asarray(p, float) - q)) < dist_px for q in points)
 
 
 def _blob_mask(blobs: list[_Blob], shape: tuple[int, int], marble_px: float) -> np.ndarray:
@@ -484,7 +494,7 @@ def _matched_filter_singles(mag: np.ndarray, region: np.ndarray, accepted: list[
     for i in order:
         r0, c0 = int(rr[i]), int(cc[i])
         p = np.array([c0, r0], float)
-        if any(np.hypot(*(p - a)) < marble_px for a in acc):
+        if _near_any(p, acc, marble_px):
             continue  # already a ball there (two touching balls are one diameter apart)
         y0, y1, x0, x1 = r0 - half_w, r0 + half_w + 1, c0 - half_w, c0 + half_w + 1
         if y0 < 0 or x0 < 0 or y1 > h or x1 > w:
@@ -606,7 +616,7 @@ def detect_marbles(
             if b.peak < peak_thr or b.inner_radius_px < params.min_inner_radius_ratio * 0.5 * marble_px:
                 continue
             if b.area_px <= single_max:
-                if any(np.hypot(*(b.center_ortho - a)) < marble_px for a in accepted_ortho):
+                if _near_any(b.center_ortho, accepted_ortho, marble_px):
                     continue  # the same ball seen from both sides of a large blob's edge
                 if (b.area_px > params.max_area_per_inner_disc * math.pi * b.inner_radius_px**2
                         or _elongation(b) > params.max_single_elongation):
@@ -627,11 +637,7 @@ def detect_marbles(
                 pts, cov, _ = _fit_lattice(_solid(b.mask, marble_px), LATTICE_SPACING_MM / mm_per_px,
                                               mag[y:y + bh, x:x + bw])
                 # a lattice point is a marble where the silhouette covers its disc and its core is coloured
-                core = cv2.blur(chroma, (3, 3))
-                gi = np.clip(np.round(pts + np.array([x, y])).astype(int), 0,
-                             [chroma.shape[1] - 1, chroma.shape[0] - 1])
-                core_chroma = core[gi[:, 1], gi[:, 0]] - c_med
-                keep = (cov >= params.lattice_cover) & (core_chroma >= params.lattice_min_core_chroma)
+                keep = (cov >= params.lattice_cover) & _coloured_core(chroma, c_med, pts + np.array([x, y]), params)
                 centers = list(pts[keep] + np.array([b.bbox[0], b.bbox[1]]))
                 diam = [MARBLE_DIAMETER_MM] * len(centers)
                 conf = [float(min(1.0, 0.5 + c / 2)) for c in cov[keep]]
