@@ -104,12 +104,18 @@ class MarblesParams:
     # ... and the ball's own outline, cut at half its contrast, must be round and ball-sized (not a pavement
     # joint, grass blade or the rim's shading, which run on past a ball's size)
     matched_filter_window_tolleys: float = 1.6
-    # Single balls are sized by their outline when a marble spans at least this many of the photo's pixels
-    # (a 12.7 mm marble then has a 5 px radius: its edge is placed to a few tenths of a mm); below, by area
-    outline_min_native_px: float = 10.0
+    # Single balls are sized by the mean of their area and their outline when a marble spans at least this many
+    # of the photo's pixels. The two err differently at every resolution (area: the contact shadow, the
+    # caustic and clear glass; outline: edge placement), so even at 6-10 px per marble, where each alone
+    # misreads about one tolley in ten, their mean halves the wrong kinds (development renders: 19 -> 10 of
+    # 539 single balls). Below 5 px the outline is a couple of pixels and the area alone is used.
+    outline_min_native_px: float = 5.0
 
 
 DEFAULT_PARAMS = MarblesParams()
+# A ball's kind is called when the probability that it is right (``kind_confidence``) reaches this; below, the
+# counts it belongs to are given as ranges (one in ten such calls would be wrong)
+KIND_SURE = 0.9
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -329,6 +335,88 @@ def _elongation(b: _Blob) -> float:
     return math.sqrt(max(ev[1], 1e-9) / max(ev[0], 1e-9))
 
 
+def _hidden_by_ring(xy_mm: np.ndarray, z_mm: float, camera_center_mm: np.ndarray, n_heights: int = 12) -> np.ndarray:
+    """Ground points (plan ``xy_mm`` (H, W, 2) at height ``z_mm``) whose line of sight passes through the ring.
+
+    The ring is a drum of radius R on top whose sand shoulder falls to the ground at R + RIM_WIDTH_MM; the
+    shoulder is taken as a straight slope (the render's and a real ring's are rounder, so this hides slightly
+    less than the real one does). The sight line is sampled at heights from the point up to the ring's top.
+    """
+    c = np.asarray(camera_center_mm, float)
+    hidden = np.zeros(xy_mm.shape[:2], bool)
+    if c[2] <= 0.0:
+        return hidden
+    for z in np.linspace(max(z_mm, -RING_HEIGHT_MM), 0.0, n_heights):
+        t = (z - z_mm) / (c[2] - z_mm)
+        qx = xy_mm[..., 0] + t * (c[0] - xy_mm[..., 0])
+        qy = xy_mm[..., 1] + t * (c[1] - xy_mm[..., 1])
+        hidden |= np.hypot(qx, qy) < RING_RADIUS_MM + RIM_WIDTH_MM * (-z / RING_HEIGHT_MM)
+    return hidden
+
+
+def _split_chain(b: _Blob, mag: np.ndarray, chroma: np.ndarray, c_med: float, marble_px: float,
+                 params: MarblesParams) -> list[np.ndarray]:
+    """Balls in a blob too long to be one: balls joined by the shadow or caustic between them.
+
+    A ball is a peak of the departure averaged over a marble's disc whose disc the blob covers (as for a
+    lattice point of a group) and whose core is coloured: a shadow darkens the sand without changing its hue
+    and a caustic brightens it, so neither passes, while the rim's shading strip is too thin to cover a disc.
+    Peaks closer than a marble's diameter are one ball (touching balls are a diameter apart).
+    """
+    x, y, bw, bh = b.bbox
+    pad = int(math.ceil(marble_px))
+    m = np.pad(b.mask.astype(np.float32), pad)
+    cover = cv2.filter2D(m, -1, _disc_kernel(0.45 * marble_px), borderType=cv2.BORDER_CONSTANT)
+    sal = cv2.filter2D(np.pad(mag[y:y + bh, x:x + bw] * b.mask, pad).astype(np.float32), -1,
+                       _disc_kernel(0.5 * marble_px), borderType=cv2.BORDER_CONSTANT)
+    k = int(marble_px) | 1
+    peaks = (sal >= cv2.dilate(sal, np.ones((k, k), np.uint8))) & (cover >= params.lattice_cover) & (sal > 0)
+    rr, cc = np.nonzero(peaks)
+    order = np.argsort(-sal[rr, cc])
+    cand = np.column_stack([x + cc[order] - pad, y + rr[order] - pad]).astype(float).reshape(-1, 2)
+    coloured = _coloured_core(chroma, c_med, cand, params)
+    out: list[np.ndarray] = []
+    for p, ok in zip(cand, coloured):
+        if ok and not _near_any(p, out, marble_px):
+            out.append(p)
+    return out
+
+
+def _coloured_core(chroma: np.ndarray, c_med: float, pts_px: np.ndarray, params: MarblesParams) -> np.ndarray:
+    """Whether the colour (CIELAB a*b*) at each point departs from the surface's typical by a ball's core:
+    a shadow darkens the sand and a caustic brightens it, but neither changes its hue much."""
+    core = cv2.blur(chroma, (3, 3))
+    gi = np.clip(np.round(pts_px).astype(int), 0, [chroma.shape[1] - 1, chroma.shape[0] - 1]).reshape(-1, 2)
+    return core[gi[:, 1], gi[:, 0]] - c_med >= params.lattice_min_core_chroma
+
+
+def _near_any(p: np.ndarray, points: list[np.ndarray], dist_px: float) -> bool:
+    """Whether ``p`` lies within ``dist_px`` of any of ``points`` (two balls' centres are a diameter apart)."""
+    return any(math.hypot(*(np.asarray(p, float) - q)) < dist_px for q in points)
+
+
+def _blob_mask(blobs: list[_Blob], shape: tuple[int, int], marble_px: float) -> np.ndarray:
+    """The blobs' pixels, grown by half a marble on each side."""
+    m = np.zeros(shape, np.uint8)
+    for b in blobs:
+        x, y, bw, bh = b.bbox
+        m[y:y + bh, x:x + bw] |= b.mask.astype(np.uint8)
+    return cv2.dilate(m, np.ones((int(marble_px) | 1,) * 2, np.uint8)).astype(bool)
+
+
+def _is_group(b: _Blob, base_z: float, marble_px: float, mag: np.ndarray, region: np.ndarray, thr: float,
+              params: MarblesParams) -> bool:
+    """Whether a blob larger than any single ball is a close-packed group of marbles.
+
+    Groups are set up on the ring top (never on the ground), are round (a long thin blob is the rim's
+    shading) and thick (hold a disc of 1.6+ marble radii), and stand out as strongly as a ball does.
+    """
+    peak_thr = thr + params.peak_extra_mads * (thr - float(np.median(mag[region]))) / params.threshold_mads
+    return (base_z == 0.0 and b.peak >= peak_thr
+            and b.inner_radius_px >= params.group_inner_radii * 0.5 * marble_px
+            and _elongation(b) <= params.max_single_elongation)
+
+
 def _ball_diameter_mm(area_px: float, mm_per_px: float, native_mm_per_px: float, params: MarblesParams) -> float:
     eq = 2.0 * math.sqrt(area_px / math.pi) * mm_per_px
     return max(eq - params.size_bias_mm - params.size_bias_native_px * native_mm_per_px, 1.0)
@@ -406,7 +494,7 @@ def _matched_filter_singles(mag: np.ndarray, region: np.ndarray, accepted: list[
     for i in order:
         r0, c0 = int(rr[i]), int(cc[i])
         p = np.array([c0, r0], float)
-        if any(np.hypot(*(p - a)) < marble_px for a in acc):
+        if _near_any(p, acc, marble_px):
             continue  # already a ball there (two touching balls are one diameter apart)
         y0, y1, x0, x1 = r0 - half_w, r0 + half_w + 1, c0 - half_w, c0 + half_w + 1
         if y0 < 0 or x0 < 0 or y1 > h or x1 > w:
@@ -488,6 +576,11 @@ def detect_marbles(
         # the rim shoulder itself is a colour change: keep each surface to itself
         if base_z == 0.0:
             region &= rad <= RING_RADIUS_MM + 2.0
+        hidden = None
+        if base_z != 0.0:
+            # behind the ring the raised sand hides the ground: what shows there is the rim, so a ball whose
+            # centre lies there is none (a ball whose centre shows but whose edge is hidden is kept)
+            hidden = _hidden_by_ring(xy.reshape(grid.height_px, grid.width_px, 2), z_mid, camera.center_mm)
         min_area = params.min_area_ratio * math.pi * (0.5 * marble_px) ** 2
         single_max = params.single_ball_max_tolley_areas * math.pi * (0.5 * tolley_px) ** 2
         # two backgrounds: a wide median (twice a group) so a close-packed group stands out as a whole, and a
@@ -495,15 +588,20 @@ def detect_marbles(
         mag, chroma = _saliency(img, region, kernel, params)
         c_med = float(np.median(chroma[region]))
         thr = _threshold(mag, region, params)
-        groups = [b for b in _blobs(mag, region, thr, min_area, marble_px) if b.area_px > single_max]
-        taken = np.zeros(region.shape, np.uint8)
-        for b in groups:
-            x, y, bw, bh = b.bbox
-            taken[y:y + bh, x:x + bw] |= b.mask.astype(np.uint8)
-        taken = cv2.dilate(taken, np.ones((int(marble_px) | 1,) * 2, np.uint8)).astype(bool)
+        # a large blob is a close-packed group only when set up on the ring, round and thick (the opening
+        # group); any other large blob (the ring's shadow on the ground, the rim's shading, paving) is no ball
+        # but may hold single balls, which the narrow background finds inside it
+        large = [b for b in _blobs(mag, region, thr, min_area, marble_px) if b.area_px > single_max]
+        is_group = [_is_group(b, base_z, marble_px, mag, region, thr, params) for b in large]
+        groups = [b for b, g in zip(large, is_group) if g]
+        taken = _blob_mask(groups, region.shape, marble_px)
+        other = _blob_mask([b for b, g in zip(large, is_group) if not g], region.shape, marble_px) & ~taken
         mag_n, _ = _saliency(img, region, int(params.single_background_mm / mm_per_px), params)
         thr_n = _threshold(mag_n, region, params)
-        singles = [b for b in _blobs(mag_n, region & ~taken, thr_n, min_area, marble_px) if b.area_px <= single_max]
+        # singles apart from every large blob, then inside the ones that are no group (searched apart, so a
+        # ball beside the rim's shading is not joined to it)
+        singles = [b for part in (region & ~taken & ~other, region & other)
+                   for b in _blobs(mag_n, part, thr_n, min_area, marble_px) if b.area_px <= single_max]
         accepted_ortho: list[np.ndarray] = []
         pending: list[tuple] = []  # (ortho centre, diameter mm, confidence, grouped), emitted once all are known
 
@@ -518,28 +616,28 @@ def detect_marbles(
             if b.peak < peak_thr or b.inner_radius_px < params.min_inner_radius_ratio * 0.5 * marble_px:
                 continue
             if b.area_px <= single_max:
+                if _near_any(b.center_ortho, accepted_ortho, marble_px):
+                    continue  # the same ball seen from both sides of a large blob's edge
                 if (b.area_px > params.max_area_per_inner_disc * math.pi * b.inner_radius_px**2
                         or _elongation(b) > params.max_single_elongation):
-                    continue  # a strip along the rim or a shadow edge, not a round ball
+                    # not one round ball: a strip along the rim or a shadow edge, or balls joined by the
+                    # shadow between them; only coloured, disc-covered departure peaks in it are balls
+                    centers = _split_chain(b, mag_n, chroma, c_med, marble_px, params)
+                    diam = [None] * len(centers)  # sized by their outline alone (the area is the chain's)
+                    conf = [min(1.0, b.peak / (2 * thr_n))] * len(centers)
+                    for c, dmm, cf in zip(centers, diam, conf):
+                        emit(c, dmm, cf, False)
+                    continue
                 centers = [b.center_ortho]
                 diam = [_ball_diameter_mm(b.area_px, mm_per_px, MARBLE_DIAMETER_MM / native_px, params)]
                 conf = [min(1.0, b.peak / (2 * thr_n))]
                 grouped = False
-            elif (base_z != 0.0 or b.inner_radius_px < params.group_inner_radii * 0.5 * marble_px
-                  or _elongation(b) > params.max_single_elongation):
-                # a long thin blob is the rim's shading; close-packed groups are set up on the ring (and are
-                # round), and a large blob on the ground is the ring's own shadow or paving
-                continue
             else:
                 x, y, bw, bh = b.bbox
                 pts, cov, _ = _fit_lattice(_solid(b.mask, marble_px), LATTICE_SPACING_MM / mm_per_px,
                                               mag[y:y + bh, x:x + bw])
                 # a lattice point is a marble where the silhouette covers its disc and its core is coloured
-                core = cv2.blur(chroma, (3, 3))
-                gi = np.clip(np.round(pts + np.array([x, y])).astype(int), 0,
-                             [chroma.shape[1] - 1, chroma.shape[0] - 1])
-                core_chroma = core[gi[:, 1], gi[:, 0]] - c_med
-                keep = (cov >= params.lattice_cover) & (core_chroma >= params.lattice_min_core_chroma)
+                keep = (cov >= params.lattice_cover) & _coloured_core(chroma, c_med, pts + np.array([x, y]), params)
                 centers = list(pts[keep] + np.array([b.bbox[0], b.bbox[1]]))
                 diam = [MARBLE_DIAMETER_MM] * len(centers)
                 conf = [float(min(1.0, 0.5 + c / 2)) for c in cov[keep]]
@@ -558,14 +656,26 @@ def detect_marbles(
         # neither the contact shadow nor clear glass biases; in coarser photos the outline is too few pixels
         grads = lab_gradients(img) if native_px >= params.outline_min_native_px else None
         for i, (c, dmm, cf, grouped) in enumerate(pending):
+            if hidden is not None:
+                ci = np.clip(np.round(c).astype(int), 0, [hidden.shape[1] - 1, hidden.shape[0] - 1])
+                if hidden[ci[1], ci[0]]:
+                    continue
             if grads is not None and not grouped:
                 d_out = _outline_size(grads, grid, camera, c, z_mid, mm_per_px,
                                       [q for j, q in enumerate(accepted_ortho) if j != i])
                 # the two measures err differently (area: shadow and glass clarity; outline: edge placement)
-                dmm = dmm if d_out is None else 0.5 * (dmm + d_out)
+                if dmm is None:
+                    dmm = d_out
+                elif d_out is not None:
+                    dmm = 0.5 * (dmm + d_out)
+            kind_conf = 1.0 if grouped else None
+            if dmm is None:
+                # a ball parted from a chain with no outline to size it: the common ball, a marble, but its
+                # kind is a guess (too close to call)
+                dmm, kind_conf = MARBLE_DIAMETER_MM, 0.5
             _emit_ball(found, grid, camera, c, dmm, cf, grouped,
-                       1.0 if grouped else _kind_confidence(dmm, native_px, params), base_z, z_mid, native_px,
-                       params)
+                       _kind_confidence(dmm, native_px, params) if kind_conf is None else kind_conf, base_z,
+                       z_mid, native_px, params)
     return tuple(found)
 
 
@@ -583,6 +693,26 @@ def _outline_size(grads, grid, camera: CameraModel, c, z_mid: float, mm_per_px: 
 # --- the document --------------------------------------------------------------------------------------------
 
 
+def count_ranges(pieces: list[dict], kind_sure: float = KIND_SURE) -> dict[str, Any]:
+    """Each count as the range it may span when some balls' kind is too close to call.
+
+    A ball whose measured size lies within the size's uncertainty of the marble/tolley split
+    (``kind_confidence`` < ``kind_sure``) may be either; it widens the range of its kind's count downwards and
+    of the other kind's upwards. Returns ``count_ranges`` ({count: [low, high]}), ``kind_too_close_to_call``
+    (those balls' ids) and ``counts_certain``.
+    """
+    ranges = {}
+    for side, on in (("on_ring", True), ("off_ring", False)):
+        here = [p for p in pieces if p["on_ring"] == on]
+        for kind, other in (("marble", "tolley"), ("tolley", "marble")):
+            n = sum(p["kind"] == kind for p in here)
+            lose = sum(p["kind"] == kind and p["kind_confidence"] < kind_sure for p in here)
+            gain = sum(p["kind"] == other and p["kind_confidence"] < kind_sure for p in here)
+            ranges[f"{kind}s_{side}"] = [n - lose, n + gain]
+    unsure = [p["id"] for p in pieces if p["kind_confidence"] < kind_sure]
+    return {"count_ranges": ranges, "kind_too_close_to_call": unsure, "counts_certain": not unsure}
+
+
 def analyze_marbles(
     frame_bgr: np.ndarray, camera: CameraModel | None = None, *, image_path: str | None = None,
     params: MarblesParams = DEFAULT_PARAMS,
@@ -592,7 +722,8 @@ def analyze_marbles(
     ``ring``: ``center_mm`` (0, 0), ``radius_mm``, ``center_px``, ``ellipse_px`` {center, axes (full), angle_deg}.
     ``pieces[]``: ``id`` (m1.., t1..), ``kind`` marble|tolley, ``center_mm`` (ring frame, plan contact point),
     ``center_z_mm``, ``diameter_mm``, ``on_ring``, ``ring_margin_mm`` (+ inside), ``center_px``,
-    ``confidence``, ``position_sigma_mm``, ``in_group``. ``counts``: marbles and tolleys on and off the ring.
+    ``confidence``, ``position_sigma_mm``, ``in_group``. ``counts``: marbles and tolleys on and off the ring;
+    ``count_ranges``, ``kind_too_close_to_call``, ``counts_certain``: see ``count_ranges``.
     ``calibration``: ``source`` (given | ring_ellipse) and ``camera``.
     """
     if frame_bgr is None or frame_bgr.ndim != 3:
@@ -639,6 +770,7 @@ def analyze_marbles(
         "ring": ring.to_dict(),
         "pieces": pieces,
         "counts": counts,
+        **count_ranges(pieces),
         "calibration": {"source": ring.source, "camera": ring.camera.to_dict()},
         "timing_ms": round((time.perf_counter() - t0) * 1e3, 1),
     }

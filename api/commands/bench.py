@@ -374,7 +374,9 @@ def _bench_marbles(args: argparse.Namespace) -> list[str]:
     from api.marbles_service import bench_marbles
     return bench_marbles(n_fresh=min(args.fresh, 30) if args.fresh else 0,
                          sample_dir=args.dir or Path("sample_images") / "marbles",
-                         cache_dir=args.cache / "marbles_r2", log=lambda s: print(s, flush=True))
+                         cache_dir=args.cache / "marbles_r2", log=lambda s: print(s, flush=True),
+                         show_failures=args.show_failures,
+                         **({} if args.seed is None else {"seed": args.seed}))
 
 
 def _bench_ice(args: argparse.Namespace) -> list[str]:
@@ -422,7 +424,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--show-failures", action="store_true",
                    help="list every individual failure (tantrix: each wrong tile and board, and why)")
     p.add_argument("--seed", type=int, default=None,
-                   help="tantrix: the simulated set's seed (default: the development set); another seed is a held-out set")
+                   help="tantrix, marbles: the simulated set's seed (default: the development set); another seed is a held-out set")
     p.add_argument("--verbose", action="store_true")
     p.set_defaults(handler=run_bench)
 

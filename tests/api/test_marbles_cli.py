@@ -102,3 +102,20 @@ def test_analyze_photo_document_and_overlay():
     out = annotate_marbles(frame, doc)
     assert out.shape == frame.shape and not np.array_equal(out, frame)
     assert np.array_equal(frame, cv2.imread(str(SAMPLES / "marbles_03_group13.jpg")))  # input untouched
+
+
+def test_summary_says_when_a_count_is_uncertain():
+    from api.marbles_service import summary_lines
+    from vision.marbles import count_ranges
+
+    doc = _doc(3, [("t1", (300.0, 0.0), True)])
+    doc["ring"] = {"center_px": [960.0, 540.0]}
+    for p in doc["pieces"]:
+        p["kind_confidence"] = 1.0
+    doc["pieces"][0]["kind_confidence"] = 0.6  # m0's size is too close to the marble/tolley split
+    doc.update(count_ranges(doc["pieces"]))
+    text = "\n".join(summary_lines(doc))
+    assert "counts uncertain: m0" in text and "marbles on ring 2-3" in text and "tolleys on ring 1-2" in text
+    doc["pieces"][0]["kind_confidence"] = 0.99
+    doc.update(count_ranges(doc["pieces"]))
+    assert "uncertain" not in "\n".join(summary_lines(doc))

@@ -1,0 +1,136 @@
+"""Issue 8 counting fixes: counts given as ranges when a ball's kind is too close to call, the ground the raised
+ring hides from the camera, and large non-group blobs (the ring's shadow on the ground) no longer hiding balls."""
+
+from __future__ import annotations
+
+import numpy as np
+from geometry.marbles import MARBLE_DIAMETER_MM, RING_HEIGHT_MM, RING_RADIUS_MM
+from vision.marbles import (
+    DEFAULT_PARAMS,
+    RIM_WIDTH_MM,
+    _Blob,
+    _blobs,
+    _hidden_by_ring,
+    _is_group,
+    _split_chain,
+    count_ranges,
+)
+
+GROUND_Z_MM = -RING_HEIGHT_MM + MARBLE_DIAMETER_MM / 2  # centres of balls resting on the ground
+MARBLE_PX = 9.0
+
+
+def _piece(pid: str, kind: str, on: bool, kind_conf: float) -> dict:
+    return {"id": pid, "kind": kind, "on_ring": on, "kind_confidence": kind_conf}
+
+
+def test_count_ranges_widen_only_for_balls_too_close_to_call():
+    pieces = [_piece(f"m{i}", "marble", True, 1.0) for i in range(5)]
+    pieces += [_piece("m5", "marble", True, 0.6),  # might be a tolley
+               _piece("t1", "tolley", True, 0.7),  # might be a marble
+               _piece("t2", "tolley", False, 0.99),
+               _piece("m6", "marble", False, 0.95)]
+    out = count_ranges(pieces)
+    r = out["count_ranges"]
+    assert r["marbles_on_ring"] == [5, 7]  # 6 read; m5 may be a tolley, t1 a marble
+    assert r["tolleys_on_ring"] == [0, 2]
+    assert r["marbles_off_ring"] == [1, 1] and r["tolleys_off_ring"] == [1, 1]
+    assert sorted(out["kind_too_close_to_call"]) == ["m5", "t1"]
+    assert out["counts_certain"] is False
+
+
+def test_counts_certain_when_every_kind_is_sure():
+    out = count_ranges([_piece("m1", "marble", True, 0.97), _piece("t1", "tolley", False, 0.93)])
+    assert out["counts_certain"] is True and out["kind_too_close_to_call"] == []
+    assert out["count_ranges"]["marbles_on_ring"] == [1, 1]
+
+
+def test_ground_behind_the_ring_is_hidden_and_in_front_is_not():
+    # camera 1.2 m up above a point 600 mm from the centre on +x: it looks over the rim on the -x side
+    cam = np.array([600.0, 0.0, 1200.0])
+    xy = np.array([[[-(RING_RADIUS_MM + RIM_WIDTH_MM + 20.0), 0.0],   # just beyond the foot, behind the ring
+                    [RING_RADIUS_MM + RIM_WIDTH_MM + 20.0, 0.0],      # just beyond the foot, facing the camera
+                    [-(RING_RADIUS_MM + 600.0), 0.0]]])               # far beyond the rim's shadow of sight
+    hidden = _hidden_by_ring(xy, GROUND_Z_MM, cam)[0]
+    # behind: the sight line rises 70 mm to the ring's top over 70 x 1574 / 1270 = 87 mm of plan, more than
+    # the 60 mm to the rim's top edge, so it meets the sand; in front it rises away from the ring
+    assert hidden.tolist() == [True, False, False]
+
+
+def test_camera_straight_above_the_ground_point_sees_it():
+    x = RING_RADIUS_MM + RIM_WIDTH_MM + 10.0
+    assert not _hidden_by_ring(np.array([[[x, 0.0]]]), GROUND_Z_MM, np.array([x, 0.0, 1500.0]))[0, 0]
+
+
+def _mag_with(shapes) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    mag = np.abs(rng.normal(0.0, 1.0, (200, 200))).astype(np.float32)
+    yy, xx = np.mgrid[:200, :200]
+    for kind, args, value in shapes:
+        if kind == "disc":
+            (cx, cy), r = args
+            mag[(xx - cx) ** 2 + (yy - cy) ** 2 <= r * r] += value
+        else:  # a band (the ring's shadow on the ground): rows y0..y1
+            y0, y1 = args
+            mag[y0:y1, :] += value
+    return mag
+
+
+def _big_blob(mag: np.ndarray) -> _Blob:
+    region = np.ones(mag.shape, bool)
+    thr = float(np.median(mag)) + DEFAULT_PARAMS.threshold_mads * float(np.median(np.abs(mag - np.median(mag))))
+    blobs = _blobs(mag, region, thr, 10.0, MARBLE_PX)
+    return max(blobs, key=lambda b: b.area_px), region, thr
+
+
+def test_round_group_on_the_ring_is_a_group():
+    mag = _mag_with([("disc", ((100, 100), 4 * MARBLE_PX), 40.0)])
+    b, region, thr = _big_blob(mag)
+    assert _is_group(b, 0.0, MARBLE_PX, mag, region, thr, DEFAULT_PARAMS)
+    # the same blob on the ground is no group: groups are set up on the ring
+    assert not _is_group(b, GROUND_Z_MM - MARBLE_DIAMETER_MM / 2, MARBLE_PX, mag, region, thr, DEFAULT_PARAMS)
+
+
+def test_shadow_band_is_no_group():
+    mag = _mag_with([("band", (80, 110), 40.0)])
+    b, region, thr = _big_blob(mag)
+    assert b.area_px > 2000
+    assert not _is_group(b, 0.0, MARBLE_PX, mag, region, thr, DEFAULT_PARAMS)
+
+
+def _chain():
+    """Two coloured balls 3 marble diameters apart, joined by a grey shadow strip (no hue change)."""
+    shape = (80, 120)
+    mag = np.zeros(shape, np.float32)
+    chroma = np.zeros(shape, np.float32)
+    yy, xx = np.mgrid[: shape[0], : shape[1]]
+    centres = [(30.0, 40.0), (30.0 + 3 * MARBLE_PX, 40.0)]
+    for cx, cy in centres:
+        disc = (xx - cx) ** 2 + (yy - cy) ** 2 <= (0.5 * MARBLE_PX) ** 2
+        mag[disc] += 30.0
+        chroma[disc] += 20.0
+    mag[37:44, 30:58] = np.maximum(mag[37:44, 30:58], 15.0)  # the shadow between darkens, hue unchanged
+    mask = mag > 10.0
+    ys, xs = np.nonzero(mask)
+    x0, y0 = xs.min(), ys.min()
+    sub = mask[y0:ys.max() + 1, x0:xs.max() + 1]
+    blob = _Blob(np.zeros(2), int(sub.sum()), float(mag.max()), sub, (int(x0), int(y0), sub.shape[1], sub.shape[0]),
+                 0.5 * MARBLE_PX)
+    return blob, mag, chroma, centres
+
+
+def test_balls_joined_by_a_shadow_are_parted_at_their_centres():
+    blob, mag, chroma, centres = _chain()
+    found = _split_chain(blob, mag, chroma, 0.0, MARBLE_PX, DEFAULT_PARAMS)
+    assert len(found) == 2
+    for c in centres:
+        assert min(np.hypot(*(np.asarray(f) - c)) for f in found) <= 1.0  # px: 1.4 mm at 9 px per marble
+
+
+def test_grey_shadow_strip_alone_is_no_ball():
+    shape = (60, 120)
+    mag = np.zeros(shape, np.float32)
+    mag[25:25 + int(MARBLE_PX) + 2, 10:110] = 15.0  # as wide as a marble, but grey
+    sub = mag[25:25 + int(MARBLE_PX) + 2, 10:110] > 0
+    blob = _Blob(np.zeros(2), int(sub.sum()), 15.0, sub, (10, 25, sub.shape[1], sub.shape[0]), 0.5 * MARBLE_PX)
+    assert _split_chain(blob, mag, np.zeros(shape, np.float32), 0.0, MARBLE_PX, DEFAULT_PARAMS) == []
