@@ -25,6 +25,7 @@ from geometry.dominoes import (
     PlacedTile,
     find_joins,
     free_ends,
+    tiles_beyond_free_ends,
 )
 from vision.dominoes import DEFAULT_DOMINO_PARAMS, DominoDetectorParams, TileDetection, detect_dominoes
 
@@ -86,7 +87,9 @@ def _connected_pieces(ids: list[str], joins) -> int:
 
 def layout_of(tiles: list[PlacedTile]) -> dict[str, Any]:
     """Joins between touching tiles, the layout's tiles (those in a join), its free ends, and legality: False
-    with a bad join, None when a tile in a join could not be read (or lies face down), else True."""
+    with a bad join, None when a tile in a join could not be read (or lies face down), when the line is seen in
+    pieces, or when a tile lies a tile's length beyond an open end (``gaps``: one between them went unseen),
+    else True."""
     joins = find_joins(tiles)
     in_layout = sorted({j.tile_id for j in joins} | {j.other_id for j in joins})
     ends = free_ends(tiles, joins)
@@ -94,6 +97,8 @@ def layout_of(tiles: list[PlacedTile]) -> dict[str, Any]:
     bad = [j for j in joins if j.matches is False]
     unread = [j for j in joins if j.matches is None]
     pieces = _connected_pieces(in_layout, joins)
+    # a tile one tile length beyond an open end: the tile between them (and its joins) went unseen
+    beyond = tiles_beyond_free_ends(tiles, joins, ends) if joins else ()
     return {
         "tile_ids": in_layout,
         "joins": [{"tile": j.tile_id, "half": j.half, "other": j.other_id, "other_half": j.other_half,
@@ -101,9 +106,10 @@ def layout_of(tiles: list[PlacedTile]) -> dict[str, Any]:
                    "crosswise": j.crosswise} for j in joins],
         "open_ends": [{"tile": tid, "half": h, "pips": by_id[tid].pips(h)} for tid, h in ends],
         # a line of play is one piece: seen in several, a tile between them was not found, so no "legal"
-        "legal": False if bad else (None if unread or not joins or pieces > 1 else True),
+        "legal": False if bad else (None if unread or not joins or pieces > 1 or beyond else True),
         "bad_joins": len(bad),
         "pieces": pieces,
+        "gaps": [{"tile": tid, "half": h, "beyond": other} for tid, h, other in beyond],
         "_joins": joins,
     }
 
@@ -230,7 +236,8 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         what = ("face down" if not t["face_up"] else
                 f"{t['pips'][0]}|{t['pips'][1]}" if t["pips"] is not None else "UNREADABLE: " + "; ".join(t["reasons"]))
         lines.append(f"  {t['id']}: {what}{' (layout)' if t['in_layout'] else ''}")
-    legal = {None: f"undecided (an unread tile, or the line seen in {lay['pieces']} pieces)", True: "legal",
+    gaps = f", a tile's length gap at {len(lay['gaps'])} open ends" if lay.get("gaps") else ""
+    legal = {None: f"undecided (an unread tile, or the line seen in {lay['pieces']} pieces{gaps})", True: "legal",
              False: f"ILLEGAL ({lay['bad_joins']} bad joins)"}
     lines.append(f"layout: {len(lay['tile_ids'])} tiles, {len(lay['joins'])} joins, {legal[lay['legal']]}; open ends "
                  + (", ".join(f"{e['tile']}.{e['half']}={e['pips']}" for e in lay["open_ends"]) or "none"))

@@ -322,6 +322,40 @@ def free_ends(tiles: list[PlacedTile] | tuple[PlacedTile, ...], joins: tuple[Joi
     return tuple(out)
 
 
+
+def tiles_beyond_free_ends(tiles: list[PlacedTile] | tuple[PlacedTile, ...], joins: tuple[Join, ...],
+                           ends: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str, str], ...]:
+    """Tiles outside the layout lying ahead of one of its free ends within one tile length (plus a join gap on
+    each side): ``(tile_id, half, other_id)``. Between that end and that tile there is room for exactly one
+    unseen tile, and that tile's joins are unknown; a hand or boneyard tile further off, or beside the line,
+    does not count.
+
+    >>> t0 = PlacedTile(tile_id="t0", center_mm=(0, 0), angle_deg=0, width_mm=20, length_mm=40, bone=Bone(a=1, b=5))
+    >>> t1 = PlacedTile(tile_id="t1", center_mm=(41, 0), angle_deg=0, width_mm=20, length_mm=40, bone=Bone(a=5, b=3))
+    >>> far = PlacedTile(tile_id="t3", center_mm=(123, 0), angle_deg=0, width_mm=20, length_mm=40, bone=Bone(a=2, b=4))
+    >>> js = find_joins([t0, t1, far])
+    >>> tiles_beyond_free_ends([t0, t1, far], js, free_ends([t0, t1, far], js))
+    (('t1', 'b', 't3'),)
+    """
+    in_layout = {j.tile_id for j in joins} | {j.other_id for j in joins}
+    by_id = {t.tile_id: t for t in tiles}
+    out = []
+    for tid, half in ends:
+        t = by_id[tid]
+        end = t.end_center_mm(half)
+        s = _half_sign(half)
+        out_dir = (s * t.axis[0], s * t.axis[1])
+        reach = t.length_mm + 2 * JOIN_GAP_WIDTH_RATIO * t.width_mm
+        for o in tiles:
+            if o.tile_id in in_layout:
+                continue
+            rel = (o.center_mm[0] - end[0], o.center_mm[1] - end[1])
+            if rel[0] * out_dir[0] + rel[1] * out_dir[1] <= 0:
+                continue  # behind the end: beside the line, not beyond it
+            if distance_to_tile_mm(end, o) <= reach:
+                out.append((tid, half, o.tile_id))
+    return tuple(out)
+
 # --- pip grids of standard sets -------------------------------------------------------------------------------
 # Positions in one half's unit square: (u across the width, v along the length from the tile end towards the
 # centre bar), each in [0, 1]. Double-six and double-nine sets use a 3 x 3 grid at quarter points; double-twelve

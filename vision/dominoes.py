@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from geometry.dominoes import LENGTH_TO_WIDTH_RATIO
-from vision.dominoes_pips import read_tile
+from vision.dominoes_pips import face_colour_lab, read_tile, rectify_tile
 from vision.types import VisionError
 
 # Grey levels above the local mean for the strict pass over light ink (white paint is ~150 above a black face).
@@ -37,6 +37,8 @@ MIN_OUTLINE_CONTRAST = 12.0
 ASPECT_RANGE = (1.35, 2.5)
 # Tiles of one set look the same size: a candidate outside this band of the median width is not one of them.
 SIZE_BAND = (0.7, 1.4)
+# A centre bar spans 0.55-0.9 of the width on the sets we know (a spinner's two pieces joined count as one).
+KNOWN_SIZE_BAR_RATIO = (0.4, 1.0)
 
 
 class DominoVisionError(VisionError):
@@ -502,6 +504,84 @@ def _quad_poly(q: np.ndarray) -> np.ndarray:
     return np.round(q).astype(np.int32).reshape(-1, 1, 2)
 
 
+def _candidate(frame_bgr: np.ndarray, lab: np.ndarray, quad: np.ndarray, split: float, dark_face: bool,
+               params: DominoDetectorParams, rank: int = 1):
+    """Read the tile ``quad`` and keep it when it passes for a tile: (sort key, quad, width, length, dark face,
+    half a, half b, facts), or None. ``rank`` orders candidates that read equally well (0: placed, not measured)."""
+    a, b, facts = read_tile(frame_bgr, quad, split, params.max_pips)
+    if "outline" in a.reason or "outline" in b.reason:
+        quad, split, a, b, facts = _retry_longer(frame_bgr, quad, split, a, b, facts, params)
+    width = float((np.linalg.norm(quad[1] - quad[0]) + np.linalg.norm(quad[2] - quad[3])) / 2)
+    length = float(np.linalg.norm((quad[2] + quad[3]) / 2 - (quad[0] + quad[1]) / 2))
+    if facts["face_ratio"] < NOT_A_TILE_FACE_RATIO:
+        return None  # not one face colour: wood, a box, a hand
+    if facts["bar_ratio"] < MIN_BAR_RATIO:
+        return None  # no stroke across the tile where its halves meet: the quad is not this tile
+    if facts["bar_ratio"] > MAX_BAR_RATIO:
+        return None  # a stroke from side to side: the gap between two tiles, not a bar (which ends inside)
+    if not ASPECT_RANGE[0] <= length / width <= ASPECT_RANGE[1]:
+        return None  # not shaped like a domino (halves are squares on most sets, 0.8 x 1 on some)
+    if (a.pips, b.pips) == (0, 0) and outline_contrast(
+            lab, quad, np.asarray(facts["face_lab"], np.float32), dark_face) < MIN_OUTLINE_CONTRAST:
+        return None  # a blank-blank has no pips to vouch for it: with a side showing no edge, it is table
+    halves_read = int(a.pips is not None) + int(b.pips is not None)
+    return ((halves_read, rank, min(a.score, b.score), -abs(length / width - 2.0)), quad, width, length,
+            dark_face, a, b, facts)
+
+
+def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_Bar], cands: list,
+                           params: DominoDetectorParams) -> list:
+    """Tiles placed on bars that could not be measured, at the size of the tiles that were.
+
+    A glare patch on a black tile, or a spinner's stud, can hide the face the walks need, but the bar still
+    marks the tile's centre and direction, and every tile of a set is the same size: the quad is the measured
+    tiles' width and length (their scale fitted across the image, which perspective shrinks with distance),
+    its sides then fitted to edge points. It is kept only if both its halves then read cleanly.
+    """
+    good = [c for c in cands if c[0][0] == 2]
+    if len(good) < 2 or not bars:
+        return []
+    centres = np.array([c[1].mean(axis=0) for c in good])
+    widths = np.array([c[2] for c in good])
+    ratio = float(np.median([c[3] / c[2] for c in good]))
+    if len(good) >= 4:
+        # perspective: the scale of the table plane in the image is close to linear in the image position
+        design = np.column_stack([np.ones(len(good)), centres])
+        coef, *_ = np.linalg.lstsq(design, widths, rcond=None)
+    else:
+        coef = np.array([float(np.median(widths)), 0.0, 0.0])
+    lo, hi = float(widths.min()), float(widths.max())
+    taken = [c[1] for c in good]
+    out = []
+    for bar in bars:
+        width = float(np.clip(coef[0] + coef[1:] @ bar.center, 0.85 * lo, 1.15 * hi))
+        if not (KNOWN_SIZE_BAR_RATIO[0] * width <= bar.length <= KNOWN_SIZE_BAR_RATIO[1] * width
+                and bar.thickness < 0.15 * width):
+            continue  # not a centre bar of a tile this size
+        pt = (float(bar.center[0]), float(bar.center[1]))
+        if any(cv2.pointPolygonTest(np.float32(q).reshape(-1, 1, 2), pt, False) >= 0 for q in taken):
+            continue
+        e = bar.along
+        n = np.array([-e[1], e[0]])
+        hl, hw = ratio * width / 2, width / 2
+        c = bar.center
+        quad = np.array([c - n * hl - e * hw, c - n * hl + e * hw, c + n * hl + e * hw, c + n * hl - e * hw])
+        face = face_colour_lab(cv2.cvtColor(rectify_tile(frame_bgr, quad), cv2.COLOR_BGR2LAB))
+        dark_face = bool(face[0] < 100)
+        if dark_face == bar.dark_ink:
+            continue  # the ink must contrast with the face
+        quad = _refine_quad(lab, _refine_quad(lab, quad, face, dark_face), face, dark_face)
+        mid_a, mid_b = (quad[0] + quad[1]) / 2, (quad[2] + quad[3]) / 2
+        axis = mid_b - mid_a
+        split = float(np.clip((bar.center - mid_a) @ axis / (axis @ axis), 0.3, 0.7))
+        cand = _candidate(frame_bgr, lab, quad, split, dark_face, params, rank=0)
+        # placed, not measured: only a clean reading of both halves shows it is a tile (wood grain and print
+        # have strokes too, and a flag on the table is noise to the umpire)
+        if cand is not None and cand[0][0] == 2:
+            out.append(cand)
+    return out
+
+
 def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAULT_DOMINO_PARAMS
                     ) -> tuple[TileDetection, ...]:
     """Every tile found in ``frame_bgr``: face-up tiles with their pips read (or flagged), then face-down ones."""
@@ -516,28 +596,17 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
     # measure and read every candidate, then keep the best of overlapping ones: a seam between two tiles can pass
     # for a bar, but the "tile" around it does not read as two standard halves, while the true tile does
     cands = []
+    unmeasured = []
     for bar in bars:
         m = _measure_tile(lab, bar, params)
         if m is None:
+            unmeasured.append(bar)
             continue
         quad, width, length, _face, dark_face, split = m
-        a, b, facts = read_tile(frame_bgr, quad, split, params.max_pips)
-        if "outline" in a.reason or "outline" in b.reason:
-            quad, split, a, b, facts = _retry_longer(frame_bgr, quad, split, a, b, facts, params)
-        if facts["face_ratio"] < NOT_A_TILE_FACE_RATIO:
-            continue  # not one face colour: wood, a box, a hand
-        if facts["bar_ratio"] < MIN_BAR_RATIO:
-            continue  # no stroke across the tile where its halves meet: the quad is not this tile
-        if facts["bar_ratio"] > MAX_BAR_RATIO:
-            continue  # a stroke from side to side: the gap between two tiles, not a bar (which ends inside)
-        if not ASPECT_RANGE[0] <= length / width <= ASPECT_RANGE[1]:
-            continue  # not shaped like a domino (halves are squares on most sets, 0.8 x 1 on some)
-        if (a.pips, b.pips) == (0, 0) and outline_contrast(
-                lab, quad, np.asarray(facts["face_lab"], np.float32), dark_face) < MIN_OUTLINE_CONTRAST:
-            continue  # a blank-blank has no pips to vouch for it: with a side showing no edge, it is table
-        halves_read = int(a.pips is not None) + int(b.pips is not None)
-        cands.append(((halves_read, min(a.score, b.score), -abs(length / width - 2.0)), quad, width, length,
-                      dark_face, a, b, facts))
+        c = _candidate(frame_bgr, lab, quad, split, dark_face, params)
+        if c is not None:
+            cands.append(c)
+    cands += _known_size_candidates(frame_bgr, lab, unmeasured, cands, params)
     cands = _drop_seam_tiles(cands)
     if len(cands) >= 3:
         med = float(np.median([c[2] for c in cands if c[0][0] == 2] or [c[2] for c in cands]))

@@ -31,7 +31,10 @@ GRID_FIT_TOLERANCE_RATIO = 0.08
 # FACE_DISTANCE in Lab, darker counting fully and glare half) is wood grain, a box, or two things at once.
 MIN_FACE_RATIO = 0.8
 BLANK_MAX_MARKED = 0.06
-FACE_DISTANCE = 30.0  # a pip centre may sit this far (of the width) from its grid point
+FACE_DISTANCE = 30.0  # Lab distance from the face colour within which a pixel is the face
+# Glare on a black face: lighter, with no more chroma than this (Lab) beyond the face's, counts this much.
+GLARE_MAX_CHROMA = 10.0
+GLARE_WEIGHT_DARK = 0.15
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -297,8 +300,12 @@ def face_ratio(half_lab: np.ndarray, features: np.ndarray, face_lab: np.ndarray,
     feat = cv2.dilate(features, np.ones((5, 5), np.uint8))[m:w - band, m:w - m] > 0
     dl = lab[..., 0] - face_lab[0]
     dc = np.hypot(lab[..., 1] - face_lab[1], lab[..., 2] - face_lab[2])
-    # glare is lighter than the face on ivory and black alike: it counts little
-    away = np.where(dl > 0, 0.4 * dl, -0.5 * dl) if dark_face else np.where(dl < 0, -dl, 0.5 * dl)
+    # glare is lighter than the face on ivory and black alike: it counts little. On a black face it is the lamp's
+    # white added to the black, so lighter there with the face's own (lack of) colour is glare, however light
+    if dark_face:
+        away = np.where(dl > 0, np.where(dc < GLARE_MAX_CHROMA, GLARE_WEIGHT_DARK, 0.4) * dl, -0.5 * dl)
+    else:
+        away = np.where(dl < 0, -dl, 0.5 * dl)
     ok = (away + dc) < FACE_DISTANCE
     rest = ~feat
     return float(ok[rest].mean()) if rest.any() else 0.0
