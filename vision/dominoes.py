@@ -606,6 +606,8 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
         c = _candidate(frame_bgr, lab, quad, split, dark_face, params)
         if c is not None:
             cands.append(c)
+        else:
+            unmeasured.append(bar)  # measured wrong (a walk stopped at a pip's rim): the known size may do
     cands += _known_size_candidates(frame_bgr, lab, unmeasured, cands, params)
     cands = _drop_seam_tiles(cands)
     if len(cands) >= 3:

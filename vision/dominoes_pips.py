@@ -34,6 +34,8 @@ BLANK_MAX_MARKED = 0.06
 FACE_DISTANCE = 30.0  # Lab distance from the face colour within which a pixel is the face
 # Glare on a black face: lighter, with no more chroma than this (Lab) beyond the face's, counts this much.
 GLARE_MAX_CHROMA = 10.0
+# A spinner (a brass stud at the centre of the bar) is up to this share of the width across (4-5 mm on 24 mm).
+SPINNER_DIAMETER_RATIO = 0.22
 GLARE_WEIGHT_DARK = 0.15
 
 
@@ -270,8 +272,14 @@ def centre_bar_ratio(frame_bgr: np.ndarray, quad_px: np.ndarray, split_ratio: fl
     row = round(split_ratio * 2 * w)
     band = cv2.cvtColor(tile[max(0, row - int(0.08 * w)):row + int(0.08 * w) + 1], cv2.COLOR_BGR2LAB).astype(np.float32)
     dl = band[..., 0] - face_lab[0]
-    ink = (dl > 25.0) if dark_face else (dl < -18.0)
-    line = cv2.morphologyEx(ink.astype(np.uint8), cv2.MORPH_OPEN, np.ones((1, max(3, int(0.3 * w))), np.uint8))
+    ink = ((dl > 25.0) if dark_face else (dl < -18.0)).astype(np.uint8)
+    # a spinner's stud (brass, not ink) interrupts the bar at the tile's centre: a row with ink just either side
+    # of it runs on through it
+    r = max(1, round(SPINNER_DIAMETER_RATIO * w / 2))
+    c0, c1 = w // 2 - r, w // 2 + r
+    through = ink[:, max(0, c0 - 3):c0].any(axis=1) & ink[:, c1:c1 + 3].any(axis=1)
+    ink[through, c0:c1] = 1
+    line = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, max(3, int(0.3 * w))), np.uint8))
     return float(line.any(axis=0).mean())
 
 
