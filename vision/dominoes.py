@@ -39,6 +39,7 @@ ASPECT_RANGE = (1.35, 2.5)
 SIZE_BAND = (0.7, 1.4)
 # A centre bar spans 0.55-0.9 of the width on the sets we know (a spinner's two pieces joined count as one).
 KNOWN_SIZE_BAR_RATIO = (0.4, 1.0)
+KNOWN_SIZE_TRIES = 2  # the nearest cleanly read tiles whose plane a placed tile is laid in
 
 
 class DominoVisionError(VisionError):
@@ -505,80 +506,99 @@ def _quad_poly(q: np.ndarray) -> np.ndarray:
 
 
 def _candidate(frame_bgr: np.ndarray, lab: np.ndarray, quad: np.ndarray, split: float, dark_face: bool,
-               params: DominoDetectorParams, rank: int = 1):
+               params: DominoDetectorParams, rank: int = 1, plane_from_image: np.ndarray | None = None):
     """Read the tile ``quad`` and keep it when it passes for a tile: (sort key, quad, width, length, dark face,
-    half a, half b, facts), or None. ``rank`` orders candidates that read equally well (0: placed, not measured)."""
+    half a, half b, facts), or None. ``rank`` orders candidates that read equally well (0: placed, not measured).
+    With ``plane_from_image`` (a homography to the plane of the tile tops) the shape is judged in that plane: an
+    oblique camera sees a tile pointing away from it far shorter than 2:1."""
     a, b, facts = read_tile(frame_bgr, quad, split, params.max_pips)
     if "outline" in a.reason or "outline" in b.reason:
         quad, split, a, b, facts = _retry_longer(frame_bgr, quad, split, a, b, facts, params)
-    width = float((np.linalg.norm(quad[1] - quad[0]) + np.linalg.norm(quad[2] - quad[3])) / 2)
-    length = float(np.linalg.norm((quad[2] + quad[3]) / 2 - (quad[0] + quad[1]) / 2))
+    width, length = _quad_size(quad)
+    aspect = length / width
+    if plane_from_image is not None:
+        pw, pl = _quad_size(cv2.perspectiveTransform(np.float32(quad).reshape(-1, 1, 2), plane_from_image).reshape(-1, 2))
+        aspect = pl / pw
     if facts["face_ratio"] < NOT_A_TILE_FACE_RATIO:
         return None  # not one face colour: wood, a box, a hand
     if facts["bar_ratio"] < MIN_BAR_RATIO:
         return None  # no stroke across the tile where its halves meet: the quad is not this tile
     if facts["bar_ratio"] > MAX_BAR_RATIO:
         return None  # a stroke from side to side: the gap between two tiles, not a bar (which ends inside)
-    if not ASPECT_RANGE[0] <= length / width <= ASPECT_RANGE[1]:
+    if not ASPECT_RANGE[0] <= aspect <= ASPECT_RANGE[1]:
         return None  # not shaped like a domino (halves are squares on most sets, 0.8 x 1 on some)
     if (a.pips, b.pips) == (0, 0) and outline_contrast(
             lab, quad, np.asarray(facts["face_lab"], np.float32), dark_face) < MIN_OUTLINE_CONTRAST:
         return None  # a blank-blank has no pips to vouch for it: with a side showing no edge, it is table
     halves_read = int(a.pips is not None) + int(b.pips is not None)
-    return ((halves_read, rank, min(a.score, b.score), -abs(length / width - 2.0)), quad, width, length,
+    return ((halves_read, rank, min(a.score, b.score), -abs(aspect - 2.0)), quad, width, length,
             dark_face, a, b, facts)
+
+
+def _quad_size(quad: np.ndarray) -> tuple[float, float]:
+    """Width (mean of the two ends) and length (between the ends' midpoints) of a tile quad."""
+    q = np.asarray(quad, np.float64)
+    width = float((np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3])) / 2)
+    return width, float(np.linalg.norm((q[2] + q[3]) / 2 - (q[0] + q[1]) / 2))
+
+
+# A tile's top in its own plane frame, in tile widths: (u across, v along), corners in quad order.
+_UNIT_TILE_UV = np.float32([[-0.5, -1.0], [0.5, -1.0], [0.5, 1.0], [-0.5, 1.0]])
 
 
 def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_Bar], cands: list,
                            params: DominoDetectorParams) -> list:
-    """Tiles placed on bars that could not be measured, at the size of the tiles that were.
+    """Tiles placed on bars whose own tile could not be measured or read, at the size of the tiles that were.
 
-    A glare patch on a black tile, or a spinner's stud, can hide the face the walks need, but the bar still
-    marks the tile's centre and direction, and every tile of a set is the same size: the quad is the measured
-    tiles' width and length (their scale fitted across the image, which perspective shrinks with distance),
-    its sides then fitted to edge points. It is kept only if both its halves then read cleanly.
+    A glare patch on a black tile, a spinner's stud, or a neighbour touching its long side can defeat the walks,
+    but the bar still marks the tile's centre and direction, and every tile of a set is the same rectangle in
+    the one plane of the tile tops. A cleanly read tile's quad is the image of that rectangle, so its
+    homography maps the table plane (up to a move within it, which does not matter) to the image: the bar is
+    taken into that plane, the rectangle laid on it across the bar, and brought back (so an oblique camera's
+    foreshortening comes out right), its sides then fitted to edge points. The nearest read tiles are tried in
+    turn; a placed tile is kept only if both its halves read cleanly and show pips (a placed blank-blank would
+    rest on the bar alone).
     """
     good = [c for c in cands if c[0][0] == 2]
-    if len(good) < 2 or not bars:
+    if not good or not bars:
         return []
     centres = np.array([c[1].mean(axis=0) for c in good])
-    widths = np.array([c[2] for c in good])
-    ratio = float(np.median([c[3] / c[2] for c in good]))
-    if len(good) >= 4:
-        # perspective: the scale of the table plane in the image is close to linear in the image position
-        design = np.column_stack([np.ones(len(good)), centres])
-        coef, *_ = np.linalg.lstsq(design, widths, rcond=None)
-    else:
-        coef = np.array([float(np.median(widths)), 0.0, 0.0])
-    lo, hi = float(widths.min()), float(widths.max())
-    taken = [c[1] for c in good]
+    homographies = [cv2.getPerspectiveTransform(_UNIT_TILE_UV, np.float32(c[1])) for c in good]
+    lo, hi = min(c[2] for c in good), max(c[2] for c in good)
     out = []
     for bar in bars:
-        width = float(np.clip(coef[0] + coef[1:] @ bar.center, 0.85 * lo, 1.15 * hi))
-        if not (KNOWN_SIZE_BAR_RATIO[0] * width <= bar.length <= KNOWN_SIZE_BAR_RATIO[1] * width
-                and bar.thickness < 0.15 * width):
+        if not KNOWN_SIZE_BAR_RATIO[0] * lo <= bar.length <= KNOWN_SIZE_BAR_RATIO[1] * hi:
             continue  # not a centre bar of a tile this size
         pt = (float(bar.center[0]), float(bar.center[1]))
-        if any(cv2.pointPolygonTest(np.float32(q).reshape(-1, 1, 2), pt, False) >= 0 for q in taken):
+        if any(cv2.pointPolygonTest(np.float32(c[1]).reshape(-1, 1, 2), pt, False) >= 0 for c in good):
             continue
-        e = bar.along
-        n = np.array([-e[1], e[0]])
-        hl, hw = ratio * width / 2, width / 2
-        c = bar.center
-        quad = np.array([c - n * hl - e * hw, c - n * hl + e * hw, c + n * hl + e * hw, c + n * hl - e * hw])
-        face = face_colour_lab(cv2.cvtColor(rectify_tile(frame_bgr, quad), cv2.COLOR_BGR2LAB))
-        dark_face = bool(face[0] < 100)
-        if dark_face == bar.dark_ink:
-            continue  # the ink must contrast with the face
-        quad = _refine_quad(lab, _refine_quad(lab, quad, face, dark_face), face, dark_face)
-        mid_a, mid_b = (quad[0] + quad[1]) / 2, (quad[2] + quad[3]) / 2
-        axis = mid_b - mid_a
-        split = float(np.clip((bar.center - mid_a) @ axis / (axis @ axis), 0.3, 0.7))
-        cand = _candidate(frame_bgr, lab, quad, split, dark_face, params, rank=0)
-        # placed, not measured: only a clean reading of both halves shows it is a tile (wood grain and print
-        # have strokes too, and a flag on the table is noise to the umpire)
-        if cand is not None and cand[0][0] == 2:
-            out.append(cand)
+        ends = np.float32([bar.center - bar.along * bar.length / 2, bar.center, bar.center + bar.along * bar.length / 2])
+        for k in np.argsort(np.linalg.norm(centres - bar.center, axis=1))[:KNOWN_SIZE_TRIES]:
+            H = homographies[k]
+            uv = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
+            d = uv[2] - uv[0]
+            if not np.all(np.isfinite(uv)) or np.linalg.norm(d) < 1e-6:
+                continue
+            d /= np.linalg.norm(d)
+            nv = np.array([-d[1], d[0]])
+            c = uv[1]
+            rect = np.float32([c - nv - d / 2, c - nv + d / 2, c + nv + d / 2, c + nv - d / 2])
+            quad = cv2.perspectiveTransform(rect.reshape(-1, 1, 2), H).reshape(-1, 2).astype(np.float64)
+            face = face_colour_lab(cv2.cvtColor(rectify_tile(frame_bgr, quad), cv2.COLOR_BGR2LAB))
+            dark_face = bool(face[0] < 100)
+            if dark_face == bar.dark_ink:
+                continue  # the ink must contrast with the face
+            quad = _refine_quad(lab, _refine_quad(lab, quad, face, dark_face), face, dark_face)
+            mid_a, mid_b = (quad[0] + quad[1]) / 2, (quad[2] + quad[3]) / 2
+            axis = mid_b - mid_a
+            split = float(np.clip((bar.center - mid_a) @ axis / (axis @ axis), 0.3, 0.7))
+            cand = _candidate(frame_bgr, lab, quad, split, dark_face, params, rank=0,
+                              plane_from_image=np.linalg.inv(H))
+            # placed, not measured: only a clean reading of both halves, with pips on the grid, shows it is a
+            # tile (wood grain and print have strokes too, and a flag on the table is noise to the umpire)
+            if cand is not None and cand[0][0] == 2 and (cand[5].pips or cand[6].pips):
+                out.append(cand)
+                break
     return out
 
 
@@ -606,8 +626,8 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
         c = _candidate(frame_bgr, lab, quad, split, dark_face, params)
         if c is not None:
             cands.append(c)
-        else:
-            unmeasured.append(bar)  # measured wrong (a walk stopped at a pip's rim): the known size may do
+        if c is None or c[0][0] < 2:
+            unmeasured.append(bar)  # measured wrong (a walk ran past a seam, or stopped at a pip): try the known size
     cands += _known_size_candidates(frame_bgr, lab, unmeasured, cands, params)
     cands = _drop_seam_tiles(cands)
     if len(cands) >= 3:
