@@ -39,6 +39,9 @@ ASPECT_RANGE = (1.35, 2.5)
 SIZE_BAND = (0.7, 1.4)
 # A centre bar spans 0.55-0.9 of the width on the sets we know (a spinner's two pieces joined count as one).
 KNOWN_SIZE_BAR_RATIO = (0.4, 1.0)
+# Share of a candidate's quad that may lie under tiles already taken (read cleanly / flagged).
+OVERLAP_CLEAN = 0.4
+OVERLAP_FLAGGED = 0.25
 KNOWN_SIZE_TRIES = 2  # the nearest cleanly read tiles whose plane a placed tile is laid in
 
 
@@ -632,7 +635,8 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
     cands = _drop_seam_tiles(cands)
     if len(cands) >= 3:
         med = float(np.median([c[2] for c in cands if c[0][0] == 2] or [c[2] for c in cands]))
-        cands = [c for c in cands if SIZE_BAND[0] * med <= c[2] <= SIZE_BAND[1] * med]
+        # (a placed tile has the read tiles' size in the plane already; seen obliquely its width in pixels is not)
+        cands = [c for c in cands if c[0][1] == 0 or SIZE_BAND[0] * med <= c[2] <= SIZE_BAND[1] * med]
     cands.sort(key=lambda c: c[0], reverse=True)
     taken = np.zeros((h, w), np.uint8)
     tiles: list[TileDetection] = []
@@ -644,7 +648,10 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
         mask = np.zeros((h, w), np.uint8)
         cv2.fillPoly(mask, [_quad_poly(quad)], 1)
         area = float(mask.sum())
-        if area > 0 and float((mask & taken).sum()) / area > 0.25:
+        # quads of touching tiles may overlap a little where an outline ran on into the neighbour (a tile's side
+        # seen obliquely); one that reads cleanly, centred clear of the others, stands
+        limit = OVERLAP_CLEAN if a.pips is not None and b.pips is not None else OVERLAP_FLAGGED
+        if area > 0 and float((mask & taken).sum()) / area > limit:
             continue
         taken |= mask
         reasons = tuple(f"half {name}: {r.reason}" for name, r in (("a", a), ("b", b)) if r.pips is None)
