@@ -356,6 +356,7 @@ def tiles_beyond_free_ends(tiles: list[PlacedTile] | tuple[PlacedTile, ...], joi
                 out.append((tid, half, o.tile_id))
     return tuple(out)
 
+
 # --- pip grids of standard sets -------------------------------------------------------------------------------
 # Positions in one half's unit square: (u across the width, v along the length from the tile end towards the
 # centre bar), each in [0, 1]. Double-six and double-nine sets use a 3 x 3 grid at quarter points; double-twelve

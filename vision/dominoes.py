@@ -43,6 +43,9 @@ KNOWN_SIZE_BAR_RATIO = (0.4, 1.0)
 OVERLAP_CLEAN = 0.4
 OVERLAP_FLAGGED = 0.25
 KNOWN_SIZE_TRIES = 2  # the nearest cleanly read tiles whose plane a placed tile is laid in
+# A spinner's stud (up to a fifth of the width) parts the bar into two pieces, each about a third of the width:
+# pieces this far apart (of the shorter one's length) may be one bar.
+SPINNER_GAP_RATIO = 0.75
 
 
 class DominoVisionError(VisionError):
@@ -187,7 +190,8 @@ def _merge_collinear(bars: list[_Bar]) -> list[_Bar]:
             across = abs(float(d @ np.array([-b.along[1], b.along[0]])))
             along = abs(float(d @ b.along))
             gap = along - (b.length + c.length) / 2
-            if across < 1.5 * max(b.thickness, c.thickness) and -1.0 < gap < 0.5 * min(b.length, c.length) + 3:
+            if (across < 1.5 * max(b.thickness, c.thickness)
+                    and -1.0 < gap < SPINNER_GAP_RATIO * min(b.length, c.length) + 3):
                 best = j
                 break
         out.append(b)
