@@ -671,6 +671,33 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
     return tuple(tiles)
 
 
+def face_share(frame_bgr: np.ndarray, quad_px: np.ndarray, tiles: tuple[TileDetection, ...] | list[TileDetection],
+               params: DominoDetectorParams = DEFAULT_DOMINO_PARAMS) -> float:
+    """Share of the pixels inside ``quad_px`` that show the face colour of the face-up ``tiles`` found (either
+    style). Where a tile went unseen its face (or its back, the same material) covers the place; bare table
+    does not, so a place with little of it holds no tile."""
+    h, w = frame_bgr.shape[:2]
+    q = np.asarray(quad_px, np.float64)
+    faces = [(t.style, t.extra["face_lab"]) for t in tiles if t.face_up and "face_lab" in t.extra]
+    if not faces or not np.all(np.isfinite(q)):
+        return 0.0
+    x0, y0 = np.floor(q.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(q.max(axis=0)).astype(int) + 1
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return 0.0
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(mask, [_quad_poly(q - [x0, y0])], 1)
+    if not mask.any():
+        return 0.0
+    lab = cv2.cvtColor(frame_bgr[y0:y1, x0:x1], cv2.COLOR_BGR2LAB).astype(np.float32)[mask > 0]
+    best = 0.0
+    for style in sorted({st for st, _ in faces}):
+        face = np.median([f for st, f in faces if st == style], axis=0).astype(np.float32)
+        best = max(best, float(_is_face(lab, face, params.face_tolerance, style == "black").mean()))
+    return best
+
+
 def _face_down_tiles(frame_bgr: np.ndarray, lab: np.ndarray, tiles: list[TileDetection], taken: np.ndarray,
                      params: DominoDetectorParams) -> list[TileDetection]:
     """Face-coloured rectangles of the found tiles' size, with no bar: tiles lying face down."""

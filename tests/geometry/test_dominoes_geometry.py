@@ -111,7 +111,8 @@ def test_a_tile_one_length_beyond_an_open_end_is_a_gap_in_the_line():
         "two tiles missing": (tile("x", 8 * W + 4, 0, 0, 4, 6), False),
         "a hand beside the line": (tile("x", 2 * W + 1, 2 * W, 0, 4, 6), False),
         "off past the other end, out of reach": (tile("x", -2 * W - 10, 4 * W, 90, 4, 6), False),
-        "past the other end, round a corner": (tile("x", -1.5 * W - 1, 2 * W + 1, 90, 4, 6), True),
+        "past the other end, round a corner": (tile("x", -1.5 * W - 2, 2.5 * W + 2, 90, 4, 6), True),
+        "round a corner with no room for a tile": (tile("x", -1.5 * W - 1, 2 * W + 1, 90, 4, 6), False),
     }
     for name, (extra, expected) in cases.items():
         tiles = [*line, extra]
@@ -119,4 +120,4 @@ def test_a_tile_one_length_beyond_an_open_end_is_a_gap_in_the_line():
         gaps = tiles_beyond_free_ends(tiles, joins, free_ends(tiles, joins))
         assert bool(gaps) is expected, name
         if expected:
-            assert all(g[2] == "x" for g in gaps), name
+            assert all(g.other_id == "x" for g in gaps), name
