@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from geometry.dominoes import LENGTH_TO_WIDTH_RATIO
-from vision.dominoes_pips import face_colour_lab, read_tile, rectify_tile
+from vision.dominoes_pips import centre_bar_ratio, face_colour_lab, read_tile, rectify_tile
 from vision.types import VisionError
 
 # Grey levels above the local mean for the strict pass over light ink (white paint is ~150 above a black face).
@@ -577,8 +577,8 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
         if not KNOWN_SIZE_BAR_RATIO[0] * lo <= bar.length <= KNOWN_SIZE_BAR_RATIO[1] * hi:
             continue  # not a centre bar of a tile this size
         pt = (float(bar.center[0]), float(bar.center[1]))
-        if any(cv2.pointPolygonTest(np.float32(c[1]).reshape(-1, 1, 2), pt, False) >= 0 for c in good):
-            continue
+        if any(cv2.pointPolygonTest(np.float32(c[1]).reshape(-1, 1, 2), pt, False) >= 0 for c in good + out):
+            continue  # on a tile read already (a spinner's pieces and their join are one bar)
         ends = np.float32([bar.center - bar.along * bar.length / 2, bar.center, bar.center + bar.along * bar.length / 2])
         for k in np.argsort(np.linalg.norm(centres - bar.center, axis=1))[:KNOWN_SIZE_TRIES]:
             H = homographies[k]
@@ -595,6 +595,8 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
             dark_face = bool(face[0] < 100)
             if dark_face == bar.dark_ink:
                 continue  # the ink must contrast with the face
+            if centre_bar_ratio(frame_bgr, quad, 0.5, face, dark_face) < MIN_BAR_RATIO:
+                continue  # laid on the bar, yet no stroke across its middle: a pip row, grain, print
             quad = _refine_quad(lab, _refine_quad(lab, quad, face, dark_face), face, dark_face)
             mid_a, mid_b = (quad[0] + quad[1]) / 2, (quad[2] + quad[3]) / 2
             axis = mid_b - mid_a
