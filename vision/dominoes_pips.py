@@ -249,8 +249,8 @@ def read_tile(frame_bgr: np.ndarray, quad_px: np.ndarray, split_ratio: float = 0
     face = face_colour_lab(np.vstack([ha, hb]))
     dark_face = bool(face[0] < 100)
     ma, mb = feature_mask(ha, face, dark_face), feature_mask(hb, face, dark_face)
-    a = _blank_is_clean(read_half(ma, max_pips), ha, face)
-    b = _blank_is_clean(read_half(mb, max_pips), hb, face)
+    a = _blank_is_clean(read_half(ma, max_pips), ha, face, dark_face)
+    b = _blank_is_clean(read_half(mb, max_pips), hb, face, dark_face)
     uniform = min(face_ratio(ha, ma, face, dark_face), face_ratio(hb, mb, face, dark_face))
     if uniform < MIN_FACE_RATIO:
         why = f"only {uniform:.0%} of the half is the tile's face"
@@ -283,16 +283,23 @@ def centre_bar_ratio(frame_bgr: np.ndarray, quad_px: np.ndarray, split_ratio: fl
     return float(line.any(axis=0).mean())
 
 
-def _blank_is_clean(r: HalfReading, half_lab: np.ndarray, face_lab: np.ndarray) -> HalfReading:
+def _blank_is_clean(r: HalfReading, half_lab: np.ndarray, face_lab: np.ndarray, dark_face: bool = False
+                    ) -> HalfReading:
     """A half read as blank must look blank: more than ``BLANK_MAX_MARKED`` of its inner area far from the face
-    (in lightness either way) means pips were there and not segmented (blur, glare): unreadable, never 0."""
+    (in lightness either way) means pips were there and not segmented (blur, glare): unreadable, never 0.
+
+    On a black face the lamp's glare is a broad, smooth lightening: there the lightness is compared with its
+    surroundings (a median over a third of the width), which follow the glare, and paint still stands out."""
     if r.pips != 0:
         return r
     w = half_lab.shape[1]
     m = round(EDGE_MARGIN_RATIO * w)
     band = round(0.15 * w)
-    inner = half_lab[m:w - band, m:w - m, 0].astype(np.float32)
-    marked = float((np.abs(inner - face_lab[0]) > 40.0).mean())
+    lightness = np.ascontiguousarray(half_lab[..., 0])
+    ref = (cv2.medianBlur(lightness.astype(np.uint8), max(5, int(0.35 * w) | 1)).astype(np.float32)
+           if dark_face else np.float32(face_lab[0]))
+    inner = (lightness.astype(np.float32) - ref)[m:w - band, m:w - m]
+    marked = float((np.abs(inner) > 40.0).mean())
     if marked > BLANK_MAX_MARKED:
         return HalfReading(pips=None, blob_count=r.blob_count, score=0.0, bar_ratio=r.bar_ratio,
                            reason=f"read as blank but {marked:.0%} of it is marked")
