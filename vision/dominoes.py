@@ -569,6 +569,8 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
     good = [c for c in cands if c[0][0] == 2]
     if not good or not bars:
         return []
+    med = float(np.median([c[2] for c in good]))
+    good = [c for c in good if SIZE_BAND[0] * med <= c[2] <= SIZE_BAND[1] * med]  # one set: one size
     centres = np.array([c[1].mean(axis=0) for c in good])
     homographies = [cv2.getPerspectiveTransform(_UNIT_TILE_UV, np.float32(c[1])) for c in good]
     lo, hi = min(c[2] for c in good), max(c[2] for c in good)
