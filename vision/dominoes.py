@@ -538,6 +538,8 @@ def _candidate(frame_bgr: np.ndarray, lab: np.ndarray, quad: np.ndarray, split: 
             lab, quad, np.asarray(facts["face_lab"], np.float32), dark_face) < MIN_OUTLINE_CONTRAST:
         return None  # a blank-blank has no pips to vouch for it: with a side showing no edge, it is table
     halves_read = int(a.pips is not None) + int(b.pips is not None)
+    if halves_read == 0:
+        return None  # neither half a standard pattern: nothing but a stroke says it is a tile (grain, print)
     return ((halves_read, rank, min(a.score, b.score), -abs(aspect - 2.0)), quad, width, length,
             dark_face, a, b, facts)
 
