@@ -153,6 +153,9 @@ def analyze_dominoes_photo(frame_bgr: np.ndarray, calibration=None, *, image_pat
         return face_share(frame_bgr, quad_px, dets, params) < UNSEEN_TILE_FACE_SHARE
 
     layout = layout_of(placed, room_is_empty)
+    for g in layout["gaps"]:
+        px = _to_image(np.asarray(g["unseen_outline_mm"], float), camera, cal, (w, h))
+        g["unseen_outline_px"] = [[round(float(x), 2), round(float(y), 2)] for x, y in px]
     joins = layout.pop("_joins")
     rulings = [r.to_dict() for r in judge_joins(joins)] if joins else []
     tiles = []
@@ -228,8 +231,8 @@ def settle_hands(frames: list[tuple[str, np.ndarray]], *, players: int | None = 
 
 
 def annotate_dominoes(frame_bgr: np.ndarray, doc: dict[str, Any]) -> np.ndarray:
-    """A copy of the photo with each tile's outline and reading (green read, red unreadable, grey face down) and
-    every bad join as a red line between the two tiles."""
+    """A copy of the photo with each tile's outline and reading (green read, red unreadable, grey face down),
+    every bad join as a red line between the two tiles, and in orange where an unseen tile would close a gap."""
     out = frame_bgr.copy()
     scale = max(1.0, min(out.shape[:2]) / 900)
     centers = {}
@@ -247,6 +250,15 @@ def annotate_dominoes(frame_bgr: np.ndarray, doc: dict[str, Any]) -> np.ndarray:
     for j in doc.get("layout", {}).get("joins", []):
         if j["matches"] is False and j["tile"] in centers and j["other"] in centers:
             cv2.line(out, centers[j["tile"]], centers[j["other"]], (0, 0, 255), max(2, int(3 * scale)), cv2.LINE_AA)
+    for g in doc.get("layout", {}).get("gaps", []):
+        if "unseen_outline_px" not in g:
+            continue
+        # where an unseen tile would join an open end to a lone tile: the reason the layout is undecided
+        q = np.round(np.asarray(g["unseen_outline_px"], float)).astype(np.int32)
+        cv2.polylines(out, [q], True, (0, 165, 255), max(1, int(2 * scale)), cv2.LINE_AA)
+        c = tuple(int(v) for v in q.mean(axis=0))
+        cv2.putText(out, "unseen?", (c[0] - int(25 * scale), c[1] + int(5 * scale)), cv2.FONT_HERSHEY_SIMPLEX,
+                    0.5 * scale, (0, 165, 255), max(1, int(scale)), cv2.LINE_AA)
     return out
 
 

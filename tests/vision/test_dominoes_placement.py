@@ -138,7 +138,7 @@ def test_a_tile_whose_bar_a_large_spinner_parts_is_found_and_read():
 def test_a_line_with_a_tile_the_reader_missed_is_undecided_but_bare_table_is_no_gap(hidden_tile):
     """DM P2: B's open end, one tile's room, then C. A tile lying there unread (no bar to find it by) hides two
     joins, so the layout is not called legal; with bare table there, C is a tile apart and the line is legal."""
-    from api.dominoes_service import analyze_dominoes_photo
+    from api.dominoes_service import analyze_dominoes_photo, annotate_dominoes
 
     img = np.zeros((400, 760, 3), np.uint8)
     img[:] = FELT_BGR
@@ -153,5 +153,11 @@ def test_a_line_with_a_tile_the_reader_missed_is_undecided_but_bare_table_is_no_
     lay = doc["layout"]
     if hidden_tile:
         assert lay["legal"] is None and len(lay["gaps"]) >= 1
+        # the overlay marks the place of the unseen tile (orange) over the tile lying there unread
+        ann = annotate_dominoes(img, doc)
+        x, y = np.mean(lay["gaps"][0]["unseen_outline_px"], axis=0)
+        assert 100 + step < x < 100 + 3 * step and abs(y - 200) < TILE_W_PX
+        orange = (ann[..., 2] > 200) & (ann[..., 1] > 120) & (ann[..., 1] < 210) & (ann[..., 0] < 60)
+        assert orange.sum() > 50 and not ((img[..., 2] > 200) & (img[..., 0] < 60)).any()
     else:
         assert lay["legal"] is True and lay["gaps"] == []
