@@ -158,6 +158,8 @@ def test_layout_with_a_tile_past_an_unseen_one_is_undecided_not_legal():
     assert layout_of(line)["legal"] is True
     lone = PlacedTile(tile_id="C", center_mm=(147.0, 0.0), angle_deg=0.0, bone=Bone(a=6, b=4))
     lay = layout_of([*line, lone])
-    assert lay["legal"] is None and lay["gaps"] == [{"tile": "B", "half": "b", "beyond": "C"}]
+    assert lay["legal"] is None and [(g["tile"], g["half"], g["beyond"]) for g in lay["gaps"]] == [("B", "b", "C")]
+    # the unseen tile's place: in line, between B's end (x = 73.5) and C (x = 123)
+    np.testing.assert_allclose(np.mean(lay["gaps"][0]["unseen_outline_mm"], axis=0), (98.5, 0.0), atol=1.5)
     hand = PlacedTile(tile_id="H", center_mm=(49.0, 80.0), angle_deg=0.0, bone=Bone(a=6, b=4))
     assert layout_of([*line, hand])["legal"] is True  # a hand tile beside the line is no gap
