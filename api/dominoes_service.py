@@ -9,6 +9,7 @@ adjudicator rules on the layout (DM P2) and the hands (DM A3).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,14 @@ from geometry.dominoes import (
     PlacedTile,
     find_joins,
     free_ends,
+    tiles_beyond_free_ends,
 )
-from vision.dominoes import DEFAULT_DOMINO_PARAMS, DominoDetectorParams, TileDetection, detect_dominoes
+from vision.dominoes import DEFAULT_DOMINO_PARAMS, DominoDetectorParams, TileDetection, detect_dominoes, face_share
 
 GAME = "dominoes"
+# Where an unseen tile would close a gap in the line, at least this share of the place shows a tile's face colour
+# (a tile there, missed); less is bare table: no tile, no gap.
+UNSEEN_TILE_FACE_SHARE = 0.3
 
 
 class DominoesInputError(ValueError):
@@ -54,6 +59,15 @@ def _to_table(dets: tuple[TileDetection, ...], camera, image_size_wh: tuple[int,
     out = [np.column_stack([(q[:, 0] - cx) * mm_per_px, (cy - q[:, 1]) * mm_per_px]) for q in quads]
     return out, {"source": "tile_scale_assumed", "mm_per_px": mm_per_px,
                  "note": f"no calibration: overhead view assumed, tiles taken as {NOMINAL_TILE_WIDTH_MM:g} mm wide"}
+
+
+def _to_image(quad_mm: np.ndarray, camera, cal: dict[str, Any], image_size_wh: tuple[int, int]) -> np.ndarray:
+    """A quad in table mm (tile tops) back to pixels: the inverse of :func:`_to_table`."""
+    if camera is not None:
+        pts = np.column_stack([quad_mm, np.full(len(quad_mm), NOMINAL_TILE_THICKNESS_MM)])
+        return camera.project_mm(pts)
+    s = cal["mm_per_px"]
+    return np.column_stack([quad_mm[:, 0] / s + image_size_wh[0] / 2, image_size_wh[1] / 2 - quad_mm[:, 1] / s])
 
 
 def placed_tile(det: TileDetection, quad_mm: np.ndarray) -> PlacedTile:
@@ -84,9 +98,12 @@ def _connected_pieces(ids: list[str], joins) -> int:
     return len({find(i) for i in ids})
 
 
-def layout_of(tiles: list[PlacedTile]) -> dict[str, Any]:
+def layout_of(tiles: list[PlacedTile], room_is_empty: Callable[[PlacedTile], bool] | None = None
+              ) -> dict[str, Any]:
     """Joins between touching tiles, the layout's tiles (those in a join), its free ends, and legality: False
-    with a bad join, None when a tile in a join could not be read (or lies face down), else True."""
+    with a bad join, None when a tile in a join could not be read (or lies face down), when the line is seen in
+    pieces, or when a tile lies a tile's length beyond an open end (``gaps``: one between them went unseen),
+    else True. ``room_is_empty`` (from the photo) clears a gap where no unseen tile can lie (bare table)."""
     joins = find_joins(tiles)
     in_layout = sorted({j.tile_id for j in joins} | {j.other_id for j in joins})
     ends = free_ends(tiles, joins)
@@ -94,6 +111,10 @@ def layout_of(tiles: list[PlacedTile]) -> dict[str, Any]:
     bad = [j for j in joins if j.matches is False]
     unread = [j for j in joins if j.matches is None]
     pieces = _connected_pieces(in_layout, joins)
+    # a tile one tile length beyond an open end: the tile between them (and its joins) went unseen
+    beyond = tiles_beyond_free_ends(tiles, joins, ends) if joins else ()
+    if room_is_empty is not None:
+        beyond = tuple(g for g in beyond if not room_is_empty(g.unseen))
     return {
         "tile_ids": in_layout,
         "joins": [{"tile": j.tile_id, "half": j.half, "other": j.other_id, "other_half": j.other_half,
@@ -101,9 +122,12 @@ def layout_of(tiles: list[PlacedTile]) -> dict[str, Any]:
                    "crosswise": j.crosswise} for j in joins],
         "open_ends": [{"tile": tid, "half": h, "pips": by_id[tid].pips(h)} for tid, h in ends],
         # a line of play is one piece: seen in several, a tile between them was not found, so no "legal"
-        "legal": False if bad else (None if unread or not joins or pieces > 1 else True),
+        "legal": False if bad else (None if unread or not joins or pieces > 1 or beyond else True),
         "bad_joins": len(bad),
         "pieces": pieces,
+        "gaps": [{"tile": g.tile_id, "half": g.half, "beyond": g.other_id,
+                  "unseen_outline_mm": [[round(x, 2), round(y, 2)] for x, y in g.unseen.outline_mm()]}
+                 for g in beyond],
         "_joins": joins,
     }
 
@@ -123,7 +147,15 @@ def analyze_dominoes_photo(frame_bgr: np.ndarray, calibration=None, *, image_pat
     h, w = frame_bgr.shape[:2]
     quads_mm, cal = _to_table(dets, camera, (w, h))
     placed = [placed_tile(d, q) for d, q in zip(dets, quads_mm)]
-    layout = layout_of(placed)
+
+    def room_is_empty(unseen: PlacedTile) -> bool:
+        quad_px = _to_image(np.asarray(unseen.outline_mm(), float), camera, cal, (w, h))
+        return face_share(frame_bgr, quad_px, dets, params) < UNSEEN_TILE_FACE_SHARE
+
+    layout = layout_of(placed, room_is_empty)
+    for g in layout["gaps"]:
+        px = _to_image(np.asarray(g["unseen_outline_mm"], float), camera, cal, (w, h))
+        g["unseen_outline_px"] = [[round(float(x), 2), round(float(y), 2)] for x, y in px]
     joins = layout.pop("_joins")
     rulings = [r.to_dict() for r in judge_joins(joins)] if joins else []
     tiles = []
@@ -199,8 +231,8 @@ def settle_hands(frames: list[tuple[str, np.ndarray]], *, players: int | None = 
 
 
 def annotate_dominoes(frame_bgr: np.ndarray, doc: dict[str, Any]) -> np.ndarray:
-    """A copy of the photo with each tile's outline and reading (green read, red unreadable, grey face down) and
-    every bad join as a red line between the two tiles."""
+    """A copy of the photo with each tile's outline and reading (green read, red unreadable, grey face down),
+    every bad join as a red line between the two tiles, and in orange where an unseen tile would close a gap."""
     out = frame_bgr.copy()
     scale = max(1.0, min(out.shape[:2]) / 900)
     centers = {}
@@ -218,6 +250,15 @@ def annotate_dominoes(frame_bgr: np.ndarray, doc: dict[str, Any]) -> np.ndarray:
     for j in doc.get("layout", {}).get("joins", []):
         if j["matches"] is False and j["tile"] in centers and j["other"] in centers:
             cv2.line(out, centers[j["tile"]], centers[j["other"]], (0, 0, 255), max(2, int(3 * scale)), cv2.LINE_AA)
+    for g in doc.get("layout", {}).get("gaps", []):
+        if "unseen_outline_px" not in g:
+            continue
+        # where an unseen tile would join an open end to a lone tile: the reason the layout is undecided
+        q = np.round(np.asarray(g["unseen_outline_px"], float)).astype(np.int32)
+        cv2.polylines(out, [q], True, (0, 165, 255), max(1, int(2 * scale)), cv2.LINE_AA)
+        c = tuple(int(v) for v in q.mean(axis=0))
+        cv2.putText(out, "unseen?", (c[0] - int(25 * scale), c[1] + int(5 * scale)), cv2.FONT_HERSHEY_SIMPLEX,
+                    0.5 * scale, (0, 165, 255), max(1, int(scale)), cv2.LINE_AA)
     return out
 
 
@@ -230,7 +271,8 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         what = ("face down" if not t["face_up"] else
                 f"{t['pips'][0]}|{t['pips'][1]}" if t["pips"] is not None else "UNREADABLE: " + "; ".join(t["reasons"]))
         lines.append(f"  {t['id']}: {what}{' (layout)' if t['in_layout'] else ''}")
-    legal = {None: f"undecided (an unread tile, or the line seen in {lay['pieces']} pieces)", True: "legal",
+    gaps = f", a tile's length gap at {len(lay['gaps'])} open ends" if lay.get("gaps") else ""
+    legal = {None: f"undecided (an unread tile, or the line seen in {lay['pieces']} pieces{gaps})", True: "legal",
              False: f"ILLEGAL ({lay['bad_joins']} bad joins)"}
     lines.append(f"layout: {len(lay['tile_ids'])} tiles, {len(lay['joins'])} joins, {legal[lay['legal']]}; open ends "
                  + (", ".join(f"{e['tile']}.{e['half']}={e['pips']}" for e in lay["open_ends"]) or "none"))

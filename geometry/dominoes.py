@@ -23,6 +23,11 @@ SET_MAX_PIPS: tuple[int, ...] = (6, 9, 12)
 # Two tiles join when one's end face lies within this share of the tile width of the other tile (a hand-laid
 # layout leaves gaps of a millimetre or two; half a pip spacing is far from the next tile over).
 JOIN_GAP_WIDTH_RATIO = 0.15
+# An unseen tile between an open end and a tile outside the layout: where it would lie, found tiles may cover
+# this share of it (outlines from a photo are a little generous), and its far end may be this share of the
+# width from the tile it would join (its place is only guessed).
+UNSEEN_OVERLAP_RATIO = 0.1
+UNSEEN_REACH_WIDTH_RATIO = 0.4
 
 
 def set_size(max_pips: int) -> int:
@@ -319,6 +324,67 @@ def free_ends(tiles: list[PlacedTile] | tuple[PlacedTile, ...], joins: tuple[Joi
         for half in ("a", "b"):
             if (t.tile_id, half) not in joined:
                 out.append((t.tile_id, half))
+    return tuple(out)
+
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Gap:
+    """Room for one unseen tile (``unseen``) between the free end ``(tile_id, half)`` and ``other_id``."""
+
+    tile_id: str
+    half: str
+    other_id: str
+    unseen: PlacedTile
+
+
+def tiles_beyond_free_ends(tiles: list[PlacedTile] | tuple[PlacedTile, ...], joins: tuple[Join, ...],
+                           ends: tuple[tuple[str, str], ...]) -> tuple[Gap, ...]:
+    """Tiles outside the layout that one unseen tile could join to a free end, with where that tile would lie.
+
+    The unseen tile is tried in line with the end and turned a quarter either way (a corner); where it fits (it
+    would lie on no tile found), a tile outside the layout touching its far end would have been joined through
+    it, with joins nobody saw. A hand or boneyard tile beside the line, or further off, does not count.
+
+    >>> t0 = PlacedTile(tile_id="t0", center_mm=(0, 0), angle_deg=0, width_mm=20, length_mm=40, bone=Bone(a=1, b=5))
+    >>> t1 = PlacedTile(tile_id="t1", center_mm=(41, 0), angle_deg=0, width_mm=20, length_mm=40, bone=Bone(a=5, b=3))
+    >>> far = PlacedTile(tile_id="t3", center_mm=(123, 0), angle_deg=0, width_mm=20, length_mm=40, bone=Bone(a=2, b=4))
+    >>> js = find_joins([t0, t1, far])
+    >>> [(g.tile_id, g.half, g.other_id, g.unseen.center_mm) for g in tiles_beyond_free_ends(
+    ...     [t0, t1, far], js, free_ends([t0, t1, far], js))]
+    [('t1', 'b', 't3', (82.5, 0.0))]
+    """
+    from shapely.geometry import Polygon
+
+    in_layout = {j.tile_id for j in joins} | {j.other_id for j in joins}
+    by_id = {t.tile_id: t for t in tiles}
+    outlines = {t.tile_id: Polygon(t.outline_mm()) for t in tiles}
+    out = []
+    for tid, half in ends:
+        t = by_id[tid]
+        ex, ey = t.end_center_mm(half)
+        s = _half_sign(half)
+        ox, oy = s * t.axis[0], s * t.axis[1]  # out of the end
+        px, py = -oy, ox
+        w, length = t.width_mm, t.length_mm
+        gap = 0.5 * JOIN_GAP_WIDTH_RATIO * w
+        unseen = [(ex + ox * (length / 2 + gap), ey + oy * (length / 2 + gap), ox, oy)]  # in line
+        for side in (-1, 1):  # a corner: its side against the end face, flush with one of the end tile's sides
+            unseen.append((ex + ox * (w / 2 + gap) + side * px * (length / 2 - w / 2),
+                           ey + oy * (w / 2 + gap) + side * py * (length / 2 - w / 2), side * px, side * py))
+        for cx, cy, ax, ay in unseen:
+            m = PlacedTile(tile_id="unseen", center_mm=(cx, cy), angle_deg=math.degrees(math.atan2(ay, ax)),
+                           width_mm=w, length_mm=length)
+            body = Polygon(m.outline_mm())
+            if any(body.intersection(o).area > UNSEEN_OVERLAP_RATIO * body.area for o in outlines.values()):
+                continue  # no room there for a tile
+            far_end = m.end_center_mm("b")
+            for o in tiles:
+                if o.tile_id in in_layout or any((g.tile_id, g.half, g.other_id) == (tid, half, o.tile_id)
+                                                 for g in out):
+                    continue
+                if distance_to_tile_mm(far_end, o) <= UNSEEN_REACH_WIDTH_RATIO * w:
+                    out.append(Gap(tile_id=tid, half=half, other_id=o.tile_id, unseen=m))
     return tuple(out)
 
 

@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from geometry.dominoes import LENGTH_TO_WIDTH_RATIO
-from vision.dominoes_pips import read_tile
+from vision.dominoes_pips import centre_bar_ratio, face_colour_lab, read_tile, rectify_tile
 from vision.types import VisionError
 
 # Grey levels above the local mean for the strict pass over light ink (white paint is ~150 above a black face).
@@ -37,6 +37,15 @@ MIN_OUTLINE_CONTRAST = 12.0
 ASPECT_RANGE = (1.35, 2.5)
 # Tiles of one set look the same size: a candidate outside this band of the median width is not one of them.
 SIZE_BAND = (0.7, 1.4)
+# A centre bar spans 0.55-0.9 of the width on the sets we know (a spinner's two pieces joined count as one).
+KNOWN_SIZE_BAR_RATIO = (0.4, 1.0)
+# Share of a candidate's quad that may lie under tiles already taken (read cleanly / flagged).
+OVERLAP_CLEAN = 0.4
+OVERLAP_FLAGGED = 0.25
+KNOWN_SIZE_TRIES = 2  # the nearest cleanly read tiles whose plane a placed tile is laid in
+# A spinner's stud (up to a fifth of the width) parts the bar into two pieces, each about a third of the width:
+# pieces this far apart (of the shorter one's length) may be one bar.
+SPINNER_GAP_RATIO = 0.75
 
 
 class DominoVisionError(VisionError):
@@ -181,7 +190,8 @@ def _merge_collinear(bars: list[_Bar]) -> list[_Bar]:
             across = abs(float(d @ np.array([-b.along[1], b.along[0]])))
             along = abs(float(d @ b.along))
             gap = along - (b.length + c.length) / 2
-            if across < 1.5 * max(b.thickness, c.thickness) and -1.0 < gap < 0.5 * min(b.length, c.length) + 3:
+            if (across < 1.5 * max(b.thickness, c.thickness)
+                    and -1.0 < gap < SPINNER_GAP_RATIO * min(b.length, c.length) + 3):
                 best = j
                 break
         out.append(b)
@@ -502,6 +512,109 @@ def _quad_poly(q: np.ndarray) -> np.ndarray:
     return np.round(q).astype(np.int32).reshape(-1, 1, 2)
 
 
+def _candidate(frame_bgr: np.ndarray, lab: np.ndarray, quad: np.ndarray, split: float, dark_face: bool,
+               params: DominoDetectorParams, rank: int = 1, plane_from_image: np.ndarray | None = None):
+    """Read the tile ``quad`` and keep it when it passes for a tile: (sort key, quad, width, length, dark face,
+    half a, half b, facts), or None. ``rank`` orders candidates that read equally well (0: placed, not measured).
+    With ``plane_from_image`` (a homography to the plane of the tile tops) the shape is judged in that plane: an
+    oblique camera sees a tile pointing away from it far shorter than 2:1."""
+    a, b, facts = read_tile(frame_bgr, quad, split, params.max_pips)
+    if "outline" in a.reason or "outline" in b.reason:
+        quad, split, a, b, facts = _retry_longer(frame_bgr, quad, split, a, b, facts, params)
+    width, length = _quad_size(quad)
+    aspect = length / width
+    if plane_from_image is not None:
+        pw, pl = _quad_size(cv2.perspectiveTransform(np.float32(quad).reshape(-1, 1, 2), plane_from_image).reshape(-1, 2))
+        aspect = pl / pw
+    if facts["face_ratio"] < NOT_A_TILE_FACE_RATIO:
+        return None  # not one face colour: wood, a box, a hand
+    if facts["bar_ratio"] < MIN_BAR_RATIO:
+        return None  # no stroke across the tile where its halves meet: the quad is not this tile
+    if facts["bar_ratio"] > MAX_BAR_RATIO:
+        return None  # a stroke from side to side: the gap between two tiles, not a bar (which ends inside)
+    if not ASPECT_RANGE[0] <= aspect <= ASPECT_RANGE[1]:
+        return None  # not shaped like a domino (halves are squares on most sets, 0.8 x 1 on some)
+    if (a.pips, b.pips) == (0, 0) and outline_contrast(
+            lab, quad, np.asarray(facts["face_lab"], np.float32), dark_face) < MIN_OUTLINE_CONTRAST:
+        return None  # a blank-blank has no pips to vouch for it: with a side showing no edge, it is table
+    halves_read = int(a.pips is not None) + int(b.pips is not None)
+    if halves_read == 0:
+        return None  # neither half a standard pattern: nothing but a stroke says it is a tile (grain, print)
+    return ((halves_read, rank, min(a.score, b.score), -abs(aspect - 2.0)), quad, width, length,
+            dark_face, a, b, facts)
+
+
+def _quad_size(quad: np.ndarray) -> tuple[float, float]:
+    """Width (mean of the two ends) and length (between the ends' midpoints) of a tile quad."""
+    q = np.asarray(quad, np.float64)
+    width = float((np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3])) / 2)
+    return width, float(np.linalg.norm((q[2] + q[3]) / 2 - (q[0] + q[1]) / 2))
+
+
+# A tile's top in its own plane frame, in tile widths: (u across, v along), corners in quad order.
+_UNIT_TILE_UV = np.float32([[-0.5, -1.0], [0.5, -1.0], [0.5, 1.0], [-0.5, 1.0]])
+
+
+def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_Bar], cands: list,
+                           params: DominoDetectorParams) -> list:
+    """Tiles placed on bars whose own tile could not be measured or read, at the size of the tiles that were.
+
+    A glare patch on a black tile, a spinner's stud, or a neighbour touching its long side can defeat the walks,
+    but the bar still marks the tile's centre and direction, and every tile of a set is the same rectangle in
+    the one plane of the tile tops. A cleanly read tile's quad is the image of that rectangle, so its
+    homography maps the table plane (up to a move within it, which does not matter) to the image: the bar is
+    taken into that plane, the rectangle laid on it across the bar, and brought back (so an oblique camera's
+    foreshortening comes out right), its sides then fitted to edge points. The nearest read tiles are tried in
+    turn; a placed tile is kept only if both its halves read cleanly and show pips (a placed blank-blank would
+    rest on the bar alone).
+    """
+    good = [c for c in cands if c[0][0] == 2]
+    if not good or not bars:
+        return []
+    med = float(np.median([c[2] for c in good]))
+    good = [c for c in good if SIZE_BAND[0] * med <= c[2] <= SIZE_BAND[1] * med]  # one set: one size
+    centres = np.array([c[1].mean(axis=0) for c in good])
+    homographies = [cv2.getPerspectiveTransform(_UNIT_TILE_UV, np.float32(c[1])) for c in good]
+    lo, hi = min(c[2] for c in good), max(c[2] for c in good)
+    out = []
+    for bar in bars:
+        if not KNOWN_SIZE_BAR_RATIO[0] * lo <= bar.length <= KNOWN_SIZE_BAR_RATIO[1] * hi:
+            continue  # not a centre bar of a tile this size
+        pt = (float(bar.center[0]), float(bar.center[1]))
+        if any(cv2.pointPolygonTest(np.float32(c[1]).reshape(-1, 1, 2), pt, False) >= 0 for c in good + out):
+            continue  # on a tile read already (a spinner's pieces and their join are one bar)
+        ends = np.float32([bar.center - bar.along * bar.length / 2, bar.center, bar.center + bar.along * bar.length / 2])
+        for k in np.argsort(np.linalg.norm(centres - bar.center, axis=1))[:KNOWN_SIZE_TRIES]:
+            H = homographies[k]
+            uv = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
+            d = uv[2] - uv[0]
+            if not np.all(np.isfinite(uv)) or np.linalg.norm(d) < 1e-6:
+                continue
+            d /= np.linalg.norm(d)
+            nv = np.array([-d[1], d[0]])
+            c = uv[1]
+            rect = np.float32([c - nv - d / 2, c - nv + d / 2, c + nv + d / 2, c + nv - d / 2])
+            quad = cv2.perspectiveTransform(rect.reshape(-1, 1, 2), H).reshape(-1, 2).astype(np.float64)
+            face = face_colour_lab(cv2.cvtColor(rectify_tile(frame_bgr, quad), cv2.COLOR_BGR2LAB))
+            dark_face = bool(face[0] < 100)
+            if dark_face == bar.dark_ink:
+                continue  # the ink must contrast with the face
+            if centre_bar_ratio(frame_bgr, quad, 0.5, face, dark_face) < MIN_BAR_RATIO:
+                continue  # laid on the bar, yet no stroke across its middle: a pip row, grain, print
+            quad = _refine_quad(lab, _refine_quad(lab, quad, face, dark_face), face, dark_face)
+            mid_a, mid_b = (quad[0] + quad[1]) / 2, (quad[2] + quad[3]) / 2
+            axis = mid_b - mid_a
+            split = float(np.clip((bar.center - mid_a) @ axis / (axis @ axis), 0.3, 0.7))
+            cand = _candidate(frame_bgr, lab, quad, split, dark_face, params, rank=0,
+                              plane_from_image=np.linalg.inv(H))
+            # placed, not measured: only a clean reading of both halves, with pips on the grid, shows it is a
+            # tile (wood grain and print have strokes too, and a flag on the table is noise to the umpire)
+            if cand is not None and cand[0][0] == 2 and (cand[5].pips or cand[6].pips):
+                out.append(cand)
+                break
+    return out
+
+
 def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAULT_DOMINO_PARAMS
                     ) -> tuple[TileDetection, ...]:
     """Every tile found in ``frame_bgr``: face-up tiles with their pips read (or flagged), then face-down ones."""
@@ -516,32 +629,24 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
     # measure and read every candidate, then keep the best of overlapping ones: a seam between two tiles can pass
     # for a bar, but the "tile" around it does not read as two standard halves, while the true tile does
     cands = []
+    unmeasured = []
     for bar in bars:
         m = _measure_tile(lab, bar, params)
         if m is None:
+            unmeasured.append(bar)
             continue
         quad, width, length, _face, dark_face, split = m
-        a, b, facts = read_tile(frame_bgr, quad, split, params.max_pips)
-        if "outline" in a.reason or "outline" in b.reason:
-            quad, split, a, b, facts = _retry_longer(frame_bgr, quad, split, a, b, facts, params)
-        if facts["face_ratio"] < NOT_A_TILE_FACE_RATIO:
-            continue  # not one face colour: wood, a box, a hand
-        if facts["bar_ratio"] < MIN_BAR_RATIO:
-            continue  # no stroke across the tile where its halves meet: the quad is not this tile
-        if facts["bar_ratio"] > MAX_BAR_RATIO:
-            continue  # a stroke from side to side: the gap between two tiles, not a bar (which ends inside)
-        if not ASPECT_RANGE[0] <= length / width <= ASPECT_RANGE[1]:
-            continue  # not shaped like a domino (halves are squares on most sets, 0.8 x 1 on some)
-        if (a.pips, b.pips) == (0, 0) and outline_contrast(
-                lab, quad, np.asarray(facts["face_lab"], np.float32), dark_face) < MIN_OUTLINE_CONTRAST:
-            continue  # a blank-blank has no pips to vouch for it: with a side showing no edge, it is table
-        halves_read = int(a.pips is not None) + int(b.pips is not None)
-        cands.append(((halves_read, min(a.score, b.score), -abs(length / width - 2.0)), quad, width, length,
-                      dark_face, a, b, facts))
+        c = _candidate(frame_bgr, lab, quad, split, dark_face, params)
+        if c is not None:
+            cands.append(c)
+        if c is None or c[0][0] < 2:
+            unmeasured.append(bar)  # measured wrong (a walk ran past a seam, or stopped at a pip): try the known size
+    cands += _known_size_candidates(frame_bgr, lab, unmeasured, cands, params)
     cands = _drop_seam_tiles(cands)
     if len(cands) >= 3:
         med = float(np.median([c[2] for c in cands if c[0][0] == 2] or [c[2] for c in cands]))
-        cands = [c for c in cands if SIZE_BAND[0] * med <= c[2] <= SIZE_BAND[1] * med]
+        # (a placed tile has the read tiles' size in the plane already; seen obliquely its width in pixels is not)
+        cands = [c for c in cands if c[0][1] == 0 or SIZE_BAND[0] * med <= c[2] <= SIZE_BAND[1] * med]
     cands.sort(key=lambda c: c[0], reverse=True)
     taken = np.zeros((h, w), np.uint8)
     tiles: list[TileDetection] = []
@@ -553,7 +658,10 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
         mask = np.zeros((h, w), np.uint8)
         cv2.fillPoly(mask, [_quad_poly(quad)], 1)
         area = float(mask.sum())
-        if area > 0 and float((mask & taken).sum()) / area > 0.25:
+        # quads of touching tiles may overlap a little where an outline ran on into the neighbour (a tile's side
+        # seen obliquely); one that reads cleanly, centred clear of the others, stands
+        limit = OVERLAP_CLEAN if a.pips is not None and b.pips is not None else OVERLAP_FLAGGED
+        if area > 0 and float((mask & taken).sum()) / area > limit:
             continue
         taken |= mask
         reasons = tuple(f"half {name}: {r.reason}" for name, r in (("a", a), ("b", b)) if r.pips is None)
@@ -567,6 +675,33 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
     if params.find_face_down and tiles:
         tiles += _face_down_tiles(frame_bgr, lab, tiles, taken, params)
     return tuple(tiles)
+
+
+def face_share(frame_bgr: np.ndarray, quad_px: np.ndarray, tiles: tuple[TileDetection, ...] | list[TileDetection],
+               params: DominoDetectorParams = DEFAULT_DOMINO_PARAMS) -> float:
+    """Share of the pixels inside ``quad_px`` that show the face colour of the face-up ``tiles`` found (either
+    style). Where a tile went unseen its face (or its back, the same material) covers the place; bare table
+    does not, so a place with little of it holds no tile."""
+    h, w = frame_bgr.shape[:2]
+    q = np.asarray(quad_px, np.float64)
+    faces = [(t.style, t.extra["face_lab"]) for t in tiles if t.face_up and "face_lab" in t.extra]
+    if not faces or not np.all(np.isfinite(q)):
+        return 0.0
+    x0, y0 = np.floor(q.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(q.max(axis=0)).astype(int) + 1
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return 0.0
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(mask, [_quad_poly(q - [x0, y0])], 1)
+    if not mask.any():
+        return 0.0
+    lab = cv2.cvtColor(frame_bgr[y0:y1, x0:x1], cv2.COLOR_BGR2LAB).astype(np.float32)[mask > 0]
+    best = 0.0
+    for style in sorted({st for st, _ in faces}):
+        face = np.median([f for st, f in faces if st == style], axis=0).astype(np.float32)
+        best = max(best, float(_is_face(lab, face, params.face_tolerance, style == "black").mean()))
+    return best
 
 
 def _face_down_tiles(frame_bgr: np.ndarray, lab: np.ndarray, tiles: list[TileDetection], taken: np.ndarray,

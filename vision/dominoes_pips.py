@@ -31,7 +31,12 @@ GRID_FIT_TOLERANCE_RATIO = 0.08
 # FACE_DISTANCE in Lab, darker counting fully and glare half) is wood grain, a box, or two things at once.
 MIN_FACE_RATIO = 0.8
 BLANK_MAX_MARKED = 0.06
-FACE_DISTANCE = 30.0  # a pip centre may sit this far (of the width) from its grid point
+FACE_DISTANCE = 30.0  # Lab distance from the face colour within which a pixel is the face
+# Glare on a black face: lighter, with no more chroma than this (Lab) beyond the face's, counts this much.
+GLARE_MAX_CHROMA = 10.0
+# A spinner (a brass stud at the centre of the bar) is up to this share of the width across (4-5 mm on 24 mm).
+SPINNER_DIAMETER_RATIO = 0.22
+GLARE_WEIGHT_DARK = 0.15
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -244,8 +249,8 @@ def read_tile(frame_bgr: np.ndarray, quad_px: np.ndarray, split_ratio: float = 0
     face = face_colour_lab(np.vstack([ha, hb]))
     dark_face = bool(face[0] < 100)
     ma, mb = feature_mask(ha, face, dark_face), feature_mask(hb, face, dark_face)
-    a = _blank_is_clean(read_half(ma, max_pips), ha, face)
-    b = _blank_is_clean(read_half(mb, max_pips), hb, face)
+    a = _blank_is_clean(read_half(ma, max_pips), ha, face, dark_face)
+    b = _blank_is_clean(read_half(mb, max_pips), hb, face, dark_face)
     uniform = min(face_ratio(ha, ma, face, dark_face), face_ratio(hb, mb, face, dark_face))
     if uniform < MIN_FACE_RATIO:
         why = f"only {uniform:.0%} of the half is the tile's face"
@@ -267,21 +272,34 @@ def centre_bar_ratio(frame_bgr: np.ndarray, quad_px: np.ndarray, split_ratio: fl
     row = round(split_ratio * 2 * w)
     band = cv2.cvtColor(tile[max(0, row - int(0.08 * w)):row + int(0.08 * w) + 1], cv2.COLOR_BGR2LAB).astype(np.float32)
     dl = band[..., 0] - face_lab[0]
-    ink = (dl > 25.0) if dark_face else (dl < -18.0)
-    line = cv2.morphologyEx(ink.astype(np.uint8), cv2.MORPH_OPEN, np.ones((1, max(3, int(0.3 * w))), np.uint8))
+    ink = ((dl > 25.0) if dark_face else (dl < -18.0)).astype(np.uint8)
+    # a spinner's stud (brass, not ink) interrupts the bar at the tile's centre: a row with ink just either side
+    # of it runs on through it
+    r = max(1, round(SPINNER_DIAMETER_RATIO * w / 2))
+    c0, c1 = w // 2 - r, w // 2 + r
+    through = ink[:, max(0, c0 - 3):c0].any(axis=1) & ink[:, c1:c1 + 3].any(axis=1)
+    ink[through, c0:c1] = 1
+    line = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, max(3, int(0.3 * w))), np.uint8))
     return float(line.any(axis=0).mean())
 
 
-def _blank_is_clean(r: HalfReading, half_lab: np.ndarray, face_lab: np.ndarray) -> HalfReading:
+def _blank_is_clean(r: HalfReading, half_lab: np.ndarray, face_lab: np.ndarray, dark_face: bool = False
+                    ) -> HalfReading:
     """A half read as blank must look blank: more than ``BLANK_MAX_MARKED`` of its inner area far from the face
-    (in lightness either way) means pips were there and not segmented (blur, glare): unreadable, never 0."""
+    (in lightness either way) means pips were there and not segmented (blur, glare): unreadable, never 0.
+
+    On a black face the lamp's glare is a broad, smooth lightening: there the lightness is compared with its
+    surroundings (a median over a third of the width), which follow the glare, and paint still stands out."""
     if r.pips != 0:
         return r
     w = half_lab.shape[1]
     m = round(EDGE_MARGIN_RATIO * w)
     band = round(0.15 * w)
-    inner = half_lab[m:w - band, m:w - m, 0].astype(np.float32)
-    marked = float((np.abs(inner - face_lab[0]) > 40.0).mean())
+    lightness = np.ascontiguousarray(half_lab[..., 0])
+    ref = (cv2.medianBlur(lightness.astype(np.uint8), max(5, int(0.35 * w) | 1)).astype(np.float32)
+           if dark_face else np.float32(face_lab[0]))
+    inner = (lightness.astype(np.float32) - ref)[m:w - band, m:w - m]
+    marked = float((np.abs(inner) > 40.0).mean())
     if marked > BLANK_MAX_MARKED:
         return HalfReading(pips=None, blob_count=r.blob_count, score=0.0, bar_ratio=r.bar_ratio,
                            reason=f"read as blank but {marked:.0%} of it is marked")
@@ -297,8 +315,12 @@ def face_ratio(half_lab: np.ndarray, features: np.ndarray, face_lab: np.ndarray,
     feat = cv2.dilate(features, np.ones((5, 5), np.uint8))[m:w - band, m:w - m] > 0
     dl = lab[..., 0] - face_lab[0]
     dc = np.hypot(lab[..., 1] - face_lab[1], lab[..., 2] - face_lab[2])
-    # glare is lighter than the face on ivory and black alike: it counts little
-    away = np.where(dl > 0, 0.4 * dl, -0.5 * dl) if dark_face else np.where(dl < 0, -dl, 0.5 * dl)
+    # glare is lighter than the face on ivory and black alike: it counts little. On a black face it is the lamp's
+    # white added to the black, so lighter there with the face's own (lack of) colour is glare, however light
+    if dark_face:
+        away = np.where(dl > 0, np.where(dc < GLARE_MAX_CHROMA, GLARE_WEIGHT_DARK, 0.4) * dl, -0.5 * dl)
+    else:
+        away = np.where(dl < 0, -dl, 0.5 * dl)
     ok = (away + dc) < FACE_DISTANCE
     rest = ~feat
     return float(ok[rest].mean()) if rest.any() else 0.0

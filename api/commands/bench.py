@@ -391,7 +391,8 @@ def _bench_dominoes(args: argparse.Namespace) -> list[str]:
     from api.bench_dominoes import bench_dominoes
     # at least 40 simulated photos (issue 9), about 3.5 s each to render once
     return bench_dominoes(n_fresh=max(40, min(args.fresh, 48)) if args.fresh else 0, cache=args.cache,
-                          log=lambda s: print(s, flush=True), show_failures=args.failures)
+                          log=lambda s: print(s, flush=True), show_failures=args.failures,
+                          **({} if args.seed is None else {"seed": args.seed}))  # another seed: a held-out set
 
 
 def _bench_tantrix(args: argparse.Namespace) -> list[str]:

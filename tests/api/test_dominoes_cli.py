@@ -149,3 +149,17 @@ def test_with_the_camera_tiles_land_where_they_lie_on_the_table(render):
     assert errs, "no tile read"
     assert float(np.median(errs)) < 1.5
     assert float(np.median(width_errs)) < 1.5
+
+
+def test_layout_with_a_tile_past_an_unseen_one_is_undecided_not_legal():
+    """A missed tile between an open end and a lone tile hides two joins: the bad one may be among them."""
+    line = [PlacedTile(tile_id="A", center_mm=(0.0, 0.0), angle_deg=0.0, bone=Bone(a=1, b=5)),
+            PlacedTile(tile_id="B", center_mm=(49.0, 0.0), angle_deg=0.0, bone=Bone(a=5, b=3))]
+    assert layout_of(line)["legal"] is True
+    lone = PlacedTile(tile_id="C", center_mm=(147.0, 0.0), angle_deg=0.0, bone=Bone(a=6, b=4))
+    lay = layout_of([*line, lone])
+    assert lay["legal"] is None and [(g["tile"], g["half"], g["beyond"]) for g in lay["gaps"]] == [("B", "b", "C")]
+    # the unseen tile's place: in line, between B's end (x = 73.5) and C (x = 123)
+    np.testing.assert_allclose(np.mean(lay["gaps"][0]["unseen_outline_mm"], axis=0), (98.5, 0.0), atol=1.5)
+    hand = PlacedTile(tile_id="H", center_mm=(49.0, 80.0), angle_deg=0.0, bone=Bone(a=6, b=4))
+    assert layout_of([*line, hand])["legal"] is True  # a hand tile beside the line is no gap

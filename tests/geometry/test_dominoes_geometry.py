@@ -98,3 +98,26 @@ def test_bad_tiles_are_named_errors():
         PlacedTile(tile_id="x", center_mm=(0, 0), angle_deg=0).end_center_mm("c")
     with pytest.raises(GeometryError, match="whole numbers"):
         Bone.parse("1.5-2")
+
+
+def test_a_tile_one_length_beyond_an_open_end_is_a_gap_in_the_line():
+    """DM P2 needs every join seen: a lone tile a tile's length past an open end had one unseen between them."""
+    from geometry.dominoes import tiles_beyond_free_ends
+
+    line = [tile("t0", 0, 0, 0, 1, 5), tile("t1", 2 * W + 1, 0, 0, 5, 3)]
+    cases = {
+        "in line, one tile missing": (tile("x", 6 * W + 3, 0, 0, 4, 6), True),
+        "round a corner, one tile missing": (tile("x", 4 * W + 2, 2.5 * W, 90, 4, 6), True),
+        "two tiles missing": (tile("x", 8 * W + 4, 0, 0, 4, 6), False),
+        "a hand beside the line": (tile("x", 2 * W + 1, 2 * W, 0, 4, 6), False),
+        "off past the other end, out of reach": (tile("x", -2 * W - 10, 4 * W, 90, 4, 6), False),
+        "past the other end, round a corner": (tile("x", -1.5 * W - 2, 2.5 * W + 2, 90, 4, 6), True),
+        "round a corner with no room for a tile": (tile("x", -1.5 * W - 1, 2 * W + 1, 90, 4, 6), False),
+    }
+    for name, (extra, expected) in cases.items():
+        tiles = [*line, extra]
+        joins = find_joins(tiles)
+        gaps = tiles_beyond_free_ends(tiles, joins, free_ends(tiles, joins))
+        assert bool(gaps) is expected, name
+        if expected:
+            assert all(g.other_id == "x" for g in gaps), name
