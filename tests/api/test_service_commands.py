@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 
 import httpx
@@ -53,7 +54,10 @@ def test_demo_plays_a_video_and_stops_by_itself(tmp_path: Path) -> None:
          "--db", str(tmp_path / "demo.sqlite"), "--source", str(video), "--pipeline", "truth"],
         r"umpire page (http://127\.0\.0\.1:\d+/umpire\?game=\S+)")
     try:
-        base, game_id = url.split("/umpire?game=")
+        base, query = url.split("/umpire?")
+        params = urllib.parse.parse_qs(query)
+        game_id = params["game"][0]
+        assert params["token"][0]  # the demo's own token, so the page's corrections work
         assert httpx.get(url, timeout=10).status_code == 200
         state = httpx.get(f"{base}/v1/games/{game_id}", timeout=10).json()
         assert state["game"]["source"]["kind"] == "file" and state["game"]["source"]["loop"] is True
