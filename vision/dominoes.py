@@ -8,8 +8,13 @@ then fitted to edge points and intersected, since a tilted camera sees the top a
 quadrilateral is cut at the bar, each half warped (``cv2.getPerspectiveTransform``) to a square top view and
 its pips read there (``vision.dominoes_pips``). Every candidate is measured and read, and of overlapping ones
 the best read is kept; one with no bar stroke where its halves meet, or not one face colour, is not a tile.
-Face-down tiles are face-coloured rectangles of the found tiles' size with no marks. A tile whose halves do not
-read as a standard pip pattern is reported with ``pips`` None and the reason: flagged, never guessed.
+Where the walks fail (glare on a black face, a spinner's stud, a neighbour along the long side, an oblique
+view), the tile is placed on its bar instead: every tile of a set is the same rectangle in the one plane of the
+tile tops, so a cleanly read tile's quad gives that plane's homography, and the rectangle is laid across the bar
+in it and brought back; such a tile is kept only when both halves read with pips. Face-down tiles are
+face-coloured rectangles of the found tiles' size with no marks. A tile one of whose halves does not read as a
+standard pip pattern is reported with ``pips`` None and the reason: flagged, never guessed (with neither half
+readable, nothing but a stroke says it is a tile, and it is dropped).
 """
 from __future__ import annotations
 
@@ -595,6 +600,9 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
             c = uv[1]
             rect = np.float32([c - nv - d / 2, c - nv + d / 2, c + nv + d / 2, c + nv - d / 2])
             quad = cv2.perspectiveTransform(rect.reshape(-1, 1, 2), H).reshape(-1, 2).astype(np.float64)
+            width_px = _quad_size(quad)[0]
+            if not KNOWN_SIZE_BAR_RATIO[0] * width_px <= bar.length <= KNOWN_SIZE_BAR_RATIO[1] * width_px:
+                continue  # not the centre bar of a tile here (seen at this distance)
             face = face_colour_lab(cv2.cvtColor(rectify_tile(frame_bgr, quad), cv2.COLOR_BGR2LAB))
             dark_face = bool(face[0] < 100)
             if dark_face == bar.dark_ink:
