@@ -392,7 +392,8 @@ def _face_end(lab: np.ndarray, center: np.ndarray, across: np.ndarray, outward: 
 def outline_contrast(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_face: bool) -> float:
     """How clearly the quad's four sides are tile edges: for each side the median, over points along it, of the
     strongest off-face value just outside it (a seam, a shadow, the table); the weakest side counts. A patch of
-    pale wood that passes for a blank tile has a side with nothing there."""
+    pale wood that passes for a blank tile has a side with nothing there. On a black face only the long sides
+    count: the seam where a black tile's end meets the next black tile in the line is as black as both."""
     width = float(np.linalg.norm(quad[1] - quad[0]))
     centre = quad.mean(axis=0)
     offsets = np.arange(-0.02 * width, 0.1 * width + 0.5, 1.0)
@@ -408,7 +409,7 @@ def outline_contrast(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_f
             pts = (p + (q - p) * f)[None, :] + offsets[:, None] * out_n[None, :]
             best.append(float(_off_face(_sample(lab, pts), face, dark_face).max()))
         sides.append(float(np.median(best)))
-    return min(sides)
+    return min(sides[1], sides[3]) if dark_face else min(sides)  # sides 1 and 3 are the long ones
 
 
 def _line_intersection(p1, d1, p2, d2) -> np.ndarray | None:
