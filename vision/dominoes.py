@@ -530,7 +530,8 @@ def _candidate(frame_bgr: np.ndarray, lab: np.ndarray, quad: np.ndarray, split: 
     width, length = _quad_size(quad)
     aspect = length / width
     if plane_from_image is not None:
-        pw, pl = _quad_size(cv2.perspectiveTransform(np.float32(quad).reshape(-1, 1, 2), plane_from_image).reshape(-1, 2))
+        in_plane = cv2.perspectiveTransform(np.float32(quad).reshape(-1, 1, 2), plane_from_image).reshape(-1, 2)
+        pw, pl = _quad_size(in_plane)
         aspect = pl / pw
     if facts["face_ratio"] < NOT_A_TILE_FACE_RATIO:
         return None  # not one face colour: wood, a box, a hand
@@ -589,7 +590,8 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
         pt = (float(bar.center[0]), float(bar.center[1]))
         if any(cv2.pointPolygonTest(np.float32(c[1]).reshape(-1, 1, 2), pt, False) >= 0 for c in good + out):
             continue  # on a tile read already (a spinner's pieces and their join are one bar)
-        ends = np.float32([bar.center - bar.along * bar.length / 2, bar.center, bar.center + bar.along * bar.length / 2])
+        half = bar.along * bar.length / 2
+        ends = np.float32([bar.center - half, bar.center, bar.center + half])
         for k in np.argsort(np.linalg.norm(centres - bar.center, axis=1))[:KNOWN_SIZE_TRIES]:
             H = homographies[k]
             uv = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
