@@ -237,7 +237,8 @@ def bench_dominoes(*, n_fresh: int, cache: Path, real_dir: Path | None = None,
         lines.append(f"  face-down tiles found: ours {ours.face_down_found}/{ours.face_down}; detections matching no "
                      f"tile: ours {ours.extra}, baseline {base.extra}")
         lines.append(f"  layout legality exact: {ours.layouts_exact}/{ours.layouts} "
-                     f"({ours.layouts_undecided} undecided: an unread tile in a join, or the line seen in pieces; "
+                     f"({ours.layouts_undecided} undecided: an unread tile in a join, the line seen in pieces, or room "
+                     f"for an unseen tile between an open end and a lone tile; "
                      f"{ours.layouts - ours.layouts_exact - ours.layouts_undecided} wrong)")
         lines.append(f"  time per photo (one core): ours median {np.median(ours.times_ms):.0f} ms, p95 "
                      f"{np.percentile(ours.times_ms, 95):.0f} ms; baseline median {np.median(base.times_ms):.0f} ms")

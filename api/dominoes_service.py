@@ -28,7 +28,13 @@ from geometry.dominoes import (
     free_ends,
     tiles_beyond_free_ends,
 )
-from vision.dominoes import DEFAULT_DOMINO_PARAMS, DominoDetectorParams, TileDetection, detect_dominoes, face_share
+from vision.dominoes import (
+    DEFAULT_DOMINO_PARAMS,
+    DominoDetectorParams,
+    TileDetection,
+    detect_dominoes,
+    face_share,
+)
 
 GAME = "dominoes"
 # Where an unseen tile would close a gap in the line, at least this share of the place shows a tile's face colour

@@ -8,8 +8,13 @@ then fitted to edge points and intersected, since a tilted camera sees the top a
 quadrilateral is cut at the bar, each half warped (``cv2.getPerspectiveTransform``) to a square top view and
 its pips read there (``vision.dominoes_pips``). Every candidate is measured and read, and of overlapping ones
 the best read is kept; one with no bar stroke where its halves meet, or not one face colour, is not a tile.
-Face-down tiles are face-coloured rectangles of the found tiles' size with no marks. A tile whose halves do not
-read as a standard pip pattern is reported with ``pips`` None and the reason: flagged, never guessed.
+Where the walks fail (glare on a black face, a spinner's stud, a neighbour along the long side, an oblique
+view), the tile is placed on its bar instead: every tile of a set is the same rectangle in the one plane of the
+tile tops, so a cleanly read tile's quad gives that plane's homography, and the rectangle is laid across the bar
+in it and brought back; such a tile is kept only when both halves read with pips. Face-down tiles are
+face-coloured rectangles of the found tiles' size with no marks. A tile one of whose halves does not read as a
+standard pip pattern is reported with ``pips`` None and the reason: flagged, never guessed (with neither half
+readable, nothing but a stroke says it is a tile, and it is dropped).
 """
 from __future__ import annotations
 
@@ -387,7 +392,8 @@ def _face_end(lab: np.ndarray, center: np.ndarray, across: np.ndarray, outward: 
 def outline_contrast(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_face: bool) -> float:
     """How clearly the quad's four sides are tile edges: for each side the median, over points along it, of the
     strongest off-face value just outside it (a seam, a shadow, the table); the weakest side counts. A patch of
-    pale wood that passes for a blank tile has a side with nothing there."""
+    pale wood that passes for a blank tile has a side with nothing there. On a black face only the long sides
+    count: the seam where a black tile's end meets the next black tile in the line is as black as both."""
     width = float(np.linalg.norm(quad[1] - quad[0]))
     centre = quad.mean(axis=0)
     offsets = np.arange(-0.02 * width, 0.1 * width + 0.5, 1.0)
@@ -403,7 +409,7 @@ def outline_contrast(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_f
             pts = (p + (q - p) * f)[None, :] + offsets[:, None] * out_n[None, :]
             best.append(float(_off_face(_sample(lab, pts), face, dark_face).max()))
         sides.append(float(np.median(best)))
-    return min(sides)
+    return min(sides[1], sides[3]) if dark_face else min(sides)  # sides 1 and 3 are the long ones
 
 
 def _line_intersection(p1, d1, p2, d2) -> np.ndarray | None:
@@ -524,7 +530,8 @@ def _candidate(frame_bgr: np.ndarray, lab: np.ndarray, quad: np.ndarray, split: 
     width, length = _quad_size(quad)
     aspect = length / width
     if plane_from_image is not None:
-        pw, pl = _quad_size(cv2.perspectiveTransform(np.float32(quad).reshape(-1, 1, 2), plane_from_image).reshape(-1, 2))
+        in_plane = cv2.perspectiveTransform(np.float32(quad).reshape(-1, 1, 2), plane_from_image).reshape(-1, 2)
+        pw, pl = _quad_size(in_plane)
         aspect = pl / pw
     if facts["face_ratio"] < NOT_A_TILE_FACE_RATIO:
         return None  # not one face colour: wood, a box, a hand
@@ -583,7 +590,8 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
         pt = (float(bar.center[0]), float(bar.center[1]))
         if any(cv2.pointPolygonTest(np.float32(c[1]).reshape(-1, 1, 2), pt, False) >= 0 for c in good + out):
             continue  # on a tile read already (a spinner's pieces and their join are one bar)
-        ends = np.float32([bar.center - bar.along * bar.length / 2, bar.center, bar.center + bar.along * bar.length / 2])
+        half = bar.along * bar.length / 2
+        ends = np.float32([bar.center - half, bar.center, bar.center + half])
         for k in np.argsort(np.linalg.norm(centres - bar.center, axis=1))[:KNOWN_SIZE_TRIES]:
             H = homographies[k]
             uv = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
@@ -595,6 +603,9 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
             c = uv[1]
             rect = np.float32([c - nv - d / 2, c - nv + d / 2, c + nv + d / 2, c + nv - d / 2])
             quad = cv2.perspectiveTransform(rect.reshape(-1, 1, 2), H).reshape(-1, 2).astype(np.float64)
+            width_px = _quad_size(quad)[0]
+            if not KNOWN_SIZE_BAR_RATIO[0] * width_px <= bar.length <= KNOWN_SIZE_BAR_RATIO[1] * width_px:
+                continue  # not the centre bar of a tile here (seen at this distance)
             face = face_colour_lab(cv2.cvtColor(rectify_tile(frame_bgr, quad), cv2.COLOR_BGR2LAB))
             dark_face = bool(face[0] < 100)
             if dark_face == bar.dark_ink:
