@@ -37,7 +37,7 @@ from vision.pyramids_fit import (
     hull_px,
     single_seeds,
 )
-from vision.pyramids_physics import interpenetration_mm, surface_points_mm, tilted_support_gap_mm
+from vision.pyramids_physics import interpenetration_mm, tilted_support_gap_mm
 from vision.pyramids_segment import difference_map, foreground_mask, shadow_mask, table_reference_bgr
 from vision.pyramids_stack import StackParams, StackVerdict, find_stacked_piece
 from vision.types import VisionError
@@ -250,18 +250,14 @@ def _describe(pieces) -> str:
     return "+".join(sorted(f"{p.kind}:{p.size}" for p in pieces))
 
 
-def _tilted_seed(b: PieceHypothesis, a: PieceHypothesis, overlap_ratio: float = 0.4) -> PieceHypothesis:
-    """Turn an upright hypothesis ``b`` into one leaning onto the lying piece ``a``: facing its plan centroid,
-    the hinge ``overlap_ratio`` of a base side short of the lying piece's nearest point, so that the base
-    reaches over it (its tilt then follows from the contact, ``rest_on_lying``)."""
-    verts = a.pose().vertices_mm()
-    pa = verts[:, :2].mean(axis=0)
+def _tilted_seed(b: PieceHypothesis, a: PieceHypothesis) -> PieceHypothesis:
+    """Turn an upright hypothesis ``b`` into one leaning towards piece ``a``."""
+    pa = a.pose().vertices_mm()[:, :2].mean(axis=0)
     pb = np.array(b.params[:2])
     d = pa - pb
     n = float(np.linalg.norm(d)) or 1.0
     d /= n
-    near = float((surface_points_mm(a.pose())[:, :2] @ d).min()) if a.kind == "lying" else float(pb @ d)
-    hinge = pb + d * (near - overlap_ratio * base_mm(b.size) - float(pb @ d))
+    hinge = pb - d * base_mm(b.size) / 2
     yaw = math.atan2(d[1], d[0]) - math.pi / 2
     return PieceHypothesis("tilted", b.size, (hinge[0], hinge[1], yaw, math.radians(18.0)))
 
@@ -311,35 +307,15 @@ def _pair_plausible(fitter: BlobFitter, pieces) -> bool:
     return not ("tilted" in kinds and "lying" not in kinds)
 
 
-def _polygon_of(contour: np.ndarray) -> Polygon:
-    simple = cv2.approxPolyDP(contour, 0.8, True)
-    pts = (simple if len(simple) >= 4 else contour).reshape(-1, 2).astype(np.float64)
-    poly = Polygon(pts)
-    return poly if poly.is_valid else poly.buffer(0)
-
-
-def _faint_polygon(contour: np.ndarray, faint_labels: np.ndarray | None) -> Polygon | None:
-    """The component of the half-threshold foreground that holds the blob (None without one)."""
-    if faint_labels is None:
-        return None
-    pts = contour.reshape(-1, 2)
-    labels = faint_labels[pts[:, 1], pts[:, 0]]
-    labels = labels[labels > 0]
-    if len(labels) == 0:
-        return None
-    comp = (faint_labels == np.bincount(labels).argmax()).astype(np.uint8)
-    cs, _ = cv2.findContours(comp, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-    return _polygon_of(max(cs, key=cv2.contourArea)) if cs else None
-
-
 def _fit_blob(
-    camera: CameraModel, contour: np.ndarray, params: PyramidDetectorParams, shadow_offset=None,
-    faint_labels: np.ndarray | None = None,
+    camera: CameraModel, contour: np.ndarray, params: PyramidDetectorParams, shadow_offset=None
 ) -> _Verdict:
     simple = cv2.approxPolyDP(contour, 0.8, True)
     pts = (simple if len(simple) >= 4 else contour).reshape(-1, 2).astype(np.float64)
-    blob = _polygon_of(contour)
-    fitter = BlobFitter(camera, blob, shadow_offset, faint=_faint_polygon(contour, faint_labels))
+    blob = Polygon(pts)
+    if not blob.is_valid:
+        blob = blob.buffer(0)
+    fitter = BlobFitter(camera, blob, shadow_offset)
     singles = fit_single(fitter, pts)
     best_iou = singles[0][0]
     candidates = [(iou, pcs) for iou, pcs in singles]
@@ -358,8 +334,7 @@ def _fit_blob(
             seeds = single_seeds(camera, rp)
             scored = sorted(((sub.iou([s]), s) for s in seeds), key=lambda t: -t[0])[:4]
             b_seeds = [s for _, s in scored]
-            if a.kind == "lying":
-                b_seeds += [_tilted_seed(s, a) for s in b_seeds if s.kind == "upright"][:3]
+            b_seeds += [_tilted_seed(s, a) for s in b_seeds if s.kind == "upright"][:3]
             for b in b_seeds:
                 pieces, iou = fitter.refine([a, b], max_evals=400)
                 candidates.append((iou, pieces))
@@ -485,14 +460,11 @@ def detect_pyramids(
             mask = mask_full
             blobs, _ = _blobs(mask, cam, params)
 
-    # half the threshold: the open base of a hollow piece shows one wall fewer, so about half its tint
-    faint, _ = foreground_mask(diff, params.threshold_sigma / 2, params.min_threshold / 2, shadow)
-    _, faint_labels = cv2.connectedComponents(faint, connectivity=8)
     detections: list[PyramidDetection] = []
     n_ids = 0
     inv = 1.0 / scale
     for contour in blobs:
-        verdict = _fit_blob(cam, contour, params, shadow_offset, faint_labels)
+        verdict = _fit_blob(cam, contour, params, shadow_offset)
         if verdict.iou < params.min_blob_iou:
             continue  # no pyramid makes this silhouette: tape end, grain, a shadow fragment
         hulls = [hull_px(cam, p.pose()) for p in verdict.pieces]

@@ -27,7 +27,6 @@ from geometry.pyramids import (
     tilted_pose,
     upright_pose,
 )
-from vision.pyramids_physics import resting_tilt_rad
 
 # Tilt range of a piece standing on a lying one (deg): below it the piece is upright (IT P1 uses 5 deg); above
 # ~40 deg its centre of mass passes behind the hinge and it tips back.
@@ -64,20 +63,6 @@ def hull_px(camera: CameraModel, pose: PyramidPose) -> np.ndarray:
     return cv2.convexHull(q).reshape(-1, 2).astype(np.float64)
 
 
-def opening_px(camera: CameraModel, pose: PyramidPose) -> np.ndarray | None:
-    """The open base's outline (4, 2) in the image when the camera looks into it, else None.
-
-    Pieces are hollow shells with no base: through the opening the camera sees the inside of the far walls,
-    one wall fewer than elsewhere on the piece (a translucent piece shows half its tint there, often less than
-    the table's texture; an opaque one shows its dark inside). That region's look is not known in advance, so
-    the silhouette fit neither rewards nor penalises it.
-    """
-    outward = -pose.rotation[:, 2]
-    if float(outward @ (np.asarray(camera.center_mm, float).ravel() - pose.base_center_mm)) <= 0.0:
-        return None
-    return camera.project_mm(pose.corners_mm())
-
-
 def _polygon(points: np.ndarray) -> Polygon:
     poly = Polygon(points)
     return poly if poly.is_valid else poly.buffer(0)
@@ -101,12 +86,9 @@ class BlobFitter:
     foreground with shade kept, since a translucent piece's shadow is tinted like the piece.
     """
 
-    def __init__(self, camera: CameraModel, blob: Polygon, shadow_offset: np.ndarray | None = None,
-                 faint: Polygon | None = None):
+    def __init__(self, camera: CameraModel, blob: Polygon, shadow_offset: np.ndarray | None = None):
         self.camera = camera
         self.blob = blob
-        # foreground at half the threshold: what an open base (one wall fewer, half the tint) must cover
-        self.faint = blob if faint is None else faint
         self.blob_area = blob.area
         self.shadow_offset = None if shadow_offset is None else np.asarray(shadow_offset, float)
 
@@ -119,41 +101,14 @@ class BlobFitter:
                 polys.append(_polygon(shadow_hull_px(self.camera, pose, self.shadow_offset)))
         return unary_union(polys)
 
-    def openings(self, pieces: list[PieceHypothesis]):
-        """Where the camera looks into a piece's open base and no other piece of the hypothesis is seen."""
-        out = []
-        for k, p in enumerate(pieces):
-            pose = p.pose()
-            q = opening_px(self.camera, pose)
-            if q is None:
-                continue
-            region = _polygon(q)
-            for j, other in enumerate(pieces):
-                if j != k:
-                    region = region.difference(_polygon(hull_px(self.camera, other.pose())))
-            out.append(region)
-        return unary_union(out) if out else None
-
     def iou(self, pieces: list[PieceHypothesis]) -> float:
-        """IoU of the hypothesis' silhouette with the blob; inside an open base (``opening_px``) with the faint
-        foreground (half the threshold) instead, since the photo shows one wall fewer there."""
         try:
             shape = self.union(pieces)
-            inter = shape.intersection(self.blob).area
-            uni = shape.area + self.blob_area - inter
-            opening = self.openings(pieces)
-            if opening is not None and not opening.is_empty:
-                # inside an open base the photo is compared with the faint foreground instead of the blob
-                opening = opening.intersection(shape)
-                seen = opening.intersection(self.blob).area
-                faint = opening.intersection(self.faint).area
-                inter += faint - seen
         except Exception:  # noqa: BLE001 - degenerate hull while searching: scored as no overlap
             return 0.0
+        inter = shape.intersection(self.blob).area
+        uni = shape.area + self.blob_area - inter
         return inter / uni if uni > 0 else 0.0
-
-    def _cost(self, pieces: list[PieceHypothesis]) -> float:
-        return 1.0 - self.iou(pieces) + UNSUPPORTED_PENALTY * (not supported(pieces))
 
     def refine(self, pieces: list[PieceHypothesis], max_evals: int = 240) -> tuple[list[PieceHypothesis], float]:
         """Nelder-Mead over all continuous parameters of the pieces (sizes and kinds fixed)."""
@@ -165,7 +120,7 @@ class BlobFitter:
             for p, n in zip(pieces, lens):
                 out.append(PieceHypothesis(p.kind, p.size, tuple(float(v) for v in x[k : k + n])))
                 k += n
-            return rest_on_lying(out)
+            return out
 
         steps = []
         for p in pieces:
@@ -173,51 +128,13 @@ class BlobFitter:
             steps += [0.25 * b, 0.25 * b, math.radians(12.0)] + ([math.radians(8.0)] if p.kind == "tilted" else [])
         simplex = np.vstack([x0] + [x0 + np.eye(len(x0))[i] * s for i, s in enumerate(steps)])
         res = minimize(
-            lambda x: self._cost(unpack(x)),
+            lambda x: 1.0 - self.iou(unpack(x)),
             x0,
             method="Nelder-Mead",
             options={"maxfev": max_evals, "initial_simplex": simplex, "xatol": 0.05, "fatol": 1e-4},
         )
         best = unpack(res.x)
         return best, 1.0 - float(res.fun)
-
-
-#: Cost added while refining a hypothesis whose tilted piece has nothing under its base (it would fall flat).
-UNSUPPORTED_PENALTY = 0.2
-
-
-def rest_on_lying(pieces: list[PieceHypothesis]) -> list[PieceHypothesis]:
-    """A tilted piece of a hypothesis with a lying piece gets the tilt at which its base rests on it.
-
-    The tilt is not a free parameter: gravity lowers the base about its hinge until it touches the lying piece
-    (``resting_tilt_rad``), so the fit only places the hinge. With no lying piece, or nothing under the base,
-    the pieces are returned as they are (``supported`` then says so).
-    """
-    lying = [p.pose() for p in pieces if p.kind == "lying"]
-    if not lying or not any(p.kind == "tilted" for p in pieces):
-        return pieces
-    out = []
-    for p in pieces:
-        if p.kind == "tilted":
-            hx, hy, yaw = p.params[:3]
-            tilts = [t for t in (resting_tilt_rad(p.size, (hx, hy), yaw, lp) for lp in lying) if t is not None]
-            if tilts:
-                p = PieceHypothesis(p.kind, p.size, (hx, hy, yaw, max(tilts)))
-        out.append(p)
-    return out
-
-
-def supported(pieces: list[PieceHypothesis]) -> bool:
-    """Every tilted piece has a lying piece of the hypothesis under its base, at a tilt it can stand at."""
-    lying = [p.pose() for p in pieces if p.kind == "lying"]
-    for p in pieces:
-        if p.kind != "tilted":
-            continue
-        hx, hy, yaw = p.params[:3]
-        tilts = [t for t in (resting_tilt_rad(p.size, (hx, hy), yaw, lp) for lp in lying) if t is not None]
-        if not tilts or not MIN_STANDING_TILT_DEG <= math.degrees(max(tilts)) <= MAX_STANDING_TILT_DEG:
-            return False
-    return True
 
 
 def plan_points_mm(camera: CameraModel, contour_px: np.ndarray, z_mm: float = 0.0) -> np.ndarray:

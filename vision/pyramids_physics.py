@@ -81,31 +81,3 @@ def interpenetration_mm(a: PyramidPose, b: PyramidPose) -> float:
         inside = (surface_points_mm(p) @ normals.T - offsets[None]).max(axis=1)
         depth = max(depth, float(-inside.min()))
     return depth
-
-
-# Surface samples per face edge of the lying piece when the contact tilt is found (the contact is often on a
-# ridge between samples: 24 steps put it within ~0.1 mm).
-RESTING_SAMPLES_PER_EDGE = 24
-
-
-def resting_tilt_rad(size: str, hinge_xy_mm, yaw_rad: float, lying: PyramidPose, iterations: int = 6) -> float | None:
-    """Tilt at which a piece hinged on the table (``tilted_pose`` parameters) rests on ``lying``, or None.
-
-    The base, raised about its hinge edge, comes down until its plane touches the highest point of the lying
-    piece under it: ``tan(tilt) = max(z / s)`` over the lying piece's surface points at distance ``s`` from the
-    hinge inside the base's footprint (which shortens as the tilt grows, hence the few fixed-point steps).
-    None when no part of the lying piece is under the base: nothing holds the piece up.
-    """
-    b = base_mm(size)
-    d = np.array([-np.sin(yaw_rad), np.cos(yaw_rad)])  # from the hinge across the base (local +y)
-    lat = np.array([np.cos(yaw_rad), np.sin(yaw_rad)])
-    pts = surface_points_mm(lying, RESTING_SAMPLES_PER_EDGE)
-    rel = pts[:, :2] - np.asarray(hinge_xy_mm, float)[None]
-    s, q, z = rel @ d, rel @ lat, pts[:, 2]
-    alpha = 0.0
-    for _ in range(iterations):
-        inside = (s > 1e-6) & (s <= b * np.cos(alpha)) & (np.abs(q) <= b / 2)
-        if not inside.any():
-            return None
-        alpha = float(np.arctan(np.max(z[inside] / s[inside])))
-    return alpha

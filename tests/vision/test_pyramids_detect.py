@@ -107,3 +107,20 @@ def test_empty_table_gives_no_pieces():
     rng = np.random.default_rng(5)
     table = np.clip(rng.normal(120, 2, (300, 400, 3)), 0, 255).astype(np.uint8)
     assert detect_pyramids(table) == ()
+
+
+def test_a_clear_piece_stacked_on_a_tinted_one_is_named_clear():
+    # ice_04 p6, a clear small piece on p5, a blue large one: against the table the cap shows blue (the lower
+    # walls' tint) yet steps clearly from the blue skirt, which only untinted walls can do
+    frame, truth, cam = _load("ice_04_stacked_and_covered")
+    cx, cy = np.round(next(p["center_px"] for p in truth["pieces"] if p["id"] == "p5"))
+    x0, y0, x1, y1 = int(cx) - 120, int(cy) - 100, int(cx) + 120, int(cy) + 100
+    d = cam.to_dict()
+    d["K"][0][2] -= x0
+    d["K"][1][2] -= y0
+    d["image_size_wh_px"] = [x1 - x0, y1 - y0]
+    dets = detect_pyramids(np.ascontiguousarray(frame[y0:y1, x0:x1]), CameraModel.from_dict(d))
+    assert sorted((x.pose, x.size, x.color) for x in dets) == [("nested", "small", "clear"),
+                                                                ("upright", "large", "blue")]
+    top = next(x for x in dets if x.pose == "nested")
+    assert not any("against the piece beneath" in r for r in top.reasons)

@@ -8,12 +8,7 @@ import numpy as np
 import pytest
 
 from geometry.pyramids import base_mm, lying_pose, tilted_pose, upright_pose
-from vision.pyramids_physics import (
-    interpenetration_mm,
-    resting_tilt_rad,
-    surface_points_mm,
-    tilted_support_gap_mm,
-)
+from vision.pyramids_physics import interpenetration_mm, surface_points_mm, tilted_support_gap_mm
 
 CONTACT_TOL_MM = 0.3  # sampling of the lying piece's surface (10 steps per face edge)
 
@@ -78,25 +73,3 @@ def test_pieces_on_the_table_cannot_pass_through_each_other():
     # symmetric in its arguments
     other = lying_pose("medium", (12.0, 3.0), 0.7)
     assert interpenetration_mm(lying, other) == pytest.approx(interpenetration_mm(other, lying), abs=1e-9)
-
-
-@pytest.mark.parametrize(
-    "lower_size,upper_size", [("medium", "large"), ("large", "small"), ("small", "medium")]
-)
-def test_resting_tilt_from_contact_agrees_with_the_support_gap(lower_size, upper_size):
-    # the closed-form contact tilt is the tilt at which the base neither floats nor cuts in (found by bisection)
-    lying = lying_pose(lower_size, (0.0, 0.0), math.radians(-70.0))
-    near_x = float(surface_points_mm(lying)[:, 0].min())
-    tilt = resting_tilt_rad(upper_size, (near_x - 0.3 * base_mm(upper_size), 0.0), -math.pi / 2, lying)
-    assert tilt is not None
-    assert math.degrees(tilt) == pytest.approx(math.degrees(_resting_tilt(lying, upper_size)), abs=1.0)
-    top = tilted_pose(upper_size, (near_x - 0.3 * base_mm(upper_size), 0.0), -math.pi / 2, tilt)
-    assert tilted_support_gap_mm(top, lying) == pytest.approx(0.0, abs=CONTACT_TOL_MM)
-
-
-def test_resting_tilt_is_none_with_nothing_under_the_base():
-    lying = lying_pose("medium", (0.0, 0.0), 0.0)
-    # facing the lying piece but 200 mm short of it; and beside it, facing away
-    assert resting_tilt_rad("medium", (-200.0, 0.0), -math.pi / 2, lying) is None
-    near_x = float(surface_points_mm(lying)[:, 0].min())
-    assert resting_tilt_rad("medium", (near_x - 2.0, 0.0), math.pi / 2, lying) is None
