@@ -576,11 +576,9 @@ def detect_marbles(
         # the rim shoulder itself is a colour change: keep each surface to itself
         if base_z == 0.0:
             region &= rad <= RING_RADIUS_MM + 2.0
-        hidden = None
-        if base_z != 0.0:
-            # behind the ring the raised sand hides the ground: what shows there is the rim, so a ball whose
-            # centre lies there is none (a ball whose centre shows but whose edge is hidden is kept)
-            hidden = _hidden_by_ring(xy.reshape(grid.height_px, grid.width_px, 2), z_mid, camera.center_mm)
+        else:
+            # behind the ring the raised sand hides the ground: what shows there is the rim, not the ground
+            region &= ~_hidden_by_ring(xy.reshape(grid.height_px, grid.width_px, 2), z_mid, camera.center_mm)
         min_area = params.min_area_ratio * math.pi * (0.5 * marble_px) ** 2
         single_max = params.single_ball_max_tolley_areas * math.pi * (0.5 * tolley_px) ** 2
         # two backgrounds: a wide median (twice a group) so a close-packed group stands out as a whole, and a
@@ -656,10 +654,6 @@ def detect_marbles(
         # neither the contact shadow nor clear glass biases; in coarser photos the outline is too few pixels
         grads = lab_gradients(img) if native_px >= params.outline_min_native_px else None
         for i, (c, dmm, cf, grouped) in enumerate(pending):
-            if hidden is not None:
-                ci = np.clip(np.round(c).astype(int), 0, [hidden.shape[1] - 1, hidden.shape[0] - 1])
-                if hidden[ci[1], ci[0]]:
-                    continue
             if grads is not None and not grouped:
                 d_out = _outline_size(grads, grid, camera, c, z_mid, mm_per_px,
                                       [q for j, q in enumerate(accepted_ortho) if j != i])
