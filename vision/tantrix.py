@@ -83,6 +83,8 @@ class TantrixParams:
     # ... below it the silhouettes may be the table's mottling: the reading stands only when nearly every hexagon
     # found spells a tile's face (mottling spells none: 2 of 278 on a grey cloth under a lamp)
     min_low_contrast_read_share: float = 0.8
+    # a board whose hexagons mostly spell no face is a lattice that does not fit (read boards: >= 0.83 of them do)
+    min_board_read_share: float = 0.5
     links: LinkParams = field(default_factory=LinkParams)
 
     def __post_init__(self) -> None:
@@ -412,6 +414,12 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     if refusal is not None and (not reading.tiles or sum(t.number is not None for t in reading.tiles)
                          < params.min_low_contrast_read_share * len(reading.tiles)):
         raise refusal
+    board = [t for t in reading.tiles if t.place == "board"]
+    n_read = sum(t.number is not None for t in board)
+    if board and n_read < params.min_board_read_share * len(board):
+        # hexagons that mostly spell no face are not the tiles: the lattice (size or plane) is wrong
+        raise TantrixVisionError(f"the hex lattice found does not fit the tiles: only {n_read} of {len(board)} "
+                                 "board hexagons read as a tile's face")
     return reading
 
 
