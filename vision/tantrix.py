@@ -420,7 +420,19 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
         # hexagons that mostly spell no face are not the tiles: the lattice (size or plane) is wrong
         raise TantrixVisionError(f"the hex lattice found does not fit the tiles: only {n_read} of {len(board)} "
                                  "board hexagons read as a tile's face")
+    if board and n_read < params.min_low_contrast_read_share * len(board):
+        reading = _distrust_partial_faces(reading)
     return reading
+
+
+def _distrust_partial_faces(reading: TantrixReading) -> TantrixReading:
+    """Many board hexagons spell no face, so the lattice (plane) is off over part of the table: a face completed
+    from fewer than six edges seen may be a neighbour's bands read half a tile away. Such faces become unread
+    tiles (the judge then says "too close to call") rather than risk a wrong face; six clear edges still stand."""
+    tiles = tuple(replace(t, number=None, rotation=None, confidence=0.0, flagged=True)
+                  if t.number is not None and any(c is None for c in t.edge_colors) else t
+                  for t in reading.tiles)
+    return replace(reading, tiles=tiles)
 
 
 # A phone over a table (tilt <= ~45 degrees) foreshortens a tile by less than this ratio of its two axes.
