@@ -388,12 +388,21 @@ def test_board_whose_hexagons_mostly_spell_no_face_is_a_named_error(tilted_scene
 
 
 def test_board_with_many_unread_hexes_keeps_only_faces_seen_on_six_edges(tilted_scene):
-    """Between half and 80 % of the board read: faces completed from fewer than six edges are unread, never wrong."""
+    """Three board faces smudged out and two with one link end blotted: 11 of 14 hexes spell a face (< 80 %), so the
+    lattice may be off over part of the board and the two faces completed from five edges are unread (flagged,
+    no number) rather than trusted; faces seen on all six edges are still read, and none is wrong."""
     img, _, truth = tilted_scene
     board = [t for t in truth if t["place"] == "board"]
-    reading = detect_tantrix(_smudged(img, truth, board[:4]))
-    on_board = [r for r in reading.tiles if r.place == "board"]
-    n_read = sum(r.number is not None for r in on_board)
-    assert 0.5 * len(on_board) <= n_read < 0.8 * len(on_board)
-    for t, r in _match(reading, truth, gate_px=25.0):
-        assert r.number is None or (r.number == t["number"] and None not in r.edge_colors)
+    img = _smudged(img, truth, board[:3])
+    for t in board[3:5]:
+        c = np.array(t["center_px"])
+        near = min((u for u in board if u is not t), key=lambda u: math.dist(u["center_px"], t["center_px"]))
+        at = c + 0.42 * (np.array(near["center_px"]) - c)
+        cv2.circle(img, tuple(int(v) for v in np.rint(at)), int(0.14 * math.dist(near["center_px"], c)),
+                   (20, 20, 20), -1)
+    reading = detect_tantrix(img)
+    pairs = _match(reading, truth, gate_px=25.0)
+    for t, r in pairs[3:5]:
+        assert r.number is None and r.flagged  # the old reader read both from five edges
+    for t, r in pairs[5:]:
+        assert r.number == t["number"] and None not in r.edge_colors
