@@ -411,6 +411,10 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
         if refusal is not None:
             raise refusal from None
         raise
+    if not reading.tiles:
+        # silhouettes of tile black with not one tile placed in them: an empty table would be a wrong reading
+        raise refusal or TantrixVisionError(f"{len(blobs)} tile-like silhouette(s) found but no tile could be "
+                                            "placed in them (the hex lattice does not fit)")
     if refusal is not None and (not reading.tiles or sum(t.number is not None for t in reading.tiles)
                          < params.min_low_contrast_read_share * len(reading.tiles)):
         raise refusal
