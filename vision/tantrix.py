@@ -83,6 +83,8 @@ class TantrixParams:
     # ... below it the silhouettes may be the table's mottling: the reading stands only when nearly every hexagon
     # found spells a tile's face (mottling spells none: 2 of 278 on a grey cloth under a lamp)
     min_low_contrast_read_share: float = 0.8
+    # a board whose hexagons mostly spell no face is a lattice that does not fit (read boards: >= 0.83 of them do)
+    min_board_read_share: float = 0.5
     links: LinkParams = field(default_factory=LinkParams)
 
     def __post_init__(self) -> None:
@@ -409,10 +411,32 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
         if refusal is not None:
             raise refusal from None
         raise
+    if not reading.tiles:
+        # silhouettes of tile black with not one tile placed in them: an empty table would be a wrong reading
+        raise refusal or TantrixVisionError(f"{len(blobs)} tile-like silhouette(s) found but no tile could be "
+                                            "placed in them (the hex lattice does not fit)")
     if refusal is not None and (not reading.tiles or sum(t.number is not None for t in reading.tiles)
                          < params.min_low_contrast_read_share * len(reading.tiles)):
         raise refusal
+    board = [t for t in reading.tiles if t.place == "board"]
+    n_read = sum(t.number is not None for t in board)
+    if board and n_read < params.min_board_read_share * len(board):
+        # hexagons that mostly spell no face are not the tiles: the lattice (size or plane) is wrong
+        raise TantrixVisionError(f"the hex lattice found does not fit the tiles: only {n_read} of {len(board)} "
+                                 "board hexagons read as a tile's face")
+    if board and n_read < params.min_low_contrast_read_share * len(board):
+        reading = _distrust_partial_faces(reading)
     return reading
+
+
+def _distrust_partial_faces(reading: TantrixReading) -> TantrixReading:
+    """Many board hexagons spell no face, so the lattice (plane) is off over part of the table: a face completed
+    from fewer than six edges seen may be a neighbour's bands read half a tile away. Such faces become unread
+    tiles (the judge then says "too close to call") rather than risk a wrong face; six clear edges still stand."""
+    tiles = tuple(replace(t, number=None, rotation=None, confidence=0.0, flagged=True)
+                  if t.number is not None and any(c is None for c in t.edge_colors) else t
+                  for t in reading.tiles)
+    return replace(reading, tiles=tiles)
 
 
 # A phone over a table (tilt <= ~45 degrees) foreshortens a tile by less than this ratio of its two axes.

@@ -365,3 +365,44 @@ def test_tiles_on_a_cloth_nearly_as_dark_are_read_when_every_face_spells_a_tile(
     assert len(reading.tiles) == len(truth)
     for t, r in _match(reading, truth, gate_px=25.0):
         assert r.number == t["number"] and not r.flagged
+
+
+def _smudged(img: np.ndarray, truth: list, tiles: list) -> np.ndarray:
+    """A grey smudge over each tile's link ends (as in the flagged-tile test): its face can no longer be told."""
+    img = img.copy()
+    for t in tiles:
+        pitch_px = min(math.dist(t["center_px"], u["center_px"]) for u in truth if u is not t)
+        c = tuple(int(v) for v in np.rint(t["center_px"]))
+        cv2.circle(img, c, int(0.48 * pitch_px), (128, 128, 128), -1)
+        cv2.circle(img, c, int(0.25 * pitch_px), (20, 20, 20), -1)
+    return img
+
+
+def test_board_whose_hexagons_mostly_spell_no_face_is_a_named_error(tilted_scene):
+    """Fewer than half the board's hexagons read as a face: the lattice cannot be trusted to fit the tiles, so the
+    reader says so rather than hand the judge a board of unread hexes (31337_007: a lattice 3x too large)."""
+    img, _, truth = tilted_scene
+    board = [t for t in truth if t["place"] == "board"]
+    with pytest.raises(TantrixVisionError, match="lattice found does not fit"):
+        detect_tantrix(_smudged(img, truth, board[: len(board) // 2 + 2]))
+
+
+def test_board_with_many_unread_hexes_keeps_only_faces_seen_on_six_edges(tilted_scene):
+    """Three board faces smudged out and two with one link end blotted: 11 of 14 hexes spell a face (< 80 %), so the
+    lattice may be off over part of the board and the two faces completed from five edges are unread (flagged,
+    no number) rather than trusted; faces seen on all six edges are still read, and none is wrong."""
+    img, _, truth = tilted_scene
+    board = [t for t in truth if t["place"] == "board"]
+    img = _smudged(img, truth, board[:3])
+    for t in board[3:5]:
+        c = np.array(t["center_px"])
+        near = min((u for u in board if u is not t), key=lambda u: math.dist(u["center_px"], t["center_px"]))
+        at = c + 0.42 * (np.array(near["center_px"]) - c)
+        cv2.circle(img, tuple(int(v) for v in np.rint(at)), int(0.14 * math.dist(near["center_px"], c)),
+                   (20, 20, 20), -1)
+    reading = detect_tantrix(img)
+    pairs = _match(reading, truth, gate_px=25.0)
+    for t, r in pairs[3:5]:
+        assert r.number is None and r.flagged  # the old reader read both from five edges
+    for t, r in pairs[5:]:
+        assert r.number == t["number"] and None not in r.edge_colors
