@@ -119,19 +119,23 @@ class WinkCandidate:
 
 # --- 1. candidates ------------------------------------------------------------------------------------------
 
-def _votes(mask: np.ndarray, r_px: float) -> np.ndarray:
+def _edge_directions(mask: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The mask's outline pixels (rows, cols), gradient magnitude and unit gradient: the same for every radius."""
     mb = cv2.GaussianBlur(mask, (0, 0), 1.0)
     gx = cv2.Sobel(mb, cv2.CV_32F, 1, 0, ksize=3) * 0.125
     gy = cv2.Sobel(mb, cv2.CV_32F, 0, 1, ksize=3) * 0.125
     mag = cv2.magnitude(gx, gy)
     rr, cc = np.nonzero(mag > 0.06)
+    m = mag[rr, cc]
+    return rr, cc, m, gx[rr, cc] / m, gy[rr, cc] / m
+
+
+def _votes(mask: np.ndarray, r_px: float, edges: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
+    rr, cc, m, ux, uy = _edge_directions(mask) if edges is None else edges
     h, w = mask.shape
     acc = np.zeros(h * w, np.float32)
     if len(rr) == 0:
         return acc.reshape(h, w)
-    m = mag[rr, cc]
-    ux = gx[rr, cc] / m
-    uy = gy[rr, cc] / m
     x = np.rint(cc + r_px * ux).astype(np.int64)
     y = np.rint(rr + r_px * uy).astype(np.int64)
     ok = (x >= 0) & (x < w) & (y >= 0) & (y < h)
@@ -251,9 +255,10 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             if present[k] < min_area:
                 continue
             mask = (roi == k).astype(np.float32)
+            edges = _edge_directions(mask)
             for size, r_mm in RADII_MM.items():
                 r_px = r_mm / s
-                acc = _votes(mask, r_px)
+                acc = _votes(mask, r_px, edges)
                 acc5 = cv2.boxFilter(acc, -1, (5, 5), normalize=False)
                 thr = params.min_arc_fraction * 2 * math.pi * r_px
                 peaks = (acc5 >= thr) & (acc5 >= cv2.dilate(acc5, np.ones((5, 5), np.uint8)))
