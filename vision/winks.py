@@ -165,6 +165,13 @@ def _interior_offsets(r_mm: float, step_mm: float = 1.2) -> np.ndarray:
     return np.column_stack([xx[keep], yy[keep]])
 
 
+def _dist(a: np.ndarray, b: np.ndarray) -> float:
+    """Plan distance between two points: ``np.linalg.norm(a - b)`` without its per-call overhead (the pairwise
+    tests between winks run thousands of times a frame)."""
+    ax, ay = a[0] - b[0], a[1] - b[1]
+    return math.sqrt(ax * ax + ay * ay)
+
+
 def _on_mat(points_mm: np.ndarray, margin_mm: float = 1.0) -> np.ndarray:
     """Plan points on the mat (the only searched surface), ``margin_mm`` inside its edge."""
     return ((np.abs(points_mm[:, 0]) <= MAT_HALF_LENGTH_MM - margin_mm)
@@ -302,8 +309,8 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
         for c in good:
             k = COLOR_NAMES.index(c.color) + 1
             same = [o for o in kept if o.color == c.color
-                    and np.linalg.norm(o.center_mm - c.center_mm) < o.radius_mm + c.radius_mm]
-            clash = [o for o in same if np.linalg.norm(o.center_mm - c.center_mm) < params.nms_mm]
+                    and _dist(o.center_mm, c.center_mm) < o.radius_mm + c.radius_mm]
+            clash = [o for o in same if _dist(o.center_mm, c.center_mm) < params.nms_mm]
             if clash:
                 o = clash[0]
                 # one wink, two radii proposed: the ring between the radii decides (own colour there: large)
@@ -328,13 +335,13 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                 # evidence of a second wink: it is the first one's blurred outline (an echo at low resolution).
                 if mm_per_px_at is not None:
                     min_w = max(params.min_crescent_mm, params.min_crescent_px * mm_per_px_at(c.center_mm))
-                    if any(np.linalg.norm(o.center_mm - c.center_mm) + c.radius_mm - o.radius_mm < min_w
+                    if any(_dist(o.center_mm, c.center_mm) + c.radius_mm - o.radius_mm < min_w
                            for o in same):
                         continue
                     # ... and the same holds the other way round: a wink already taken that hardly reaches
                     # beyond this larger one was its echo
                     echoes = [o for o in same
-                              if np.linalg.norm(o.center_mm - c.center_mm) + o.radius_mm - c.radius_mm < min_w]
+                              if _dist(o.center_mm, c.center_mm) + o.radius_mm - c.radius_mm < min_w]
                     if echoes:
                         kept = [x for x in kept if not any(x is o for o in echoes)]
             if k == cs.mat_class:
@@ -370,17 +377,17 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             if c.size != "large":
                 continue
             # only a lone blob: a large wink partly under or over others shows a cut outline instead
-            if any(o is not c and np.linalg.norm(o.center_mm - c.center_mm) < o.radius_mm + c.radius_mm + 1.0
+            if any(o is not c and _dist(o.center_mm, c.center_mm) < o.radius_mm + c.radius_mm + 1.0
                    for o in kept):
                 continue
             if not any(o.color == c.color and o.size == "small" and o is not c
-                       and np.linalg.norm(o.center_mm - c.center_mm) < LARGE_WINK_RADIUS_MM for o in good):
+                       and _dist(o.center_mm, c.center_mm) < LARGE_WINK_RADIUS_MM for o in good):
                 continue
-            near_pot = pot_center_mm is not None and np.linalg.norm(c.center_mm - pot_center_mm) < 100.0
+            near_pot = pot_center_mm is not None and _dist(c.center_mm, pot_center_mm) < 100.0
             pair = None if (near_pot or k_of(c) == cs.mat_class) else _two_small_from_blob(c, labels, grid)
             if pair is not None:
                 drop.update(id(o) for o in good if o.color == c.color
-                            and np.linalg.norm(o.center_mm - c.center_mm) < LARGE_WINK_RADIUS_MM)
+                            and _dist(o.center_mm, c.center_mm) < LARGE_WINK_RADIUS_MM)
                 for q in pair:
                     verify(q, labels, grid, params)
                     good.append(q)
@@ -394,7 +401,7 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                 blob_mm = c.center_mm.copy()
                 # the blob's other proposals were echoes of the merged outline; only the crescent's wink is new
                 drop.update(id(o) for o in good if o is not c and o.color == c.color
-                            and np.linalg.norm(o.center_mm - blob_mm) < LARGE_WINK_RADIUS_MM)
+                            and _dist(o.center_mm, blob_mm) < LARGE_WINK_RADIUS_MM)
                 c.size = "small"
                 c.center_mm = c_small
                 verify(c, labels, grid, params)
@@ -427,7 +434,7 @@ def _merge_over_explained(kept: list[WinkCandidate], labels: np.ndarray, grid: O
         # groups of mutually overlapping discs (connected components of the overlap graph)
         groups: list[list[WinkCandidate]] = []
         for c in same:
-            hit = [g for g in groups if any(np.linalg.norm(o.center_mm - c.center_mm) < o.radius_mm + c.radius_mm
+            hit = [g for g in groups if any(_dist(o.center_mm, c.center_mm) < o.radius_mm + c.radius_mm
                                             for o in g)]
             groups = [g for g in groups if not any(g is h for h in hit)] + [[c] + [x for g in hit for x in g]]
         for g in groups:
@@ -607,7 +614,7 @@ def decide_order(winks: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid
         for b in winks[i + 1:]:
             if a.potted or b.potted:
                 continue
-            d = float(np.linalg.norm(a.center_mm - b.center_mm))
+            d = float(_dist(a.center_mm, b.center_mm))
             if lens_area_mm2(a.radius_mm, b.radius_mm, d) < params.min_lens_mm2:
                 continue
             p_a_upper = 0.5
@@ -945,7 +952,7 @@ def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.
         for o in winks:
             if o is w or o.potted:
                 continue
-            if np.linalg.norm(o.center_mm - w.center_mm) > o.radius_mm + half * 1.5:
+            if _dist(o.center_mm, w.center_mm) > o.radius_mm + half * 1.5:
                 continue
             mask &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
         return mask
@@ -1012,7 +1019,7 @@ def check_sizes(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Camer
         if k != felt_class and edge_gap > LARGE_WINK_RADIUS_MM + 6.0:
             continue
         crowded = any(o is not w and not o.potted
-                      and np.linalg.norm(o.center_mm - w.center_mm) < o.radius_mm + w.radius_mm + 1.0 for o in winks)
+                      and _dist(o.center_mm, w.center_mm) < o.radius_mm + w.radius_mm + 1.0 for o in winks)
         if crowded:
             continue
         res = ring_size_check(w, winks, image_bgr, camera)
