@@ -135,8 +135,11 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         mmpp = camera.mm_per_px_at((float(upper.center_mm[0]), float(upper.center_mm[1])))
         blend = params.blend_px * mmpp
         r_up = upper.radius_mm
-        near = [o for o in [*live, *found] if o is not upper
-                and np.linalg.norm(o.center_mm - upper.center_mm) < r_up + params.reach_mm + o.radius_mm + blend]
+        pool = [*live, *found]
+        gap = np.array([o.center_mm for o in pool]) - upper.center_mm
+        dist = np.sqrt((gap * gap).sum(axis=1))  # one array op, not a norm per pair
+        near = [o for o, d in zip(pool, dist.tolist()) if o is not upper
+                and d < r_up + params.reach_mm + o.radius_mm + blend]
         # First look, in the label image: a crescent the label opening thinned still leaves some of its own
         # colour's pixels just beyond the rim; none there, nothing to search.
         cp = upper.center_mm + coarse[(d_coarse > r_up + blend + 0.5) & (d_coarse < r_up + params.first_look_mm)]

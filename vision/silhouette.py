@@ -81,12 +81,10 @@ def outline(camera: CameraModel, solid: RoundSolid, center_mm: np.ndarray, n: in
     bot = rim_points_mm(c, solid.r_bottom_mm, solid.z_bottom_mm, ang, solid.tilt_deg, solid.tilt_azimuth_deg)
     d = 0.25
     pts3 = np.vstack([top, bot])
-    shift_x = pts3 + (d, 0.0, 0.0)
-    shift_y = pts3 + (0.0, d, 0.0)
     zc = 0.5 * (solid.z_top_mm + solid.z_bottom_mm)
-    allp = camera.project_mm(np.vstack([pts3, shift_x, shift_y, [[c[0], c[1], zc]]]))
+    allp = camera.project_mm(np.vstack([pts3, [[c[0], c[1], zc]]]))
     m = len(pts3)
-    p0, px_, py_ = allp[:m], allp[m:2 * m], allp[2 * m:3 * m]
+    p0 = allp[:m]
     cen = allp[-1]
     hull = cv2.convexHull(p0.astype(np.float32), returnPoints=False).ravel()
     on_hull = np.zeros(m, bool)
@@ -115,8 +113,11 @@ def outline(camera: CameraModel, solid: RoundSolid, center_mm: np.ndarray, n: in
     flip = (nrm * radial).sum(axis=1) < 0
     nrm[flip] *= -1
     nrm = nrm[inv]
-    jx = (px_[idx] - p0[idx]) / d
-    jy = (py_[idx] - p0[idx]) / d
+    # the plan Jacobian by finite differences, projected for the kept rim points only (the hull needs them all)
+    k = len(idx)
+    pd = camera.project_mm(np.vstack([pts3[idx] + (d, 0.0, 0.0), pts3[idx] + (0.0, d, 0.0)]))
+    jx = (pd[:k] - pts) / d
+    jy = (pd[k:] - pts) / d
     jac = np.column_stack([(jx * nrm).sum(axis=1), (jy * nrm).sum(axis=1)])
     return Outline(angles=ang[sel_pts], points_px=pts, normals_px=nrm, jac=jac,
                    jac_full=np.stack([jx, jy], axis=2),
@@ -187,16 +188,15 @@ def _solve_sym(M: np.ndarray, v: np.ndarray) -> np.ndarray | None:
 
 
 def _adjugate(M: np.ndarray) -> tuple[np.ndarray, float]:
+    # on Python floats (the same IEEE doubles): numpy scalar arithmetic costs several times more per operation
     if M.shape[0] == 2:
-        a, b, c, d = M[0, 0], M[0, 1], M[1, 0], M[1, 1]
-        return np.array([[d, -b], [-c, a]]), float(a * d - b * c)
-    a, b, c = M[0]
-    d, e, f = M[1]
-    g, h, i = M[2]
-    adj = np.array([[e * i - f * h, c * h - b * i, b * f - c * e],
-                    [f * g - d * i, a * i - c * g, c * d - a * f],
-                    [d * h - e * g, b * g - a * h, a * e - b * d]])
-    return adj, float(a * adj[0, 0] + b * adj[1, 0] + c * adj[2, 0])
+        (a, b), (c, d) = M.tolist()
+        return np.array([[d, -b], [-c, a]]), a * d - b * c
+    (a, b, c), (d, e, f), (g, h, i) = M.tolist()
+    adj = [[e * i - f * h, c * h - b * i, b * f - c * e],
+           [f * g - d * i, a * i - c * g, c * d - a * f],
+           [d * h - e * g, b * g - a * h, a * e - b * d]]
+    return np.array(adj), a * adj[0][0] + b * adj[1][0] + c * adj[2][0]
 
 
 def solve_shift(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, fit_bias: bool,

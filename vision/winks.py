@@ -119,19 +119,23 @@ class WinkCandidate:
 
 # --- 1. candidates ------------------------------------------------------------------------------------------
 
-def _votes(mask: np.ndarray, r_px: float) -> np.ndarray:
+def _edge_directions(mask: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The mask's outline pixels (rows, cols), gradient magnitude and unit gradient: the same for every radius."""
     mb = cv2.GaussianBlur(mask, (0, 0), 1.0)
     gx = cv2.Sobel(mb, cv2.CV_32F, 1, 0, ksize=3) * 0.125
     gy = cv2.Sobel(mb, cv2.CV_32F, 0, 1, ksize=3) * 0.125
     mag = cv2.magnitude(gx, gy)
     rr, cc = np.nonzero(mag > 0.06)
+    m = mag[rr, cc]
+    return rr, cc, m, gx[rr, cc] / m, gy[rr, cc] / m
+
+
+def _votes(mask: np.ndarray, r_px: float, edges: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
+    rr, cc, m, ux, uy = _edge_directions(mask) if edges is None else edges
     h, w = mask.shape
     acc = np.zeros(h * w, np.float32)
     if len(rr) == 0:
         return acc.reshape(h, w)
-    m = mag[rr, cc]
-    ux = gx[rr, cc] / m
-    uy = gy[rr, cc] / m
     x = np.rint(cc + r_px * ux).astype(np.int64)
     y = np.rint(rr + r_px * uy).astype(np.int64)
     ok = (x >= 0) & (x < w) & (y >= 0) & (y < h)
@@ -159,6 +163,13 @@ def _interior_offsets(r_mm: float, step_mm: float = 1.2) -> np.ndarray:
     xx, yy = np.meshgrid(g, g)
     keep = xx * xx + yy * yy <= (r_mm - 1.2) ** 2
     return np.column_stack([xx[keep], yy[keep]])
+
+
+def _dist(a: np.ndarray, b: np.ndarray) -> float:
+    """Plan distance between two points: ``np.linalg.norm(a - b)`` without its per-call overhead (the pairwise
+    tests between winks run thousands of times a frame)."""
+    ax, ay = a[0] - b[0], a[1] - b[1]
+    return math.sqrt(ax * ax + ay * ay)
 
 
 def _on_mat(points_mm: np.ndarray, margin_mm: float = 1.0) -> np.ndarray:
@@ -251,9 +262,10 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             if present[k] < min_area:
                 continue
             mask = (roi == k).astype(np.float32)
+            edges = _edge_directions(mask)
             for size, r_mm in RADII_MM.items():
                 r_px = r_mm / s
-                acc = _votes(mask, r_px)
+                acc = _votes(mask, r_px, edges)
                 acc5 = cv2.boxFilter(acc, -1, (5, 5), normalize=False)
                 thr = params.min_arc_fraction * 2 * math.pi * r_px
                 peaks = (acc5 >= thr) & (acc5 >= cv2.dilate(acc5, np.ones((5, 5), np.uint8)))
@@ -297,8 +309,8 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
         for c in good:
             k = COLOR_NAMES.index(c.color) + 1
             same = [o for o in kept if o.color == c.color
-                    and np.linalg.norm(o.center_mm - c.center_mm) < o.radius_mm + c.radius_mm]
-            clash = [o for o in same if np.linalg.norm(o.center_mm - c.center_mm) < params.nms_mm]
+                    and _dist(o.center_mm, c.center_mm) < o.radius_mm + c.radius_mm]
+            clash = [o for o in same if _dist(o.center_mm, c.center_mm) < params.nms_mm]
             if clash:
                 o = clash[0]
                 # one wink, two radii proposed: the ring between the radii decides (own colour there: large)
@@ -323,13 +335,13 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                 # evidence of a second wink: it is the first one's blurred outline (an echo at low resolution).
                 if mm_per_px_at is not None:
                     min_w = max(params.min_crescent_mm, params.min_crescent_px * mm_per_px_at(c.center_mm))
-                    if any(np.linalg.norm(o.center_mm - c.center_mm) + c.radius_mm - o.radius_mm < min_w
+                    if any(_dist(o.center_mm, c.center_mm) + c.radius_mm - o.radius_mm < min_w
                            for o in same):
                         continue
                     # ... and the same holds the other way round: a wink already taken that hardly reaches
                     # beyond this larger one was its echo
                     echoes = [o for o in same
-                              if np.linalg.norm(o.center_mm - c.center_mm) + o.radius_mm - c.radius_mm < min_w]
+                              if _dist(o.center_mm, c.center_mm) + o.radius_mm - c.radius_mm < min_w]
                     if echoes:
                         kept = [x for x in kept if not any(x is o for o in echoes)]
             if k == cs.mat_class:
@@ -365,17 +377,17 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             if c.size != "large":
                 continue
             # only a lone blob: a large wink partly under or over others shows a cut outline instead
-            if any(o is not c and np.linalg.norm(o.center_mm - c.center_mm) < o.radius_mm + c.radius_mm + 1.0
+            if any(o is not c and _dist(o.center_mm, c.center_mm) < o.radius_mm + c.radius_mm + 1.0
                    for o in kept):
                 continue
             if not any(o.color == c.color and o.size == "small" and o is not c
-                       and np.linalg.norm(o.center_mm - c.center_mm) < LARGE_WINK_RADIUS_MM for o in good):
+                       and _dist(o.center_mm, c.center_mm) < LARGE_WINK_RADIUS_MM for o in good):
                 continue
-            near_pot = pot_center_mm is not None and np.linalg.norm(c.center_mm - pot_center_mm) < 100.0
+            near_pot = pot_center_mm is not None and _dist(c.center_mm, pot_center_mm) < 100.0
             pair = None if (near_pot or k_of(c) == cs.mat_class) else _two_small_from_blob(c, labels, grid)
             if pair is not None:
                 drop.update(id(o) for o in good if o.color == c.color
-                            and np.linalg.norm(o.center_mm - c.center_mm) < LARGE_WINK_RADIUS_MM)
+                            and _dist(o.center_mm, c.center_mm) < LARGE_WINK_RADIUS_MM)
                 for q in pair:
                     verify(q, labels, grid, params)
                     good.append(q)
@@ -389,7 +401,7 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                 blob_mm = c.center_mm.copy()
                 # the blob's other proposals were echoes of the merged outline; only the crescent's wink is new
                 drop.update(id(o) for o in good if o is not c and o.color == c.color
-                            and np.linalg.norm(o.center_mm - blob_mm) < LARGE_WINK_RADIUS_MM)
+                            and _dist(o.center_mm, blob_mm) < LARGE_WINK_RADIUS_MM)
                 c.size = "small"
                 c.center_mm = c_small
                 verify(c, labels, grid, params)
@@ -422,7 +434,7 @@ def _merge_over_explained(kept: list[WinkCandidate], labels: np.ndarray, grid: O
         # groups of mutually overlapping discs (connected components of the overlap graph)
         groups: list[list[WinkCandidate]] = []
         for c in same:
-            hit = [g for g in groups if any(np.linalg.norm(o.center_mm - c.center_mm) < o.radius_mm + c.radius_mm
+            hit = [g for g in groups if any(_dist(o.center_mm, c.center_mm) < o.radius_mm + c.radius_mm
                                             for o in g)]
             groups = [g for g in groups if not any(g is h for h in hit)] + [[c] + [x for g in hit for x in g]]
         for g in groups:
@@ -602,7 +614,7 @@ def decide_order(winks: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid
         for b in winks[i + 1:]:
             if a.potted or b.potted:
                 continue
-            d = float(np.linalg.norm(a.center_mm - b.center_mm))
+            d = float(_dist(a.center_mm, b.center_mm))
             if lens_area_mm2(a.radius_mm, b.radius_mm, d) < params.min_lens_mm2:
                 continue
             p_a_upper = 0.5
@@ -940,7 +952,7 @@ def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.
         for o in winks:
             if o is w or o.potted:
                 continue
-            if np.linalg.norm(o.center_mm - w.center_mm) > o.radius_mm + half * 1.5:
+            if _dist(o.center_mm, w.center_mm) > o.radius_mm + half * 1.5:
                 continue
             mask &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
         return mask
@@ -1007,7 +1019,7 @@ def check_sizes(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Camer
         if k != felt_class and edge_gap > LARGE_WINK_RADIUS_MM + 6.0:
             continue
         crowded = any(o is not w and not o.potted
-                      and np.linalg.norm(o.center_mm - w.center_mm) < o.radius_mm + w.radius_mm + 1.0 for o in winks)
+                      and _dist(o.center_mm, w.center_mm) < o.radius_mm + w.radius_mm + 1.0 for o in winks)
         if crowded:
             continue
         res = ring_size_check(w, winks, image_bgr, camera)
