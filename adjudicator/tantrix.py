@@ -24,6 +24,7 @@ from geometry.tantrix import (
     Hex,
     LinkColor,
     TantrixError,
+    hex_groups,
     neighbour,
     neighbours,
     opposite_edge,
@@ -525,21 +526,7 @@ def judge_board(
                       (h, n), piece_ids=(_tile_id(p.number), _tile_id(board[n].number)))
 
     # TX G-2: one Tantrix (the largest connected group); every other group is not touching it
-    groups: list[set[Hex]] = []
-    seen: set[Hex] = set()
-    for start in sorted(occupied):
-        if start in seen:
-            continue
-        group, todo = {start}, [start]
-        seen.add(start)
-        while todo:
-            for n in neighbours(todo.pop()):
-                if n in occupied and n not in seen:
-                    seen.add(n)
-                    group.add(n)
-                    todo.append(n)
-        groups.append(group)
-    groups.sort(key=lambda g: (-len(g), min(g)))
+    groups = hex_groups(occupied)
     for g in groups[1:]:
         names = [f"{board[h].number}" if h in board.tiles else "unread" for h in sorted(g)]
         fault("TX G-2", f"{len(g)} tile(s) at {', '.join(map(_hex_name, sorted(g)))} (tiles {', '.join(names)}) do "

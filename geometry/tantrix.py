@@ -196,6 +196,24 @@ def neighbours(h: Hex) -> tuple[Hex, ...]:
     return tuple(neighbour(h, k) for k in range(EDGE_COUNT))
 
 
+def hex_groups(occupied: Iterable[Hex]) -> tuple[frozenset[Hex], ...]:
+    """The edge-connected groups of hexes, largest first (ties: the smaller least hex first), so the first is
+    the Tantrix and the rest are groups that do not touch it."""
+    todo_all = set(occupied)
+    groups = []
+    while todo_all:
+        start = min(todo_all)
+        group, todo = {start}, [start]
+        while todo:
+            for n in neighbours(todo.pop()):
+                if n in todo_all and n not in group:
+                    group.add(n)
+                    todo.append(n)
+        todo_all -= group
+        groups.append(frozenset(group))
+    return tuple(sorted(groups, key=lambda g: (-len(g), min(g))))
+
+
 def opposite_edge(edge: int) -> int:
     return (edge + 3) % EDGE_COUNT
 
@@ -343,13 +361,4 @@ class Board:
 
     def is_connected(self) -> bool:
         """Whether the placed tiles form one group (the Tantrix)."""
-        if not self.tiles:
-            return True
-        start = next(iter(self.tiles))
-        seen, todo = {start}, [start]
-        while todo:
-            for n in neighbours(todo.pop()):
-                if n in self.tiles and n not in seen:
-                    seen.add(n)
-                    todo.append(n)
-        return len(seen) == len(self.tiles)
+        return len(hex_groups(self.tiles)) <= 1

@@ -22,13 +22,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import POT_HEIGHT_MM, POT_TOP_RADIUS_MM, WINK_THICKNESS_MM
 from vision.colour import ColourScene, classify_bgr
 from vision.pot import PotDetection
+from vision.sampling import sample_bilinear
 from vision.winks import RADII_MM, WinkCandidate
 
 #: Height of the mid-plane of a wink lying flat on the rim.
@@ -61,18 +61,6 @@ def _image_noise(image_bgr: np.ndarray, pts_px: np.ndarray) -> float:
     d = np.linalg.norm(a - b, axis=1)
     # a - b has sigma sqrt(2) s per channel; the median of its length (chi, 3 degrees of freedom) is 1.54 that
     return max(1.0, float(np.median(d)) / (1.54 * math.sqrt(2.0)))
-
-
-def _sample(image_bgr: np.ndarray, q_px: np.ndarray) -> np.ndarray:
-    """Bilinear colours at many pixels ``(N, 2)`` (in rows: remap takes fewer than 32767 per side)."""
-    k = len(q_px)
-    cols = 1024
-    rows = -(-k // cols)
-    pad = np.zeros((rows * cols, 2), np.float32)
-    pad[:k] = q_px
-    v = cv2.remap(image_bgr, pad[:, 0].reshape(rows, cols), pad[:, 1].reshape(rows, cols), cv2.INTER_LINEAR,
-                  borderMode=cv2.BORDER_REPLICATE)
-    return v.reshape(-1, 3)[:k].astype(np.float32)
 
 
 def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs: ColourScene,
@@ -109,7 +97,7 @@ def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs:
         offs = np.concatenate([(r - params.probe_mm) * u, (r + params.probe_mm) * u, r * iu])  # (k, 2) mm
         q = cpx_all[:, None, :] + np.matmul(offs[None], jac.transpose(0, 2, 1))
         q = q.reshape(-1, 2).astype(np.float32)
-        v = _sample(image_bgr, q).reshape(m, len(offs), 3)
+        v = sample_bilinear(image_bgr, q, outside_nan=False).reshape(m, len(offs), 3)
         vin, vout, vmid = v[:, :n], v[:, n:2 * n], v[:, 2 * n:]
         dv = vin - vout
         step = np.sqrt(np.einsum("mkc,mkc->mk", dv, dv))

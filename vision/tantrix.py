@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from geometry.tantrix import Board, Placement, TantrixError, neighbour, neighbours, opposite_edge
+from geometry.tantrix import Board, Placement, TantrixError, hex_groups, neighbour, neighbours, opposite_edge
 from geometry.tantrix import tile as tile_of
 from vision.tantrix_lattice import (
     HEX_AREA_U,
@@ -314,23 +314,8 @@ def _label_image(blobs: Sequence[Blob], shape: tuple[int, int]) -> np.ndarray:
 
 def _board_group(tiles: list[_Tile]) -> set[tuple[int, int]]:
     """The largest edge-connected group of lattice tiles: the Tantrix."""
-    occupied = {t.hex for t in tiles if t.hex is not None}
-    best: set[tuple[int, int]] = set()
-    seen: set[tuple[int, int]] = set()
-    for start in occupied:
-        if start in seen:
-            continue
-        comp, todo = {start}, [start]
-        seen.add(start)
-        while todo:
-            for n in neighbours(todo.pop()):
-                if n in occupied and n not in seen:
-                    seen.add(n)
-                    comp.add(n)
-                    todo.append(n)
-        if len(comp) > len(best):
-            best = comp
-    return best
+    groups = hex_groups(t.hex for t in tiles if t.hex is not None)
+    return set(groups[0]) if groups else set()
 
 
 def _confidence(margin: float, flag_margin: float) -> float:

@@ -16,10 +16,10 @@ import math
 import warnings
 from dataclasses import dataclass
 
-import cv2
 import numpy as np
 
 from geometry.tantrix import EDGE_COUNT, TILES, LinkColor
+from vision.sampling import sample_bilinear
 from vision.tantrix_lattice import apply_h
 
 CLASS_NAMES: tuple[str, ...] = ("red", "yellow", "blue", "green")
@@ -84,23 +84,6 @@ class FaceRead:
     flagged: bool
 
 
-def sample_lab(lab: np.ndarray, pts_img: np.ndarray) -> np.ndarray:
-    """Bilinear Lab at image points (N, 2); points outside get NaN."""
-    h, w = lab.shape[:2]
-    n = len(pts_img)
-    cols = 1024
-    rows = max(1, -(-n // cols))
-    xy = np.full((rows * cols, 2), -10.0, np.float32)
-    xy[:n] = pts_img
-    x = xy[:, 0].reshape(rows, cols)
-    y = xy[:, 1].reshape(rows, cols)
-    out = cv2.remap(lab, x, y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(np.nan,) * 3)
-    out = out.reshape(-1, 3)[:n].copy()
-    bad = (pts_img[:, 0] < 0) | (pts_img[:, 0] > w - 1) | (pts_img[:, 1] < 0) | (pts_img[:, 1] > h - 1)
-    out[bad] = np.nan
-    return out
-
-
 def _edge_frames(angle_deg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Outward normal and ccw tangent of each edge: (T, 6, 2) each."""
     phi = np.radians(angle_deg[:, None] + 60.0 * np.arange(EDGE_COUNT)[None, :])
@@ -129,7 +112,8 @@ def refine_poses(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, an
         n, t = _edge_frames(ang)
         pts = (c[:, None, None, None, :] + radii[None, None, :, None, None] * n[:, :, None, None, :]
                + ts[None, None, None, :, None] * t[:, :, None, None, :])
-        vals = sample_lab(lab, apply_h(H_u2img, pts.reshape(-1, 2))).reshape(T, EDGE_COUNT, len(radii), len(ts), 3)
+        vals = sample_bilinear(lab, apply_h(H_u2img, pts.reshape(-1, 2)))
+        vals = vals.reshape(T, EDGE_COUNT, len(radii), len(ts), 3)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a tile cut by the image border
             black = np.nanpercentile(vals[..., 0].reshape(T, -1), 15, axis=1)
@@ -179,7 +163,8 @@ def edge_colours_lab(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray
     tt = np.array(params.sample_tangents)
     pts = (centers_u[:, None, None, None, :] + rr[None, None, :, None, None] * n[:, :, None, None, :]
            + tt[None, None, None, :, None] * t[:, :, None, None, :])
-    vals = sample_lab(lab, apply_h(H_u2img, pts.reshape(-1, 2))).reshape(T, EDGE_COUNT, len(rr) * len(tt), 3)
+    vals = sample_bilinear(lab, apply_h(H_u2img, pts.reshape(-1, 2)))
+    vals = vals.reshape(T, EDGE_COUNT, len(rr) * len(tt), 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an edge off the image: NaN, costs every face alike
         out = np.nanmedian(vals, axis=2)
@@ -203,7 +188,7 @@ def _glare_edges(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, n:
     side = np.array([-params.glare_flank, params.glare_flank])
     fl = (centers_u[:, None, None, None, :] + rr[None, None, :, None, None] * n[:, :, None, None, :]
           + side[None, None, None, :, None] * t[:, :, None, None, :])
-    fv = sample_lab(lab, apply_h(H_u2img, fl.reshape(-1, 2)))[:, 0].reshape(T, EDGE_COUNT, len(rr), 2)
+    fv = sample_bilinear(lab, apply_h(H_u2img, fl.reshape(-1, 2)))[:, 0].reshape(T, EDGE_COUNT, len(rr), 2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # flanks off the image
         flank_l = np.nanmedian(np.nanmin(fv, axis=3), axis=2)  # the darker side: an adjacent arc is not black
@@ -215,7 +200,7 @@ def _glare_edges(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, n:
     tt = np.array(params.glare_tangents)
     pts = (centers_u[ti, None, None, :] + rr[None, :, None, None] * n[ti, ki][:, None, None, :]
            + tt[None, None, :, None] * t[ti, ki][:, None, None, :])
-    v = sample_lab(lab, apply_h(H_u2img, pts.reshape(-1, 2))).reshape(len(ti), len(rr) * len(tt), 3)
+    v = sample_bilinear(lab, apply_h(H_u2img, pts.reshape(-1, 2))).reshape(len(ti), len(rr) * len(tt), 3)
     C = np.hypot(v[..., 1], v[..., 2])
     C[~np.isfinite(C) | (v[..., 0] > params.glare_clip_l)] = -1.0
     k = max(3, C.shape[1] // 6)

@@ -13,6 +13,7 @@ from geometry.tantrix import (
     TILE_TABLE,
     TILES,
     Board,
+    hex_groups,
     LinkColor,
     LinkShape,
     Placement,
@@ -142,6 +143,16 @@ def test_forced_space_predicates():
     assert not board.is_forced_space((1, 0))  # occupied
     assert board.is_connected()
     assert not Board({(0, 0): (1, 0), (5, 5): (2, 0)}).is_connected()
+
+
+def test_hex_groups_largest_first_then_by_least_hex():
+    """Edge neighbours join a group, a hex two steps away does not; the Tantrix (largest) comes first."""
+    occupied = [(5, 5), (0, 0), (1, 0), (0, 1), (-3, 0), (-2, -1), (9, 9)]
+    groups = hex_groups(occupied)
+    assert groups == (frozenset({(0, 0), (1, 0), (0, 1)}), frozenset({(-3, 0), (-2, -1)}),
+                      frozenset({(5, 5)}), frozenset({(9, 9)}))
+    assert hex_groups([(0, 0), (2, -1)]) == (frozenset({(0, 0)}), frozenset({(2, -1)}))  # not adjacent
+    assert hex_groups([]) == ()
 
 
 def test_rotating_a_board_keeps_facing_colours_consistent():
