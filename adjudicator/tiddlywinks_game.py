@@ -46,7 +46,7 @@ from geometry.constants import WINK_THICKNESS_MM
 from geometry.matching import DEFAULT_MATCH_PARAMS, MatchParams, ShotDiff, diff_rest_states, with_winks
 from geometry.rest_change import RestChange
 from geometry.records import scene_from_document, scene_to_document
-from geometry.types import COLOR_ORDER, Color, GameType, TiddlywinksScene
+from geometry.types import COLOR_ORDER, Color, GameType, TiddlywinksScene, Wink
 
 # A wink put back counts as at its spot within this plan distance (hand placement, not measurement).
 PLACEMENT_TOLERANCE_MM = 15.0
@@ -644,11 +644,11 @@ def apply_rest(state: GameState, after_scene: TiddlywinksScene, *, elapsed_s: fl
 
 
 #: A declared squop may bridge this much daylight between the measured footprints: the winks' measured places
-#: are a few millimetres uncertain, and a tilted upper wink reaches beyond its plan circle.
+#: are a few millimetres uncertain.
 SQUOP_CORRECTION_SLACK_MM = 6.0
 
 
-def _check_squop_possible(upper: Any, lower: Any) -> None:
+def _check_squop_possible(upper: Wink, lower: Wink) -> None:
     """An umpire's squop is only refused when it cannot be: a wink out of play, or two winks far apart (then the
     position is what needs correcting first)."""
     if upper.wink_id == lower.wink_id:
@@ -657,7 +657,7 @@ def _check_squop_possible(upper: Any, lower: Any) -> None:
         if x.potted or x.off_mat:
             where = "potted" if x.potted else "off the mat"
             raise AdjudicatorError(f"{x.wink_id} is {where}: only winks in play can squop or be squopped")
-    gap_mm = math.dist(upper.center_mm, lower.center_mm) - upper.radius_mm - lower.radius_mm
+    gap_mm = tw.gap_mm(upper, lower)
     if gap_mm > SQUOP_CORRECTION_SLACK_MM:
         raise AdjudicatorError(f"{upper.wink_id} and {lower.wink_id} are {gap_mm:.1f} mm apart (edge to edge): "
                                f"a squop needs them to overlap; correct their positions first")
