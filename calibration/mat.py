@@ -58,6 +58,10 @@ class MatNotFoundError(CalibrationError):
     """No mat-shaped region could be found in the photo."""
 
 
+# Below this a 16 mm wink on a 6 ft mat spans under a pixel: no edge fit or colour read is possible.
+MIN_FRAME_SIDE_PX = 64
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MatParams:
     """Parameters of the mat finder and self-calibration (defaults suit 640-4000 px wide photos)."""
@@ -369,6 +373,9 @@ def find_mat_outline(frame_bgr: np.ndarray, params: MatParams = MatParams()) -> 
     """Find the mat's four straight edges (sub-pixel edge points) and their corners; ``MatNotFoundError``."""
     frame = _as_bgr(frame_bgr)
     h, w = frame.shape[:2]
+    if min(h, w) < MIN_FRAME_SIDE_PX:
+        raise MatNotFoundError(f"image of {w}x{h} px is too small to show a mat "
+                               f"(needs at least {MIN_FRAME_SIDE_PX} px on each side)")
     corners, felt_bgr, area_ratio = _segment(frame, params)
     image_f32 = cv2.GaussianBlur(frame.astype(np.float32), (0, 0), 0.8)
     half = max(10.0, params.search_ratio * math.hypot(w, h))

@@ -74,6 +74,12 @@ def test_no_mat_raises(table_without_mat):
         calibrate_from_mat(uniform)
 
 
+@pytest.mark.parametrize("shape", [(1, 1, 3), (40, 640, 3), (2, 2)], ids=["1px", "thin-strip", "grey-2px"])
+def test_tiny_image_is_named_not_a_crash(shape):
+    with pytest.raises(MatNotFoundError, match=r"too small to show a mat"):
+        calibrate_from_mat(np.zeros(shape, np.uint8))
+
+
 @pytest.mark.parametrize("ordered", [True, False], ids=["ordered", "any-order"])
 def test_four_hand_corners(ordered):
     cam = tilted_camera(30.0, dist=(0, 0, 0, 0, 0))
