@@ -341,6 +341,8 @@ def track_stream(source: str, *, calibration: dict[str, Any] | None = None, trut
                 shot_start = None
     finally:
         cap.release()
+    if gate is None and max_frames != 0:
+        raise TrackingError(f"{source}: no frame could be decoded (not a video, or an empty one)")
     return follower.tracker
 
 

@@ -114,6 +114,15 @@ def test_track_needs_a_source(capsys):
     assert "needs a SOURCE" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("name, says", [("notes.mp4", "cannot open video source"),
+                                        ("notes.jpg", "no frame could be decoded")])
+def test_track_refuses_a_file_with_no_frames(tmp_path, capsys, name, says):
+    not_video = tmp_path / name  # OpenCV opens a .jpg as an image sequence, then reads no frame from it
+    not_video.write_text("these are not frames")
+    assert main(["track", str(not_video), "--json"]) == 2
+    assert says in capsys.readouterr().err
+
+
 @pytest.mark.skipif(not SAMPLE_VIDEOS, reason="no simulated sample videos yet (sample_images/videos)")
 @pytest.mark.parametrize("truth_path", SAMPLE_VIDEOS[:2], ids=lambda p: p.stem)
 def test_sample_video_shot_sets_match_truth(truth_path, capsys):
