@@ -12,7 +12,7 @@ from fastapi.staticfiles import StaticFiles
 
 from api.live import GameManager
 from api.pipeline import Pipeline, VisionPipeline
-from api.routes import analysis, calibrations, feed, games, umpire
+from api.routes import analysis, calibrations, feed, games, marbles, umpire
 from api.routes.errors import install_error_handlers
 from api.settings import Settings, get_settings
 from api.storage import Storage
@@ -57,7 +57,7 @@ def create_app(settings: Settings | None = None, pipeline: Pipeline | None = Non
     app.state.token_generated = settings.token is None
     app.dependency_overrides[get_settings] = lambda: settings
     install_error_handlers(app)
-    for module in (analysis, calibrations, games, feed, umpire):
+    for module in (analysis, calibrations, games, feed, marbles, umpire):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=umpire.STATIC_DIR), name="static")
     return app

@@ -120,6 +120,15 @@ def measure_shot(before_doc: dict, after_doc: dict, *, shooter: str, owners: dic
     }
 
 
+def shot_of(shot_m: dict[str, Any], foul: str | None = None) -> Shot:
+    """The rule engine's ``Shot`` from ``measure_shot``'s measurements."""
+    at = shot_m["shooter_tolley_at_mm"]
+    return Shot(shooter=shot_m["shooter"], marbles_off=shot_m["marbles_off"],
+                shooter_on_ring=shot_m["shooter_on_ring"],
+                tolleys_off=tuple(p for p in shot_m["tolleys_knocked_off"] if p != shot_m["shooter"]),
+                tolley_at_mm=None if at is None else (at[0], at[1]), foul=foul)
+
+
 def judge_marbles_shot(before_doc: dict, after_doc: dict, *, shooter: str = "shooter",
                        match: MarblesMatch | None = None, owners: dict[str, str] | None = None,
                        shooter_tolley: str | None = None, shooter_on_ring: bool | None = None,
@@ -140,11 +149,7 @@ def judge_marbles_shot(before_doc: dict, after_doc: dict, *, shooter: str = "sho
         match = MarblesMatch(players=tuple(dict.fromkeys(players)), marbles_start=n, marbles_left=left,
                              win_points=n // 2 + 1,
                              resting=frozenset(shot_m["tolleys_knocked_off"] + shot_m["tolleys_stayed"]))
-    at = shot_m["shooter_tolley_at_mm"]
-    shot = Shot(shooter=shooter, marbles_off=shot_m["marbles_off"], shooter_on_ring=shot_m["shooter_on_ring"],
-                tolleys_off=tuple(p for p in shot_m["tolleys_knocked_off"] if p != shooter),
-                tolley_at_mm=None if at is None else (at[0], at[1]), foul=foul)
-    after, rulings = apply_shot(match, shot)
+    after, rulings = apply_shot(match, shot_of(shot_m, foul))
     return {
         "shot": shot_m,
         "rulings": [r.to_dict() for r in rulings],

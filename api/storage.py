@@ -1,4 +1,4 @@
-"""SQLite persistence of calibrations, games, rulings and events (stdlib ``sqlite3``, WAL mode).
+"""SQLite persistence of calibrations, games, rulings, events and photo-by-photo matches (stdlib ``sqlite3``, WAL mode).
 
 Every write commits before it returns with ``synchronous=FULL``, so a ruling the API or a WebSocket has
 acknowledged survives a crash or restart. One connection shared across threads behind a lock: the service
@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 _SCHEMA = """
@@ -59,6 +60,23 @@ CREATE TABLE IF NOT EXISTS shots (
     kind TEXT NOT NULL,
     data TEXT NOT NULL,
     UNIQUE (game_id, seq)
+);
+CREATE TABLE IF NOT EXISTS matches (
+    id TEXT PRIMARY KEY,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    game TEXT NOT NULL,
+    state TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS match_records (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    match_id TEXT NOT NULL REFERENCES matches(id),
+    seq INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL,
+    image BLOB,
+    UNIQUE (match_id, seq)
 );
 CREATE INDEX IF NOT EXISTS shots_game ON shots (game_id, seq);
 CREATE INDEX IF NOT EXISTS rulings_game ON rulings (game_id, seq);
@@ -223,6 +241,65 @@ class Storage:
                 (game_id, after_seq, limit)).fetchall()
         return [{"seq": r["seq"], "created_at": r["created_at"], "record": json.loads(r["data"])} for r in rows]
 
+    # matches (photo-by-photo games: ring marbles) -------------------------------------------------------------
+    def add_match(self, game: str, state: dict[str, Any]) -> dict[str, Any]:
+        match_id = new_id("m")
+        now = time.time()
+        with self._lock:
+            self._db.execute("INSERT INTO matches (id, created_at, updated_at, game, state) VALUES (?, ?, ?, ?, ?)",
+                             (match_id, now, now, game, json.dumps(state)))
+        return {"id": match_id, "created_at": now, "updated_at": now, "game": game, "state": state}
+
+    def get_match(self, match_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
+        return None if row is None else _match_row(row)
+
+    def list_matches(self) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM matches ORDER BY created_at, id").fetchall()
+        return [_match_row(r) for r in rows]
+
+    def advance_match(self, match_id: str, step: Callable[[dict[str, Any]], tuple[dict[str, Any], str,
+                      dict[str, Any], bytes | None]]) -> dict[str, Any]:
+        """Apply ``step`` to the stored state and append its record, atomically: ``step(state)`` returns the new
+        state, the record's kind, the record and an optional image; two shots posted at once are applied one
+        after the other, each to the state the other left. Exceptions from ``step`` leave nothing written."""
+        now = time.time()
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
+                if row is None:
+                    raise KeyError(match_id)
+                state, kind, record, image = step(json.loads(row["state"]))
+                seq = int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM match_records WHERE match_id = ?",
+                                           (match_id,)).fetchone()[0]) + 1
+                self._db.execute(
+                    "INSERT INTO match_records (match_id, seq, created_at, kind, data, image) VALUES (?, ?, ?, ?, ?, ?)",
+                    (match_id, seq, now, kind, json.dumps(record), image))
+                self._db.execute("UPDATE matches SET state = ?, updated_at = ? WHERE id = ?",
+                                 (json.dumps(state), now, match_id))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return {"seq": seq, "created_at": now, "kind": kind, "record": record, "state": state}
+
+    def list_match_records(self, match_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, created_at, kind, data, image IS NOT NULL AS has_image FROM match_records "
+                "WHERE match_id = ? ORDER BY seq", (match_id,)).fetchall()
+        return [{"seq": r["seq"], "created_at": r["created_at"], "kind": r["kind"], "record": json.loads(r["data"]),
+                 "has_image": bool(r["has_image"])} for r in rows]
+
+    def match_record_image(self, match_id: str, seq: int) -> bytes | None:
+        with self._lock:
+            row = self._db.execute("SELECT image FROM match_records WHERE match_id = ? AND seq = ?",
+                                   (match_id, seq)).fetchone()
+        return None if row is None or row["image"] is None else bytes(row["image"])
+
     # events -------------------------------------------------------------------------------------------------
     def add_event(self, game_id: str, kind: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
         now = time.time()
@@ -243,6 +320,11 @@ class Storage:
 def _calibration_row(row: sqlite3.Row) -> dict[str, Any]:
     return {"id": row["id"], "created_at": row["created_at"], "source": row["source"],
             "calibration": json.loads(row["data"])}
+
+
+def _match_row(row: sqlite3.Row) -> dict[str, Any]:
+    return {"id": row["id"], "created_at": row["created_at"], "updated_at": row["updated_at"], "game": row["game"],
+            "state": json.loads(row["state"])}
 
 
 def _game_row(row: sqlite3.Row) -> dict[str, Any]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Form, UploadFile
+from fastapi import APIRouter, File, Form, Response, UploadFile
 
 from api.deps import PipelineDep, ReadAuth, SettingsDep, StorageDep
-from api.pipeline import check_game
+from api.pipeline import check_game, encode_jpeg
 from api.routes.errors import ApiError
 from api.routes.models import ErrorOut
 from api.routes.uploads import read_image_upload
@@ -45,6 +45,26 @@ def analyze_photo(
     calibration = calibration_dict(storage, calibration_id)
     frame = read_image_upload(image, settings)
     return pipeline.analyze(game, frame, calibration)
+
+
+@router.post("/analyze/annotated", responses={200: {"content": {"image/jpeg": {}}}, **_ERRORS},
+             response_class=Response, summary="The umpire's picture of a still photo")
+def annotate_photo(
+    image: Annotated[UploadFile, File(description="PNG, JPEG, BMP or WebP photo of the table.")],
+    settings: SettingsDep, storage: StorageDep, pipeline: PipelineDep,
+    game: Annotated[str, Form(max_length=64)] = "tiddlywinks",
+    calibration_id: Annotated[str | None, Form(max_length=64)] = None,
+) -> Response:
+    """The photo with the analysis drawn on it (as ``tableref analyze --annotate``): outlines, squops, rulings
+    for tiddlywinks; balls and the ring for marbles; readings and bad joins for dominoes; tiles, forced spaces
+    and scoring lines for Tantrix; pieces and points for Ice Tiddly Winks. The header ``X-Tableref-Rulings``
+    gives the number of rulings drawn."""
+    game = check_game(game, pipeline, getattr(pipeline, "photo_games", None))
+    calibration = calibration_dict(storage, calibration_id)
+    frame = read_image_upload(image, settings)
+    doc = pipeline.analyze(game, frame, calibration)
+    return Response(encode_jpeg(pipeline.annotate(frame, doc), quality=90), media_type="image/jpeg",
+                    headers={"X-Tableref-Rulings": str(len(doc.get("rulings") or [])), "Cache-Control": "no-store"})
 
 
 @router.post("/squidge-off", responses=_ERRORS, summary="Squidge-off verdict of a still photo")

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, settings
 
 from api import live
 from api.app import create_app
+from api.marbles_matches import new_match_state
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from service_fakes import AUTH, FakePipeline, service_settings
@@ -37,9 +38,11 @@ def _seeded_app():
     game = storage.add_game(game="tiddlywinks", game_type="pairs", players={"blue": "Ann"}, calibration_id=None)
     doc = fake_document(table_image())
     storage.record_analysis(game["id"], doc, doc["rulings"], 0)
+    match = storage.add_match("marbles", new_match_state("individual", ["Ann", "Bob"]))
     storage.close()
     return create_app(service_settings(db), pipeline=FakePipeline()), {"game_id": game["id"],
-                                                                        "calibration_id": cal["id"]}
+                                                                        "calibration_id": cal["id"],
+                                                                        "match_id": match["id"]}
 
 
 def _no_source(spec: dict) -> None:
