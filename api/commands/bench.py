@@ -395,6 +395,13 @@ def _bench_dominoes(args: argparse.Namespace) -> list[str]:
                           **({} if args.seed is None else {"seed": args.seed}))  # another seed: a held-out set
 
 
+def _bench_marbles_drop(args: argparse.Namespace) -> list[str]:
+    from api.bench_marbles_drop import bench_marbles_drop
+    return bench_marbles_drop(n_fresh=min(args.fresh, 60), cache_dir=args.cache / "marbles_drop",
+                              log=lambda s: print(s, flush=True),
+                              **({} if args.seed is None else {"seed": args.seed}))
+
+
 def _bench_tantrix(args: argparse.Namespace) -> list[str]:
     from api.bench_tantrix import bench_tantrix
     # at least 30 simulated boards for the figures; fewer (e.g. --fresh 5) to iterate, marked indicative
@@ -407,6 +414,7 @@ def _bench_tantrix(args: argparse.Namespace) -> list[str]:
 LINE_BENCHES: dict[str, Callable[[argparse.Namespace], list[str]]] = {
     "tiddlywinks-video": _bench_video,
     "marbles": _bench_marbles,
+    "marbles-drop": _bench_marbles_drop,
     "ice-tiddlywinks": _bench_ice,
     "dominoes": _bench_dominoes,
     "tantrix": _bench_tantrix,
@@ -425,7 +433,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--show-failures", action="store_true",
                    help="list every individual failure (tantrix: each wrong tile and board, and why)")
     p.add_argument("--seed", type=int, default=None,
-                   help="tantrix, marbles: the simulated set's seed (default: the development set); another seed is a held-out set")
+                   help="tantrix, marbles, marbles-drop: the simulated set's seed (default: the development set); another seed is a held-out set")
     p.add_argument("--verbose", action="store_true")
     p.set_defaults(handler=run_bench)
 

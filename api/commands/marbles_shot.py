@@ -40,7 +40,8 @@ def _load(path: Path, calibration: Path | None) -> tuple[np.ndarray | None, dict
     return frame, analyze_marbles_photo(frame, calibration, image_path=str(path))
 
 
-def _owners(pairs: list[str]) -> dict[str, str]:
+def owners_from_args(pairs: list[str]) -> dict[str, str]:
+    """``--owner ID=PLAYER`` options as a dict."""
     out = {}
     for item in pairs:
         if "=" not in item:
@@ -55,7 +56,7 @@ def run_marbles_shot(args: argparse.Namespace) -> int:
 
     _, before = _load(Path(args.before), args.calibration)
     frame, after = _load(Path(args.after), args.calibration)
-    result = judge_marbles_shot(before, after, shooter=args.shooter, owners=_owners(args.owner),
+    result = judge_marbles_shot(before, after, shooter=args.shooter, owners=owners_from_args(args.owner),
                                 shooter_tolley=args.shooter_tolley, foul=args.foul)
     if args.annotate is not None:
         if frame is None:

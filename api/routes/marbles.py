@@ -119,6 +119,33 @@ def score_shot(
     return {**result, "before_counts": docs[0].get("counts"), "after_counts": docs[1].get("counts")}
 
 
+@router.post("/drop", responses=_ERRORS, dependencies=[ReadAuth], summary="Who plays first: the drop")
+def judge_drop(
+    image: Annotated[UploadFile, File(description="The ring after the captains dropped their tolleys.")],
+    settings: SettingsDep, storage: StorageDep,
+    owners: Annotated[str | None, Form(max_length=2000, description="TOLLEY_ID=PLAYER,…")] = None,
+    individual: Annotated[bool, Form(description="an individual match: order by distance (MB I-3)")] = False,
+    calibration_id: Annotated[str | None, Form(max_length=64)] = None,
+) -> dict[str, Any]:
+    """MB 9(f): the line scribed in the sand (``scribed_line``), each tolley's perpendicular distance to it
+    with its uncertainty (``drops``, closest first) and the ruling: who chooses, or 'too close to call' and a
+    re-drop of the tied. The same as ``tableref marbles-drop``."""
+    from api.pipeline import PipelineUnavailable, jsonable, pipeline_error
+    try:
+        from api.marbles_drop import MarblesDropError, judge_drop_photo
+    except ImportError as exc:
+        raise PipelineUnavailable(f"the marbles vision pipeline is not installed: {exc}") from None
+    calibration = calibration_dict(storage, calibration_id)
+    frame = read_image_upload(image, settings)
+    try:
+        camera = None if calibration is None else calibration.get("camera")
+        return jsonable(judge_drop_photo(frame, camera, owners=_owners(owners), team_match=not individual))
+    except MarblesDropError as exc:
+        raise ApiError(422, "invalid_drop", str(exc)) from None
+    except ValueError as exc:
+        raise pipeline_error(exc) from None
+
+
 @router.post("/matches", status_code=201, responses=_ERRORS, dependencies=[WriteAuth], summary="Start a match")
 def create_match(body: MatchIn, storage: StorageDep) -> dict[str, Any]:
     """A match followed photo by photo: post the set-up photo to ``…/position``, then one photo after each
