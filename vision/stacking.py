@@ -30,6 +30,8 @@ from vision.winks import WinkCandidate, WinkDetectorParams, assign_poses, lens_a
 #: radial offsets (mm) around the model rim searched for the edge: fit and pose errors move it this much
 _RIM_OFFSETS_MM = (-1.0, -0.5, 0.0, 0.5, 1.0)
 _RIM_HALF_STEP_MM = 0.75  # the colour step is taken between points this far inside and outside
+FLAT_OPINION_CONFIDENCE = 0.6  # a flat-rim order at least this sure counts as an opinion ...
+DISAGREEMENT_CONFIDENCE = 0.6  # ... and when the posed test contradicts it, the order is this sure at most
 
 
 def _top_rim(w: WinkCandidate, angles: np.ndarray, radius_mm: float) -> np.ndarray:
@@ -114,6 +116,10 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             new_conf = 0.5 + abs(p_a - 0.5)
             a_upper = p_a >= 0.5
             was_a_upper = b.wink_id in a.above
+            if a.color == b.color and a_upper != was_a_upper and conf >= FLAT_OPINION_CONFIDENCE:
+                # one colour: the flat-rim test had an opinion and this one says the opposite; the two read
+                # the same faint edges, so neither is trusted (TW I-13: undecided, not a guess)
+                new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
             if a_upper != was_a_upper:
                 changed += 1
             up, lo = (a, b) if a_upper else (b, a)

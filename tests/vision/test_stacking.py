@@ -82,3 +82,23 @@ def test_no_pair_is_implied_without_overlap_or_without_a_pile_between():
     # two flat winks whose measured discs overlap a little are touching, not a pile: nothing to imply
     p, q = _cand("P", "small", 0.0, 50.0), _cand("Q", "small", 15.5, 50.0)
     assert pile_implied_pairs([p, q]) == 0 and p.above == [] and q.above == []
+
+
+def test_a_same_colour_order_the_posed_test_contradicts_is_left_undecided(monkeypatch):
+    # the flat-rim test said A is on B (0.8); the posed rims say B is on A: both read the same faint edges,
+    # so the referee says 'too close to call' rather than trusting either
+    import vision.stacking as stacking
+    from vision.winks import WinkDetectorParams
+    a = _cand("A", "large", 0.0, 0.0)
+    b = _cand("B", "small", 9.0, 0.0)
+    a.above, a.order_confidence, b.order_confidence = ["B"], {"B": 0.8}, {"A": 0.8}
+    monkeypatch.setattr(stacking, "cut_rim_evidence", lambda *args: (2.0, 30.0, 12))
+    stacking.review_order([a, b], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
+    assert b.above == ["A"] and a.above == []
+    assert b.order_confidence["A"] < 0.75 and a.order_confidence["B"] < 0.75
+    # a pair of two colours keeps what the posed rims say, however the flat test leaned
+    c, d = _cand("C", "large", 0.0, 40.0), _cand("D", "small", 9.0, 40.0)
+    d.color = "red"
+    c.above, c.order_confidence, d.order_confidence = ["D"], {"D": 0.7}, {"C": 0.7}
+    stacking.review_order([c, d], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
+    assert d.above == ["C"] and d.order_confidence["C"] > 0.9
