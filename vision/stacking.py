@@ -19,54 +19,25 @@ from __future__ import annotations
 import copy
 import math
 
-import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from geometry.constants import WINK_THICKNESS_MM
-from vision.silhouette import rim_points_mm
-from vision.winks import WinkCandidate, WinkDetectorParams, assign_poses, lens_area_mm2
+from vision.winks import (WinkCandidate, WinkDetectorParams, assign_poses, lens_area_mm2, rim_angles_inside,
+                          rim_edge_strength)
 
-#: radial offsets (mm) around the model rim searched for the edge: fit and pose errors move it this much
-_RIM_OFFSETS_MM = (-1.0, -0.5, 0.0, 0.5, 1.0)
-_RIM_HALF_STEP_MM = 0.75  # the colour step is taken between points this far inside and outside
+_PILE_REACH_MM = 80.0  # winks further than this from a pair cannot bear on its poses
 FLAT_OPINION_CONFIDENCE = 0.6  # a flat-rim order at least this sure counts as an opinion ...
 DISAGREEMENT_CONFIDENCE = 0.6  # ... and when the posed test contradicts it, the order is this sure at most
-
-
-def _top_rim(w: WinkCandidate, angles: np.ndarray, radius_mm: float) -> np.ndarray:
-    """3-D points of ``w``'s top rim (posed: height, tilt) at plan angles, at the given radius."""
-    half = WINK_THICKNESS_MM / 2 / math.cos(math.radians(w.tilt_deg))
-    return rim_points_mm(w.center_mm, radius_mm, w.z_mm + half, angles, w.tilt_deg, w.tilt_azimuth_deg)
-
-
-def rim_angles_inside(w: WinkCandidate, other: WinkCandidate, n: int = 48, clear_mm: float = 1.0) -> np.ndarray:
-    """Angles of ``w``'s posed rim whose plan position lies inside ``other``'s disc, ``clear_mm`` from its rim."""
-    ang = np.linspace(0, 2 * np.pi, n, endpoint=False)
-    p = _top_rim(w, ang, w.radius_mm)[:, :2]
-    return ang[np.linalg.norm(p - other.center_mm, axis=1) < other.radius_mm - clear_mm]
-
-
-def posed_rim_strength(image_bgr: np.ndarray, camera: CameraModel, w: WinkCandidate, angles: np.ndarray) -> float:
-    """Colour step across ``w``'s posed top rim at the given angles (median over angles of the best offset)."""
-    n = len(angles)
-    if n == 0:
-        return 0.0
-    pts = [_top_rim(w, angles, w.radius_mm + off + side)
-           for off in _RIM_OFFSETS_MM for side in (-_RIM_HALF_STEP_MM, _RIM_HALF_STEP_MM)]
-    q = camera.project_mm(np.vstack(pts)).astype(np.float32)
-    vals = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    vals = vals.reshape(2 * len(_RIM_OFFSETS_MM), n, 3).astype(np.float32)
-    steps = np.linalg.norm(vals[0::2] - vals[1::2], axis=2)
-    return float(np.median(steps.max(axis=0)))
 
 
 def _posed_pair(winks: list[WinkCandidate], upper: WinkCandidate, lower: WinkCandidate
                 ) -> tuple[WinkCandidate, WinkCandidate]:
     """Copies of ``upper`` and ``lower`` posed as the order graph with ``upper`` on ``lower`` implies."""
-    twins = {w.wink_id: copy.copy(w) for w in winks}
+    # the pile around them is all that can support either (a pile of five spans well under this)
+    twins = {w.wink_id: copy.copy(w) for w in winks
+             if float(np.linalg.norm(w.center_mm - upper.center_mm)) < _PILE_REACH_MM or w is lower}
     for t in twins.values():
-        t.above = [i for i in t.above]
+        t.above = [i for i in t.above if i in twins]
     twins[lower.wink_id].above = [i for i in twins[lower.wink_id].above if i != upper.wink_id]
     if lower.wink_id not in twins[upper.wink_id].above:
         twins[upper.wink_id].above.append(lower.wink_id)
@@ -86,8 +57,8 @@ def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandid
         n_min = min(n_min, len(arc_u))
         if len(arc_u) < 3:
             return None
-        e_u = posed_rim_strength(image_bgr, camera, pu, arc_u)
-        e_l = posed_rim_strength(image_bgr, camera, pl, arc_l) if len(arc_l) >= 3 else 0.0
+        e_u = rim_edge_strength(image_bgr, camera, pu, arc_u)
+        e_l = rim_edge_strength(image_bgr, camera, pl, arc_l) if len(arc_l) >= 3 else 0.0
         ev.append(e_u - e_l)
     return ev[0], ev[1], n_min
 
