@@ -114,13 +114,14 @@ def plan_reach_mm(w: WinkCandidate, direction: np.ndarray) -> float:
     return w.radius_mm * ct / math.sqrt(ct * ct * (1.0 - c * c) + c * c)
 
 
-def pile_implied_pairs(winks: list[WinkCandidate]) -> int:
+def pile_implied_pairs(winks: list[WinkCandidate], confidence_min: float = 0.75) -> int:
     """In a pile A on B on C, A lies over C wherever their footprints overlap: B is between them.
 
     Such an overlap is often a sliver too thin for the image to show whose rim is cut (below ``min_lens_mm2``,
-    so no order was decided), but the pile fixes it. The pair's confidence is the chain's weakest link,
-    lowered when the overlap (tilt-aware footprints, posed) is thinner than the two centres' uncertainty.
-    Returns the pairs added."""
+    so no order was decided), or it lies under B, so that its rims are B's and A's and C's are hidden: the image
+    leaves A and C undecided, but the pile fixes them. The pair's confidence is the chain's weakest link,
+    lowered when the overlap (tilt-aware footprints, posed) is thinner than the two centres' uncertainty; an
+    order the image decided is never overruled. Returns the pairs added or decided."""
     by_id = {w.wink_id: w for w in winks}
     added = 0
     for a in winks:
@@ -128,10 +129,14 @@ def pile_implied_pairs(winks: list[WinkCandidate]) -> int:
             b = by_id.get(b_id)
             if b is None:
                 continue
-            for c_id in b.above:
+            for c_id in list(b.above):
                 c = by_id.get(c_id)
-                if c is None or c is a or c_id in a.order_confidence:
+                if c is None or c is a:
                     continue
+                chain = min(a.order_confidence.get(b_id, 0.5), b.order_confidence.get(c_id, 0.5))
+                direct = a.order_confidence.get(c_id)
+                if direct is not None and (direct >= confidence_min or chain < confidence_min):
+                    continue  # decided by the image, or the pile is no surer
                 u = c.center_mm - a.center_mm
                 d = float(np.linalg.norm(u))
                 if d < 1e-6:
@@ -140,10 +145,12 @@ def pile_implied_pairs(winks: list[WinkCandidate]) -> int:
                 depth = plan_reach_mm(a, u) + plan_reach_mm(c, -u) - d
                 if depth <= 0.0:
                     continue
-                chain = min(a.order_confidence.get(b_id, 0.5), b.order_confidence.get(c_id, 0.5))
                 sigma = math.hypot(a.sigma_mm, c.sigma_mm)
                 conf = min(chain, 0.5 + 0.5 * min(1.0, depth / (2.0 * sigma + 1e-9)))
-                a.above.append(c_id)
+                if a.wink_id in c.above:
+                    c.above.remove(a.wink_id)
+                if c_id not in a.above:
+                    a.above.append(c_id)
                 a.order_confidence[c_id] = conf
                 c.order_confidence[a.wink_id] = conf
                 added += 1

@@ -298,7 +298,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         # the calibration's own error adds to every measured position
         c.sigma_mm = math.hypot(c.sigma_mm, cal.reprojection_error_mm)
     # a pile's top wink over its bottom one, where their footprints overlap by a sliver (B between them)
-    pile_implied_pairs(live)
+    pile_implied_pairs(live, params.order_confidence_min)
     for c in cands:
         if c.potted:
             _place_potted(c, camera, pot)

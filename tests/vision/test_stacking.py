@@ -102,3 +102,22 @@ def test_a_same_colour_order_the_posed_test_contradicts_is_left_undecided(monkey
     c.above, c.order_confidence, d.order_confidence = ["D"], {"D": 0.7}, {"C": 0.7}
     stacking.review_order([c, d], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert d.above == ["C"] and d.order_confidence["C"] > 0.9
+
+
+def test_a_pile_decides_an_order_the_image_left_undecided_but_never_overrules_one_it_decided():
+    # A (small) on B (large) on C (large); A and C overlap under B, where only B's rim shows: the image said
+    # 'C over A' weakly (0.6), the pile says A over C with its weakest link's confidence
+    c = _cand("C", "large", 0.0, 0.0)
+    b = _cand("B", "large", 12.0, 0.0)
+    a = _cand("A", "small", 9.0, 6.0)
+    b.above, b.order_confidence, c.order_confidence = ["C"], {"C": 0.95}, {"B": 0.95}
+    a.above, a.order_confidence, b.order_confidence["A"] = ["B"], {"B": 0.9}, 0.9
+    c.above.append("A")
+    c.order_confidence["A"] = a.order_confidence["C"] = 0.6
+    assign_poses([a, b, c])
+    assert pile_implied_pairs([a, b, c]) == 1
+    assert a.above == ["B", "C"] and c.above == [] and a.order_confidence["C"] == pytest.approx(0.9)
+    # the same scene with the image sure of 'C over A' (0.8): that stands
+    a.above, c.above = ["B"], ["A"]
+    c.order_confidence["A"] = a.order_confidence["C"] = 0.8
+    assert pile_implied_pairs([a, b, c]) == 0 and c.above == ["A"] and a.above == ["B"]
