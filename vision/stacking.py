@@ -120,8 +120,9 @@ def pile_implied_pairs(winks: list[WinkCandidate], confidence_min: float = 0.75)
     Such an overlap is often a sliver too thin for the image to show whose rim is cut (below ``min_lens_mm2``,
     so no order was decided), or it lies under B, so that its rims are B's and A's and C's are hidden: the image
     leaves A and C undecided, but the pile fixes them. The pair's confidence is the chain's weakest link,
-    lowered when the overlap (tilt-aware footprints, posed) is thinner than the two centres' uncertainty; an
-    order the image decided is never overruled. Returns the pairs added or decided."""
+    lowered when the overlap (tilt-aware footprints, posed) is thinner than the two centres' uncertainty; only
+    a decided pair is added, and an order the image decided is never overruled. Returns the pairs added or
+    decided."""
     by_id = {w.wink_id: w for w in winks}
     added = 0
     for a in winks:
@@ -147,6 +148,10 @@ def pile_implied_pairs(winks: list[WinkCandidate], confidence_min: float = 0.75)
                     continue
                 sigma = math.hypot(a.sigma_mm, c.sigma_mm)
                 conf = min(chain, 0.5 + 0.5 * min(1.0, depth / (2.0 * sigma + 1e-9)))
+                if conf < confidence_min:
+                    # not sure enough to report: an undecided pair would make the scene drop both winks'
+                    # decided orders (``scene_from_measurement``), for a sliver
+                    continue
                 if a.wink_id in c.above:
                     c.above.remove(a.wink_id)
                 if c_id not in a.above:
