@@ -7,7 +7,8 @@
 2. Order: where two discs overlap, the upper wink is the one seen in the lens (colour majority); for
    same-colour pairs, the upper wink's rim is a visible edge across the lower one while the lower rim is
    hidden, so the rim with the stronger edge inside the other disc is the upper one. Weak evidence gives an
-   order confidence near 0.5 (TW I-13: undecided).
+   order confidence near 0.5 (TW I-13: undecided). Once the centres are fitted, ``vision/stacking.py`` judges
+   same-colour and undecided pairs again with the pose each order implies, and lets piles decide the rest.
 3. Pose: a wink lying on another is tilted: its low rim on the mat, its underside on the lower wink's top
    edge; that fixes its height and tilt (physics, not a fit).
 4. Fit: in the full-resolution image, the projected silhouette of the known-radius disc at its height is
