@@ -52,33 +52,31 @@ def _cand(wid, size, x, y, sigma=0.2):
     return c
 
 
-def test_the_top_of_a_pile_lies_over_its_bottom_where_they_overlap_by_a_sliver():
-    # C flat; B (small) on C; A (large) on B, reaching 1.5 mm over C's far rim: a sliver no image decides
+def _pile(b_size, a_size, a_xy, a_sigma=0.2):
+    """C (large, flat at the origin) under B (12 mm along x, order 0.95) under A (order 0.9), posed."""
     c = _cand("C", "large", 0.0, 0.0)
-    b = _cand("B", "small", 12.0, 0.0)
-    a = _cand("A", "large", 20.5, 0.0)
+    b = _cand("B", b_size, 12.0, 0.0)
+    a = _cand("A", a_size, *a_xy, sigma=a_sigma)
     b.above, b.order_confidence, c.order_confidence = ["C"], {"C": 0.95}, {"B": 0.95}
     a.above, a.order_confidence, b.order_confidence["A"] = ["B"], {"B": 0.9}, 0.9
     assign_poses([a, b, c])
+    return a, b, c
+
+
+def test_the_top_of_a_pile_lies_over_its_bottom_where_they_overlap_by_a_sliver():
+    # C flat; B (small) on C; A (large) on B, reaching 1.5 mm over C's far rim: a sliver no image decides
+    a, b, c = _pile("small", "large", (20.5, 0.0))
     assert pile_implied_pairs([a, b, c]) == 1
     assert "C" in a.above and a.order_confidence["C"] == pytest.approx(0.9)  # the chain's weakest link
     # a sliver thinner than the centres' uncertainty is not reported (undecided, it would cost the scene the
     # pile's decided orders)
-    a2 = _cand("A", "large", 20.5, 0.0, sigma=1.5)
-    a2.above, a2.order_confidence = ["B"], {"B": 0.9}
-    c.order_confidence = {"B": 0.95}
-    assign_poses([a2, b, c])
+    a2, b, c = _pile("small", "large", (20.5, 0.0), a_sigma=1.5)
     assert pile_implied_pairs([a2, b, c]) == 0
     assert a2.above == ["B"] and "C" not in a2.order_confidence and "A" not in c.order_confidence
 
 
 def test_no_pair_is_implied_without_overlap_or_without_a_pile_between():
-    c = _cand("C", "large", 0.0, 0.0)
-    b = _cand("B", "small", 12.0, 0.0)
-    a = _cand("A", "large", 22.5, 0.0)  # 0.5 mm clear of C's rim
-    b.above, b.order_confidence, c.order_confidence = ["C"], {"C": 0.95}, {"B": 0.95}
-    a.above, a.order_confidence, b.order_confidence["A"] = ["B"], {"B": 0.9}, 0.9
-    assign_poses([a, b, c])
+    a, b, c = _pile("small", "large", (22.5, 0.0))  # 0.5 mm clear of C's rim
     assert pile_implied_pairs([a, b, c]) == 0 and a.above == ["B"]
     # two flat winks whose measured discs overlap a little are touching, not a pile: nothing to imply
     p, q = _cand("P", "small", 0.0, 50.0), _cand("Q", "small", 15.5, 50.0)
@@ -108,14 +106,9 @@ def test_a_same_colour_order_the_posed_test_contradicts_is_left_undecided(monkey
 def test_a_pile_decides_an_order_the_image_left_undecided_but_never_overrules_one_it_decided():
     # A (small) on B (large) on C (large); A and C overlap under B, where only B's rim shows: the image said
     # 'C over A' weakly (0.6), the pile says A over C with its weakest link's confidence
-    c = _cand("C", "large", 0.0, 0.0)
-    b = _cand("B", "large", 12.0, 0.0)
-    a = _cand("A", "small", 9.0, 6.0)
-    b.above, b.order_confidence, c.order_confidence = ["C"], {"C": 0.95}, {"B": 0.95}
-    a.above, a.order_confidence, b.order_confidence["A"] = ["B"], {"B": 0.9}, 0.9
+    a, b, c = _pile("large", "small", (9.0, 6.0))
     c.above.append("A")
     c.order_confidence["A"] = a.order_confidence["C"] = 0.6
-    assign_poses([a, b, c])
     assert pile_implied_pairs([a, b, c]) == 1
     assert a.above == ["B", "C"] and c.above == [] and a.order_confidence["C"] == pytest.approx(0.9)
     # the same scene with the image sure of 'C over A' (0.8): that stands
