@@ -30,6 +30,7 @@ from vision.pot import PotDetection, PotParams, detect_pot
 from vision.pot_rim import rim_winks
 from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, winks_in_pot
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
+from vision.stacking import pile_implied_pairs, review_order
 from vision.winks import (
     RADII_MM,
     WinkCandidate,
@@ -278,6 +279,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                 c.size = other
                 c.edge_offset_px = None
                 refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+    # the order again on the fitted centres, each hypothesis with the pose it implies (the cut rim, in 3-D)
+    review_order(live, frame_bgr, camera, wp, noise, params.order_confidence_min)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
     before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}
     assign_poses(live)
@@ -294,6 +297,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
             c.sigma_mm = max(c.sigma_mm, FAINT_OUTLINE_SIGMA_MM)
         # the calibration's own error adds to every measured position
         c.sigma_mm = math.hypot(c.sigma_mm, cal.reprojection_error_mm)
+    # a pile's top wink over its bottom one, where their footprints overlap by a sliver (B between them)
+    pile_implied_pairs(live, params.order_confidence_min)
     for c in cands:
         if c.potted:
             _place_potted(c, camera, pot)

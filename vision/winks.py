@@ -7,7 +7,8 @@
 2. Order: where two discs overlap, the upper wink is the one seen in the lens (colour majority); for
    same-colour pairs, the upper wink's rim is a visible edge across the lower one while the lower rim is
    hidden, so the rim with the stronger edge inside the other disc is the upper one. Weak evidence gives an
-   order confidence near 0.5 (TW I-13: undecided).
+   order confidence near 0.5 (TW I-13: undecided). Once the centres are fitted, ``vision/stacking.py`` judges
+   same-colour and undecided pairs again with the pose each order implies, and lets piles decide the rest.
 3. Pose: a wink lying on another is tilted: its low rim on the mat, its underside on the lower wink's top
    edge; that fixes its height and tilt (physics, not a fit).
 4. Fit: in the full-resolution image, the projected silhouette of the known-radius disc at its height is
@@ -35,7 +36,7 @@ from geometry.constants import (
 )
 from vision.colour import CLASS_BG, CLASS_NEUTRAL, COLOR_NAMES, ColourScene
 from vision.ortho import OrthoGrid
-from vision.silhouette import RoundSolid, edge_crossings, outline, sample_profiles, solve_shift
+from vision.silhouette import RoundSolid, edge_crossings, outline, rim_points_mm, sample_profiles, solve_shift
 
 RADII_MM = {"large": LARGE_WINK_RADIUS_MM, "small": SMALL_WINK_RADIUS_MM}
 SIZE_RING_MM = (LARGE_WINK_RADIUS_MM + SMALL_WINK_RADIUS_MM) / 2
@@ -546,29 +547,30 @@ def lens_area_mm2(r1: float, r2: float, d: float) -> float:
     return a1 + a2 - a3
 
 
-def _arc_inside(a: WinkCandidate, b: WinkCandidate, n: int = 48) -> np.ndarray:
-    """Plan angles of a's rim that lie inside b's disc (1 mm clear of b's rim)."""
+def top_rim_points(w: WinkCandidate, angles: np.ndarray, radius_mm: float) -> np.ndarray:
+    """3-D points of ``w``'s top rim as posed (height, tilt) at plan angles, at the given radius."""
+    half = WINK_THICKNESS_MM / 2 / math.cos(math.radians(w.tilt_deg))
+    return rim_points_mm(w.center_mm, radius_mm, w.z_mm + half, angles, w.tilt_deg, w.tilt_azimuth_deg)
+
+
+def rim_angles_inside(w: WinkCandidate, other: WinkCandidate, n: int = 48, clear_mm: float = 1.0) -> np.ndarray:
+    """Plan angles of ``w``'s rim (as posed) that lie inside ``other``'s disc, ``clear_mm`` clear of its rim."""
     ang = np.linspace(0, 2 * np.pi, n, endpoint=False)
-    p = a.center_mm + a.radius_mm * np.column_stack([np.cos(ang), np.sin(ang)])
-    inside = np.linalg.norm(p - b.center_mm, axis=1) < b.radius_mm - 1.0
-    return ang[inside]
+    p = top_rim_points(w, ang, w.radius_mm)[:, :2]
+    return ang[np.linalg.norm(p - other.center_mm, axis=1) < other.radius_mm - clear_mm]
 
 
-def rim_edge_strength(image_bgr: np.ndarray, camera: CameraModel, a: WinkCandidate, angles: np.ndarray,
-                      z_mm: float) -> float:
-    """Colour step across a's top rim at the given plan angles (image units).
+def rim_edge_strength(image_bgr: np.ndarray, camera: CameraModel, a: WinkCandidate, angles: np.ndarray) -> float:
+    """Colour step across a's top rim, as posed, at the given plan angles (image units).
 
     The step over 1.5 mm is taken at the best of five radial offsets (within 1 mm of the model rim, so that
     position and height errors do not hide it) for each angle; the median over angles is returned.
     """
     if len(angles) == 0:
         return 0.0
-    u = np.column_stack([np.cos(angles), np.sin(angles)])
-    n = len(u)
-    pts = []
-    for off in (-1.0, -0.5, 0.0, 0.5, 1.0):
-        for side in (-0.75, 0.75):
-            pts.append(np.column_stack([a.center_mm + (a.radius_mm + off + side) * u, np.full(n, z_mm)]))
+    n = len(angles)
+    pts = [top_rim_points(a, angles, a.radius_mm + off + side)
+           for off in (-1.0, -0.5, 0.0, 0.5, 1.0) for side in (-0.75, 0.75)]
     q = camera.project_mm(np.vstack(pts)).astype(np.float32)
     vals = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     vals = vals.reshape(10, n, 3).astype(np.float32)
@@ -633,10 +635,10 @@ def decide_order(winks: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid
                     # Beta(1, 1) posterior mean that a is the one seen in the lens
                     p_a_upper = (na + 1) / (na + nb + 2)
             else:
-                arc_a = _arc_inside(a, b)
-                arc_b = _arc_inside(b, a)
-                ea = rim_edge_strength(image_bgr, camera, a, arc_a, WINK_THICKNESS_MM)
-                eb = rim_edge_strength(image_bgr, camera, b, arc_b, WINK_THICKNESS_MM)
+                arc_a = rim_angles_inside(a, b)
+                arc_b = rim_angles_inside(b, a)
+                ea = rim_edge_strength(image_bgr, camera, a, arc_a)  # (flat: poses come after the order)
+                eb = rim_edge_strength(image_bgr, camera, b, arc_b)
                 if len(arc_a) >= 3 and len(arc_b) >= 3:
                     diff = (ea - eb) / (3.0 * noise_level + 0.25 * (ea + eb) + 1e-6)
                     p_a_upper = 1.0 / (1.0 + math.exp(-3.0 * diff))
