@@ -76,7 +76,7 @@ def bench_marbles_drop(n_fresh: int = 24, *, cache_dir: Path, seed: int = DEV_SE
     with_line = found = false_lines = refused = 0
     errs, within, angles, times = [], 0, [], []
     verdicts = {"right": 0, "too_close": 0, "wrong": 0}
-    b_found = b_false = b_refused = 0
+    b_found = b_false = b_refused = no_drop = 0
     b_errs: list[float] = []
     notes = []
     for jpg in paths:
@@ -105,6 +105,7 @@ def bench_marbles_drop(n_fresh: int = 24, *, cache_dir: Path, seed: int = DEV_SE
                 notes.append(f"{jpg.name}: line missed ({exc})")
             continue
         except MarblesDropError as exc:
+            no_drop += 1
             notes.append(f"{jpg.name}: {exc}")
             continue
         finally:
@@ -144,8 +145,8 @@ def bench_marbles_drop(n_fresh: int = 24, *, cache_dir: Path, seed: int = DEV_SE
     lines = [
         f"tableref bench --game marbles-drop: {len(paths)} fresh renders (1920x1080, seed {seed}): "
         f"{with_line} with a scribed line, {no_line} without; camera from the truth",
-        f"  line found: {found}/{with_line}; refused where none was scribed: {refused}/{no_line} "
-        f"(false lines {false_lines})",
+        f"  line found: {found}/{with_line} ({no_drop} photos with fewer than two tolleys found are not asked); "
+        f"refused where none was scribed: {refused}/{no_line} (false lines {false_lines})",
         f"  line angle error: median {np.median(angles) if angles else float('nan'):.3f} deg, "
         f"max {max(angles) if angles else float('nan'):.3f} deg",
         f"  drop distance error over {len(errs)} tolleys: median {np.median(a):.2f} mm, p95 "
