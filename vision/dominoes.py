@@ -48,6 +48,12 @@ KNOWN_SIZE_BAR_RATIO = (0.4, 1.0)
 OVERLAP_CLEAN = 0.4
 OVERLAP_FLAGGED = 0.25
 KNOWN_SIZE_TRIES = 2  # the nearest cleanly read tiles whose plane a placed tile is laid in
+# A placed tile's size comes from a neighbour's outline, good to about a tenth on an oblique view (the outline
+# there takes in the near side face): when the placed quad does not read, its face inset to this is read.
+PLACED_INSET_SCALE = 0.9
+# Tiles do not overlap: a placed tile (read cleanly on both halves) stands when the middle of it (this share of
+# its length and width, bar and pips) lies clear of the tiles taken; their outlines may run into it at the ends.
+PLACED_CORE_SCALE = 0.8
 # A spinner's stud (up to a fifth of the width) parts the bar into two pieces, each about a third of the width:
 # pieces this far apart (of the shorter one's length) may be one bar.
 SPINNER_GAP_RATIO = 0.75
@@ -551,6 +557,12 @@ def _candidate(frame_bgr: np.ndarray, lab: np.ndarray, quad: np.ndarray, split: 
             dark_face, a, b, facts)
 
 
+def _scaled_quad(quad: np.ndarray, scale: float) -> np.ndarray:
+    """``quad`` scaled about its centre in its own tile frame (perspective kept: the inset is even in the plane)."""
+    H = cv2.getPerspectiveTransform(_UNIT_TILE_UV, np.float32(quad))
+    return cv2.perspectiveTransform((_UNIT_TILE_UV * scale).reshape(-1, 1, 2), H).reshape(-1, 2).astype(np.float64)
+
+
 def _quad_size(quad: np.ndarray) -> tuple[float, float]:
     """Width (mean of the two ends) and length (between the ends' midpoints) of a tile quad."""
     q = np.asarray(quad, np.float64)
@@ -588,8 +600,12 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
         if not KNOWN_SIZE_BAR_RATIO[0] * lo <= bar.length <= KNOWN_SIZE_BAR_RATIO[1] * hi:
             continue  # not a centre bar of a tile this size
         pt = (float(bar.center[0]), float(bar.center[1]))
-        if any(cv2.pointPolygonTest(np.float32(c[1]).reshape(-1, 1, 2), pt, False) >= 0 for c in good + out):
-            continue  # on a tile read already (a spinner's pieces and their join are one bar)
+        if any(cv2.pointPolygonTest(np.float32(c[1]).reshape(-1, 1, 2), pt, False) >= 0 for c in good):
+            continue  # on a tile read already
+        if any(cv2.pointPolygonTest(np.float32(_scaled_quad(c[1], 0.3)).reshape(-1, 1, 2), pt, False) >= 0
+               for c in out):
+            continue  # at the middle of a tile placed already (a spinner's pieces and their join are one bar);
+            # one placed on a seam covers its two tiles' bars, which are placed too and outvote it (seam tiles)
         half = bar.along * bar.length / 2
         ends = np.float32([bar.center - half, bar.center, bar.center + half])
         for k in np.argsort(np.linalg.norm(centres - bar.center, axis=1))[:KNOWN_SIZE_TRIES]:
@@ -618,6 +634,13 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
             split = float(np.clip((bar.center - mid_a) @ axis / (axis @ axis), 0.3, 0.7))
             cand = _candidate(frame_bgr, lab, quad, split, dark_face, params, rank=0,
                               plane_from_image=np.linalg.inv(H))
+            if cand is None or cand[0][0] < 2:
+                # the size came from a neighbour's outline, which on an oblique view takes in its near side
+                # face: read the face inset by the size's uncertainty (a pip cut by the inset outline still flags)
+                inset = _scaled_quad(quad, PLACED_INSET_SCALE)
+                inner = _candidate(frame_bgr, lab, inset, 0.5 + (split - 0.5) / PLACED_INSET_SCALE, dark_face,
+                                   params, rank=0, plane_from_image=np.linalg.inv(H))
+                cand = inner if inner is not None and inner[0][0] == 2 else cand
             # placed, not measured: only a clean reading of both halves, with pips on the grid, shows it is a
             # tile (wood grain and print have strokes too, and a flag on the table is noise to the umpire)
             if cand is not None and cand[0][0] == 2 and (cand[5].pips or cand[6].pips):
@@ -661,18 +684,22 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
     cands.sort(key=lambda c: c[0], reverse=True)
     taken = np.zeros((h, w), np.uint8)
     tiles: list[TileDetection] = []
-    for _, quad, width, length, dark_face, a, b, facts in cands:
+    for key, quad, width, length, dark_face, a, b, facts in cands:
         c = quad.mean(axis=0)
         cx, cy = round(c[0]), round(c[1])
         if taken[min(max(cy, 0), h - 1), min(max(cx, 0), w - 1)]:
             continue
         mask = np.zeros((h, w), np.uint8)
         cv2.fillPoly(mask, [_quad_poly(quad)], 1)
-        area = float(mask.sum())
+        core = mask
+        if key[1] == 0:  # placed: its own outline is as uncertain as its neighbours'
+            core = np.zeros((h, w), np.uint8)
+            cv2.fillPoly(core, [_quad_poly(_scaled_quad(quad, PLACED_CORE_SCALE))], 1)
+        area = float(core.sum())
         # quads of touching tiles may overlap a little where an outline ran on into the neighbour (a tile's side
         # seen obliquely); one that reads cleanly, centred clear of the others, stands
         limit = OVERLAP_CLEAN if a.pips is not None and b.pips is not None else OVERLAP_FLAGGED
-        if area > 0 and float((mask & taken).sum()) / area > limit:
+        if area > 0 and float((core & taken).sum()) / area > limit:
             continue
         taken |= mask
         reasons = tuple(f"half {name}: {r.reason}" for name, r in (("a", a), ("b", b)) if r.pips is None)

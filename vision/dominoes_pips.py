@@ -37,6 +37,9 @@ GLARE_MAX_CHROMA = 10.0
 # A spinner (a brass stud at the centre of the bar) is up to this share of the width across (4-5 mm on 24 mm).
 SPINNER_DIAMETER_RATIO = 0.22
 GLARE_WEIGHT_DARK = 0.15
+# A pixel this far (Lab a-b) from an ivory face's colour is paint, however light: glare adds no colour.
+GLARE_PIP_CHROMA = 30.0
+GLARE_PIP_CHROMA_WEAK = 18.0  # ... and this far, joined to such paint, is the rest of the pip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,8 +93,16 @@ def feature_mask(tile_lab: np.ndarray, face_lab: np.ndarray, dark_face: bool) ->
         top = float(np.percentile(dl, 99.5))
         m = (dl > max(35.0, 4 * spread, 0.55 * top)) & (dll > 25.0)
     else:
-        # glare is lighter and colourless, so it is never a pip; paint is darker or coloured
-        m = ((dl < -max(32.0, 4 * spread)) | (dll < -28.0)) | ((dc > 22.0) & (dl < -8.0))
+        # glare is lighter and colourless, so it is never a pip; paint is darker or coloured. Glare over a coloured
+        # pip lightens it and thins its colour, but white light adds no chroma: far off the face's colour is paint
+        m = ((dl < -max(32.0, 4 * spread)) | (dll < -28.0)) | ((dc > 22.0) & (dl < -8.0)) | (dc > GLARE_PIP_CHROMA)
+        # ... and the whole pip, whose rim under glare keeps less colour than its middle: grown over the weaker
+        # colour joined to it (hysteresis), so a pip under glare is measured at its size, not its core's
+        n, comp = cv2.connectedComponents((m | (dc > GLARE_PIP_CHROMA_WEAK)).astype(np.uint8), connectivity=8)
+        seeds = np.zeros(n, bool)
+        seeds[comp[m]] = True
+        seeds[0] = False
+        m = seeds[comp]
     m = m.astype(np.uint8) * 255
     return cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
 
