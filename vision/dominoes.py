@@ -640,7 +640,9 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
                 inset = _scaled_quad(quad, PLACED_INSET_SCALE)
                 inner = _candidate(frame_bgr, lab, inset, 0.5 + (split - 0.5) / PLACED_INSET_SCALE, dark_face,
                                    params, rank=0, plane_from_image=np.linalg.inv(H))
-                cand = inner if inner is not None and inner[0][0] == 2 else cand
+                if inner is not None and inner[0][0] == 2:
+                    # read on the inset face, but the tile is the size its plane says: its outline joins the line
+                    cand = (inner[0], quad, *_quad_size(quad), *inner[4:])
             # placed, not measured: only a clean reading of both halves, with pips on the grid, shows it is a
             # tile (wood grain and print have strokes too, and a flag on the table is noise to the umpire)
             if cand is not None and cand[0][0] == 2 and (cand[5].pips or cand[6].pips):
