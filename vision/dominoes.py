@@ -184,6 +184,13 @@ def _bar_candidates(gray: np.ndarray, params: DominoDetectorParams) -> list[_Bar
     return _merge_collinear(out)
 
 
+def _piece_cos(b: _Bar, c: _Bar, least_deg: float) -> float:
+    """Cosine of the angle two bar pieces may differ by: ``least_deg``, or more for a short piece, whose
+    direction is known only to about its thickness over its length (a spinner and glare leave stubs)."""
+    short = min(b, c, key=lambda x: x.length)
+    return math.cos(max(math.radians(least_deg), math.atan2(short.thickness, short.length)))
+
+
 def _merge_collinear(bars: list[_Bar]) -> list[_Bar]:
     """Add the join of two collinear pieces: a bar interrupted by a spinner (a brass stud at the tile's centre).
 
@@ -195,7 +202,7 @@ def _merge_collinear(bars: list[_Bar]) -> list[_Bar]:
         best = None
         for j in range(i + 1, len(bars)):
             c = bars[j]
-            if c.dark_ink != b.dark_ink or abs(float(b.along @ c.along)) < 0.985:
+            if c.dark_ink != b.dark_ink or abs(float(b.along @ c.along)) < _piece_cos(b, c, 10.0):
                 continue
             d = c.center - b.center
             across = abs(float(d @ np.array([-b.along[1], b.along[0]])))
@@ -219,7 +226,7 @@ def _merge_collinear(bars: list[_Bar]) -> list[_Bar]:
         along = d / max(float(np.linalg.norm(d)), 1e-9)
         if float(along @ b.along) < 0:
             along = -along
-        if float(along @ b.along) < 0.995:
+        if min(float(along @ b.along), abs(float(along @ c.along))) < _piece_cos(b, c, 5.7):
             continue  # side by side, not one stroke: the pieces' centres do not lie on their own line
         out.append(_Bar(b.center + b.along * (lo + hi) / 2, along, hi - lo, max(b.thickness, c.thickness),
                         b.dark_ink))
