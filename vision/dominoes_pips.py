@@ -109,11 +109,13 @@ def feature_mask(tile_lab: np.ndarray, face_lab: np.ndarray, dark_face: bool) ->
         m = ((dl < -max(32.0, 4 * spread)) | (dll < -28.0)) | ((dc > 22.0) & (dl < -8.0)) | (dc > GLARE_PIP_CHROMA)
         # ... and the whole pip, whose rim under glare keeps less colour than its middle: grown over the weaker
         # colour joined to it (hysteresis), so a pip under glare is measured at its size, not its core's
-        n, comp = cv2.connectedComponents((m | (dc > GLARE_PIP_CHROMA_WEAK)).astype(np.uint8), connectivity=8)
-        seeds = np.zeros(n, bool)
-        seeds[comp[m]] = True
-        seeds[0] = False
-        m = seeds[comp]
+        weak = (dc > GLARE_PIP_CHROMA_WEAK) & ~m
+        if weak.any():
+            n, comp = cv2.connectedComponents((m | weak).astype(np.uint8), connectivity=8)
+            seeds = np.zeros(n, bool)
+            seeds[comp[m]] = True
+            seeds[0] = False
+            m = seeds[comp]
     m = m.astype(np.uint8) * 255
     return cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
 
