@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 
 from geometry.dominoes import LENGTH_TO_WIDTH_RATIO
-from vision.dominoes_pips import centre_bar_ratio, face_colour_lab, read_tile, rectify_tile
+from vision.dominoes_pips import HalfReading, centre_bar_ratio, face_colour_lab, read_tile, rectify_tile
 from vision.types import VisionError
 
 # Grey levels above the local mean for the strict pass over light ink (white paint is ~150 above a black face).
@@ -38,6 +38,9 @@ MAX_BAR_RATIO = 0.95
 # A blank-blank (no pips to check) must show an edge on each side (seam, shadow or table) this far off the face
 # (Lab, darker counting fully): the pale wood patch that passed for a 0-0 on a real photo scored 6.
 MIN_OUTLINE_CONTRAST = 12.0
+# A side of a read tile's quad showing less than this (half the above) beyond it lies inside the face: on an
+# oblique photo of a block of touching tiles one or two sides are such faint seams; three, the outline is short.
+READ_OUTLINE_CONTRAST = 6.0
 # Length over width of a tile as seen (2.0 standard, 1.6 on some sets, perspective adds a little either way).
 ASPECT_RANGE = (1.35, 2.5)
 # Tiles of one set look the same size: a candidate outside this band of the median width is not one of them.
@@ -407,6 +410,13 @@ def outline_contrast(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_f
     strongest off-face value just outside it (a seam, a shadow, the table); the weakest side counts. A patch of
     pale wood that passes for a blank tile has a side with nothing there. On a black face only the long sides
     count: the seam where a black tile's end meets the next black tile in the line is as black as both."""
+    sides = outline_sides(lab, quad, face, dark_face)
+    return min(sides[1], sides[3]) if dark_face else min(sides)  # sides 1 and 3 are the long ones
+
+
+def outline_sides(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_face: bool) -> list[float]:
+    """For each side of ``quad`` (in order), the median over points along it of the strongest off-face value just
+    outside it (see :func:`outline_contrast`)."""
     width = float(np.linalg.norm(quad[1] - quad[0]))
     centre = quad.mean(axis=0)
     offsets = np.arange(-0.02 * width, 0.1 * width + 0.5, 1.0)
@@ -422,7 +432,7 @@ def outline_contrast(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_f
             pts = (p + (q - p) * f)[None, :] + offsets[:, None] * out_n[None, :]
             best.append(float(_off_face(_sample(lab, pts), face, dark_face).max()))
         sides.append(float(np.median(best)))
-    return min(sides[1], sides[3]) if dark_face else min(sides)  # sides 1 and 3 are the long ones
+    return sides
 
 
 def _line_intersection(p1, d1, p2, d2) -> np.ndarray | None:
@@ -560,6 +570,15 @@ def _candidate(frame_bgr: np.ndarray, lab: np.ndarray, quad: np.ndarray, split: 
     halves_read = int(a.pips is not None) + int(b.pips is not None)
     if halves_read == 0:
         return None  # neither half a standard pattern: nothing but a stroke says it is a tile (grain, print)
+    if halves_read == 2 and sum(side < READ_OUTLINE_CONTRAST for side in outline_sides(
+            lab, quad, np.asarray(facts["face_lab"], np.float32), dark_face)) >= 3:
+        # sides with no edge beyond them lie inside the face: one or two may be faint seams against touching
+        # tiles, but three mean the outline was found short all round, and a row of pips beyond it may be lost
+        # while what is left still fits a pattern (a 3-3 read as a 2-2): flagged (the bar is then placed)
+        why = "three sides of the outline show no tile edge (outline found short): pips beyond it may be lost"
+        a = HalfReading(pips=None, blob_count=a.blob_count, reason=why, score=0.0, bar_ratio=a.bar_ratio)
+        b = HalfReading(pips=None, blob_count=b.blob_count, reason=why, score=0.0, bar_ratio=b.bar_ratio)
+        halves_read = 0
     return ((halves_read, rank, min(a.score, b.score), -abs(aspect - 2.0)), quad, width, length,
             dark_face, a, b, facts)
 

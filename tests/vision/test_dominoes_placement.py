@@ -199,3 +199,24 @@ def test_parallel_strokes_side_by_side_are_not_joined():
     # two bars of tiles lying side by side: same direction, but one beside the other, not in line
     bars = [_piece(100, 100, 0.0, 40.0), _piece(100, 170, 0.0, 40.0), _piece(150, 108, 0.0, 12.0)]
     assert all(b.length <= 40.0 for b in _merge_collinear(bars))
+
+
+def test_a_quad_inside_the_face_all_round_is_flagged_not_read():
+    # an outline found short all round lies inside the face: a row of pips beyond it may be lost while what is
+    # left still fits a pattern (a 3-3 read as a 2-2 on a held-out render). Here the face runs on beyond every
+    # side of a quad that holds a clean 2-2: three or more sides with no edge, so it is not read from that quad
+    img = np.zeros((300, 400, 3), np.uint8)
+    img[:] = FELT_BGR
+    big, _, _ = _tile_px((200, 150), 0, 1.4 * TILE_W_PX)
+    cv2.fillPoly(img, [np.round(big).astype(np.int32)], IVORY_BGR, cv2.LINE_AA)
+    quad = _draw_tile(img, (200, 150), 0, (2, 2))
+    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
+    c = _candidate(img, lab, quad, 0.5, False, DEFAULT_DOMINO_PARAMS)
+    assert c is None or (c[5].pips is None and c[6].pips is None and "no tile edge" in c[5].reason)
+    # the same tile with its own edges on the felt reads
+    img2 = np.zeros((300, 400, 3), np.uint8)
+    img2[:] = FELT_BGR
+    quad2 = _draw_tile(img2, (200, 150), 0, (2, 2))
+    lab2 = cv2.cvtColor(img2, cv2.COLOR_BGR2LAB).astype(np.float32)
+    whole = _candidate(img2, lab2, quad2, 0.5, False, DEFAULT_DOMINO_PARAMS)
+    assert (whole[5].pips, whole[6].pips) == (2, 2)
