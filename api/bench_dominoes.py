@@ -92,6 +92,8 @@ def score(truth_tiles: list[dict], found: list[dict], tally: Tally, name: str) -
         used.add(hits[0])
         if d["pips"] is None or not d["face_up"]:
             tally.flagged += 1
+            why = "; ".join(d.get("reasons") or []) or ("read as face down" if not d["face_up"] else "unreadable")
+            tally.failures.append(f"{name} {t['id']} {t['pips']}: flagged ({why})")
         elif sorted(d["pips"]) == sorted(t["pips"]):
             tally.exact += 1
         else:
@@ -159,6 +161,9 @@ def bench_images(paths: list[Path], log: Callable[[str], None]) -> tuple[Tally, 
         legal = doc["layout"]["legal"]
         if legal is None:
             ours.layouts_undecided += 1
+            lay = doc["layout"]
+            ours.failures.append(f"{p.name}: layout undecided ({sum(j['matches'] is None for j in lay['joins'])} "
+                                 f"unread joins, {lay['pieces']} pieces, {len(lay['gaps'])} gaps)")
         elif legal == truth["layout"]["legal"]:
             ours.layouts_exact += 1
         else:

@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 
 from geometry.dominoes import LENGTH_TO_WIDTH_RATIO
-from vision.dominoes_pips import centre_bar_ratio, face_colour_lab, read_tile, rectify_tile
+from vision.dominoes_pips import HalfReading, centre_bar_ratio, face_colour_lab, read_tile, rectify_tile
 from vision.types import VisionError
 
 # Grey levels above the local mean for the strict pass over light ink (white paint is ~150 above a black face).
@@ -38,6 +38,9 @@ MAX_BAR_RATIO = 0.95
 # A blank-blank (no pips to check) must show an edge on each side (seam, shadow or table) this far off the face
 # (Lab, darker counting fully): the pale wood patch that passed for a 0-0 on a real photo scored 6.
 MIN_OUTLINE_CONTRAST = 12.0
+# A side of a read tile's quad showing less than this (half the above) beyond it lies inside the face: on an
+# oblique photo of a block of touching tiles one or two sides are such faint seams; three, the outline is short.
+READ_OUTLINE_CONTRAST = 6.0
 # Length over width of a tile as seen (2.0 standard, 1.6 on some sets, perspective adds a little either way).
 ASPECT_RANGE = (1.35, 2.5)
 # Tiles of one set look the same size: a candidate outside this band of the median width is not one of them.
@@ -48,6 +51,12 @@ KNOWN_SIZE_BAR_RATIO = (0.4, 1.0)
 OVERLAP_CLEAN = 0.4
 OVERLAP_FLAGGED = 0.25
 KNOWN_SIZE_TRIES = 2  # the nearest cleanly read tiles whose plane a placed tile is laid in
+# A placed tile's size comes from a neighbour's outline, good to about a tenth on an oblique view (the outline
+# there takes in the near side face): when the placed quad does not read, its face inset to this is read.
+PLACED_INSET_SCALE = 0.9
+# Tiles do not overlap: a placed tile (read cleanly on both halves) stands when the middle of it (this share of
+# its length and width, bar and pips) lies clear of the tiles taken; their outlines may run into it at the ends.
+PLACED_CORE_SCALE = 0.8
 # A spinner's stud (up to a fifth of the width) parts the bar into two pieces, each about a third of the width:
 # pieces this far apart (of the shorter one's length) may be one bar.
 SPINNER_GAP_RATIO = 0.75
@@ -178,6 +187,13 @@ def _bar_candidates(gray: np.ndarray, params: DominoDetectorParams) -> list[_Bar
     return _merge_collinear(out)
 
 
+def _piece_cos(b: _Bar, c: _Bar, least_deg: float) -> float:
+    """Cosine of the angle two bar pieces may differ by: ``least_deg``, or more for a short piece, whose
+    direction is known only to about its thickness over its length (a spinner and glare leave stubs)."""
+    short = min(b, c, key=lambda x: x.length)
+    return math.cos(max(math.radians(least_deg), math.atan2(short.thickness, short.length)))
+
+
 def _merge_collinear(bars: list[_Bar]) -> list[_Bar]:
     """Add the join of two collinear pieces: a bar interrupted by a spinner (a brass stud at the tile's centre).
 
@@ -189,7 +205,7 @@ def _merge_collinear(bars: list[_Bar]) -> list[_Bar]:
         best = None
         for j in range(i + 1, len(bars)):
             c = bars[j]
-            if c.dark_ink != b.dark_ink or abs(float(b.along @ c.along)) < 0.985:
+            if c.dark_ink != b.dark_ink or abs(float(b.along @ c.along)) < _piece_cos(b, c, 10.0):
                 continue
             d = c.center - b.center
             across = abs(float(d @ np.array([-b.along[1], b.along[0]])))
@@ -213,7 +229,7 @@ def _merge_collinear(bars: list[_Bar]) -> list[_Bar]:
         along = d / max(float(np.linalg.norm(d)), 1e-9)
         if float(along @ b.along) < 0:
             along = -along
-        if float(along @ b.along) < 0.995:
+        if min(float(along @ b.along), abs(float(along @ c.along))) < _piece_cos(b, c, 5.7):
             continue  # side by side, not one stroke: the pieces' centres do not lie on their own line
         out.append(_Bar(b.center + b.along * (lo + hi) / 2, along, hi - lo, max(b.thickness, c.thickness),
                         b.dark_ink))
@@ -394,6 +410,13 @@ def outline_contrast(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_f
     strongest off-face value just outside it (a seam, a shadow, the table); the weakest side counts. A patch of
     pale wood that passes for a blank tile has a side with nothing there. On a black face only the long sides
     count: the seam where a black tile's end meets the next black tile in the line is as black as both."""
+    sides = outline_sides(lab, quad, face, dark_face)
+    return min(sides[1], sides[3]) if dark_face else min(sides)  # sides 1 and 3 are the long ones
+
+
+def outline_sides(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_face: bool) -> list[float]:
+    """For each side of ``quad`` (in order), the median over points along it of the strongest off-face value just
+    outside it (see :func:`outline_contrast`)."""
     width = float(np.linalg.norm(quad[1] - quad[0]))
     centre = quad.mean(axis=0)
     offsets = np.arange(-0.02 * width, 0.1 * width + 0.5, 1.0)
@@ -409,7 +432,7 @@ def outline_contrast(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_f
             pts = (p + (q - p) * f)[None, :] + offsets[:, None] * out_n[None, :]
             best.append(float(_off_face(_sample(lab, pts), face, dark_face).max()))
         sides.append(float(np.median(best)))
-    return min(sides[1], sides[3]) if dark_face else min(sides)  # sides 1 and 3 are the long ones
+    return sides
 
 
 def _line_intersection(p1, d1, p2, d2) -> np.ndarray | None:
@@ -547,8 +570,23 @@ def _candidate(frame_bgr: np.ndarray, lab: np.ndarray, quad: np.ndarray, split: 
     halves_read = int(a.pips is not None) + int(b.pips is not None)
     if halves_read == 0:
         return None  # neither half a standard pattern: nothing but a stroke says it is a tile (grain, print)
+    if halves_read == 2 and sum(side < READ_OUTLINE_CONTRAST for side in outline_sides(
+            lab, quad, np.asarray(facts["face_lab"], np.float32), dark_face)) >= 3:
+        # sides with no edge beyond them lie inside the face: one or two may be faint seams against touching
+        # tiles, but three mean the outline was found short all round, and a row of pips beyond it may be lost
+        # while what is left still fits a pattern (a 3-3 read as a 2-2): flagged (the bar is then placed)
+        why = "three sides of the outline show no tile edge (outline found short): pips beyond it may be lost"
+        a = HalfReading(pips=None, blob_count=a.blob_count, reason=why, score=0.0, bar_ratio=a.bar_ratio)
+        b = HalfReading(pips=None, blob_count=b.blob_count, reason=why, score=0.0, bar_ratio=b.bar_ratio)
+        halves_read = 0
     return ((halves_read, rank, min(a.score, b.score), -abs(aspect - 2.0)), quad, width, length,
             dark_face, a, b, facts)
+
+
+def _scaled_quad(quad: np.ndarray, scale: float) -> np.ndarray:
+    """``quad`` scaled about its centre in its own tile frame (perspective kept: the inset is even in the plane)."""
+    H = cv2.getPerspectiveTransform(_UNIT_TILE_UV, np.float32(quad))
+    return cv2.perspectiveTransform((_UNIT_TILE_UV * scale).reshape(-1, 1, 2), H).reshape(-1, 2).astype(np.float64)
 
 
 def _quad_size(quad: np.ndarray) -> tuple[float, float]:
@@ -588,8 +626,12 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
         if not KNOWN_SIZE_BAR_RATIO[0] * lo <= bar.length <= KNOWN_SIZE_BAR_RATIO[1] * hi:
             continue  # not a centre bar of a tile this size
         pt = (float(bar.center[0]), float(bar.center[1]))
-        if any(cv2.pointPolygonTest(np.float32(c[1]).reshape(-1, 1, 2), pt, False) >= 0 for c in good + out):
-            continue  # on a tile read already (a spinner's pieces and their join are one bar)
+        if any(cv2.pointPolygonTest(np.float32(c[1]).reshape(-1, 1, 2), pt, False) >= 0 for c in good):
+            continue  # on a tile read already
+        if any(cv2.pointPolygonTest(np.float32(_scaled_quad(c[1], 0.3)).reshape(-1, 1, 2), pt, False) >= 0
+               for c in out):
+            continue  # at the middle of a tile placed already (a spinner's pieces and their join are one bar);
+            # one placed on a seam covers its two tiles' bars, which are placed too and outvote it (seam tiles)
         half = bar.along * bar.length / 2
         ends = np.float32([bar.center - half, bar.center, bar.center + half])
         for k in np.argsort(np.linalg.norm(centres - bar.center, axis=1))[:KNOWN_SIZE_TRIES]:
@@ -618,6 +660,15 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
             split = float(np.clip((bar.center - mid_a) @ axis / (axis @ axis), 0.3, 0.7))
             cand = _candidate(frame_bgr, lab, quad, split, dark_face, params, rank=0,
                               plane_from_image=np.linalg.inv(H))
+            if cand is None or cand[0][0] < 2:
+                # the size came from a neighbour's outline, which on an oblique view takes in its near side
+                # face: read the face inset by the size's uncertainty (a pip cut by the inset outline still flags)
+                inset = _scaled_quad(quad, PLACED_INSET_SCALE)
+                inner = _candidate(frame_bgr, lab, inset, 0.5 + (split - 0.5) / PLACED_INSET_SCALE, dark_face,
+                                   params, rank=0, plane_from_image=np.linalg.inv(H))
+                if inner is not None and inner[0][0] == 2:
+                    # read on the inset face, but the tile is the size its plane says: its outline joins the line
+                    cand = (inner[0], quad, *_quad_size(quad), *inner[4:])
             # placed, not measured: only a clean reading of both halves, with pips on the grid, shows it is a
             # tile (wood grain and print have strokes too, and a flag on the table is noise to the umpire)
             if cand is not None and cand[0][0] == 2 and (cand[5].pips or cand[6].pips):
@@ -661,18 +712,22 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
     cands.sort(key=lambda c: c[0], reverse=True)
     taken = np.zeros((h, w), np.uint8)
     tiles: list[TileDetection] = []
-    for _, quad, width, length, dark_face, a, b, facts in cands:
+    for key, quad, width, length, dark_face, a, b, facts in cands:
         c = quad.mean(axis=0)
         cx, cy = round(c[0]), round(c[1])
         if taken[min(max(cy, 0), h - 1), min(max(cx, 0), w - 1)]:
             continue
         mask = np.zeros((h, w), np.uint8)
         cv2.fillPoly(mask, [_quad_poly(quad)], 1)
-        area = float(mask.sum())
+        core = mask
+        if key[1] == 0:  # placed: its own outline is as uncertain as its neighbours'
+            core = np.zeros((h, w), np.uint8)
+            cv2.fillPoly(core, [_quad_poly(_scaled_quad(quad, PLACED_CORE_SCALE))], 1)
+        area = float(core.sum())
         # quads of touching tiles may overlap a little where an outline ran on into the neighbour (a tile's side
         # seen obliquely); one that reads cleanly, centred clear of the others, stands
         limit = OVERLAP_CLEAN if a.pips is not None and b.pips is not None else OVERLAP_FLAGGED
-        if area > 0 and float((mask & taken).sum()) / area > limit:
+        if area > 0 and float((core & taken).sum()) / area > limit:
             continue
         taken |= mask
         reasons = tuple(f"half {name}: {r.reason}" for name, r in (("a", a), ("b", b)) if r.pips is None)

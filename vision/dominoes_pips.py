@@ -37,6 +37,16 @@ GLARE_MAX_CHROMA = 10.0
 # A spinner (a brass stud at the centre of the bar) is up to this share of the width across (4-5 mm on 24 mm).
 SPINNER_DIAMETER_RATIO = 0.22
 GLARE_WEIGHT_DARK = 0.15
+# A pixel this far (Lab a-b) from an ivory face's colour is paint, however light: glare adds no colour.
+GLARE_PIP_CHROMA = 30.0
+# The middle of an even half (where the odd count's extra pip sits): a disc of this radius (of the width) against
+# the ring between these radii (clear of the other pips, whose edges are 0.18 out), and the Lab contrast above
+# which it is a pip not segmented (a smooth highlight gives a few units; a pip under it still tens).
+MIDDLE_DISC_RATIO = 0.05
+MIDDLE_RING_RATIO = (0.1, 0.15)
+MIDDLE_MARK_CONTRAST = 10.0
+MIDDLE_MARK_CONTRAST_DARK = 30.0
+GLARE_PIP_CHROMA_WEAK = 18.0  # ... and this far, joined to such paint, is the rest of the pip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,16 +69,19 @@ def rectify_tile(frame_bgr: np.ndarray, quad_px: np.ndarray, width_px: int = CAN
 
 
 def face_colour_lab(tile_lab: np.ndarray) -> np.ndarray:
-    """The face colour: the median of the tile's inner area (pips and bar are a small share of it)."""
+    """The face colour: the median of the tile's inner area (pips and bar are a small share of it).
+
+    Black or ivory is told by the darkest 35 % of that area: the face covers well over half of any tile, so on a
+    black one that part is face, while white pips and the lamp's glare (a 8-8 under a highlight) may lift even
+    the median above the line; on an ivory one pips and bar never cover a third."""
     w = tile_lab.shape[1]
     m = int(0.12 * w)
     inner = tile_lab[m:-m, m:-m].reshape(-1, 3).astype(np.float32)
-    face = np.median(inner, axis=0)
-    if face[0] < 100:
+    lightness_35 = np.percentile(inner[:, 0], 35)
+    if lightness_35 < 100:
         # a black face with large white pips: the median is pulled up, the darker part is the face
-        dark = inner[inner[:, 0] <= np.percentile(inner[:, 0], 35)]
-        face = np.median(dark, axis=0)
-    return face
+        return np.median(inner[inner[:, 0] <= lightness_35], axis=0)
+    return np.median(inner, axis=0)
 
 
 def feature_mask(tile_lab: np.ndarray, face_lab: np.ndarray, dark_face: bool) -> np.ndarray:
@@ -86,12 +99,23 @@ def feature_mask(tile_lab: np.ndarray, face_lab: np.ndarray, dark_face: bool) ->
     dc = np.hypot(lab[..., 1] - face_lab[1], lab[..., 2] - face_lab[2])
     spread = float(np.percentile(np.abs(dl), 50))
     if dark_face:
-        # white paint is far lighter than a black face's sheen or glare: half-way to the brightest paint
+        # white paint is far lighter than a black face's sheen or glare: half-way to the brightest paint. Glare
+        # over most of the half lifts the typical lightness (``spread``) too; the paint is still the lightest
         top = float(np.percentile(dl, 99.5))
-        m = (dl > max(35.0, 4 * spread, 0.55 * top)) & (dll > 25.0)
+        m = (dl > max(35.0, 0.55 * top, min(4 * spread, 0.8 * top))) & (dll > 25.0)
     else:
-        # glare is lighter and colourless, so it is never a pip; paint is darker or coloured
-        m = ((dl < -max(32.0, 4 * spread)) | (dll < -28.0)) | ((dc > 22.0) & (dl < -8.0))
+        # glare is lighter and colourless, so it is never a pip; paint is darker or coloured. Glare over a coloured
+        # pip lightens it and thins its colour, but white light adds no chroma: far off the face's colour is paint
+        m = ((dl < -max(32.0, 4 * spread)) | (dll < -28.0)) | ((dc > 22.0) & (dl < -8.0)) | (dc > GLARE_PIP_CHROMA)
+        # ... and the whole pip, whose rim under glare keeps less colour than its middle: grown over the weaker
+        # colour joined to it (hysteresis), so a pip under glare is measured at its size, not its core's
+        weak = (dc > GLARE_PIP_CHROMA_WEAK) & ~m
+        if weak.any():
+            n, comp = cv2.connectedComponents((m | weak).astype(np.uint8), connectivity=8)
+            seeds = np.zeros(n, bool)
+            seeds[comp[m]] = True
+            seeds[0] = False
+            m = seeds[comp]
     m = m.astype(np.uint8) * 255
     return cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
 
@@ -249,8 +273,8 @@ def read_tile(frame_bgr: np.ndarray, quad_px: np.ndarray, split_ratio: float = 0
     face = face_colour_lab(np.vstack([ha, hb]))
     dark_face = bool(face[0] < 100)
     ma, mb = feature_mask(ha, face, dark_face), feature_mask(hb, face, dark_face)
-    a = _blank_is_clean(read_half(ma, max_pips), ha, face, dark_face)
-    b = _blank_is_clean(read_half(mb, max_pips), hb, face, dark_face)
+    a = _middle_is_clear(_blank_is_clean(read_half(ma, max_pips), ha, face, dark_face), ha, face, dark_face)
+    b = _middle_is_clear(_blank_is_clean(read_half(mb, max_pips), hb, face, dark_face), hb, face, dark_face)
     uniform = min(face_ratio(ha, ma, face, dark_face), face_ratio(hb, mb, face, dark_face))
     if uniform < MIN_FACE_RATIO:
         why = f"only {uniform:.0%} of the half is the tile's face"
@@ -303,6 +327,32 @@ def _blank_is_clean(r: HalfReading, half_lab: np.ndarray, face_lab: np.ndarray, 
     if marked > BLANK_MAX_MARKED:
         return HalfReading(pips=None, blob_count=r.blob_count, score=0.0, bar_ratio=r.bar_ratio,
                            reason=f"read as blank but {marked:.0%} of it is marked")
+    return r
+
+
+def _middle_is_clear(r: HalfReading, half_lab: np.ndarray, face_lab: np.ndarray, dark_face: bool) -> HalfReading:
+    """An even count (2, 4, 6, 8) and the odd one above it differ only by the pip at the middle of the half, the
+    place a lamp's highlight most often sits: a pip there washed out of the mask would make a 5 read as a 4.
+    So the middle must look like the face around it: a disc there darker (lighter, on a black face) than the
+    ring about it, or further from the face's colour, by ``MIDDLE_MARK_CONTRAST`` in all is a pip not
+    segmented: unreadable, never n. A highlight is smooth and colourless, so it makes the middle lighter and
+    paler than its ring, never a mark; the blur of the pips about it colours the ring, not the middle."""
+    if r.pips not in (2, 4, 6, 8):
+        return r
+    w = half_lab.shape[1]
+    yy, xx = np.mgrid[0:w, 0:w]
+    rad = np.hypot(xx - (w - 1) / 2, yy - (w - 1) / 2) / w
+    lab = half_lab.astype(np.float32)
+    disc = lab[rad <= MIDDLE_DISC_RATIO].mean(axis=0)
+    ring = lab[(rad >= MIDDLE_RING_RATIO[0]) & (rad <= MIDDLE_RING_RATIO[1])].mean(axis=0)
+    dl = float(disc[0] - ring[0])
+    colour = float(np.hypot(*(disc[1:] - face_lab[1:])) - np.hypot(*(ring[1:] - face_lab[1:])))
+    mark = (max(0.0, dl) if dark_face else max(0.0, -dl)) + max(0.0, colour)
+    limit = MIDDLE_MARK_CONTRAST_DARK if dark_face else MIDDLE_MARK_CONTRAST
+    if mark > limit:
+        return HalfReading(pips=None, blob_count=r.blob_count, score=0.0, bar_ratio=r.bar_ratio,
+                           reason=f"read as {r.pips} but its middle, where a pip makes {r.pips + 1}, is marked "
+                                  f"({mark:.0f} off its surroundings)")
     return r
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from geometry.dominoes import pip_layout
 from vision.dominoes import DominoDetectorParams, DominoVisionError, detect_dominoes
-from vision.dominoes_pips import read_half
+from vision.dominoes_pips import face_colour_lab, feature_mask, read_half
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "real_images" / "dominoes"
 LABELS = REAL / "labels.json"
@@ -53,6 +53,81 @@ def test_read_half_refuses_a_smudge_the_size_of_several_pips():
     cv2.circle(m, (48, 48), 20, 255, -1)
     r = read_half(m)
     assert r.pips is None and "not a pip" in r.reason
+
+
+def _glared_half(pips: int, glare_uv: tuple[float, float], pip_bgr=(40, 185, 225)) -> np.ndarray:
+    """An ivory half (W x W, BGR) with coloured pips and a lamp's specular highlight centred on ``glare_uv``:
+    light added (a quarter of full white at its peak), clipped at white, as on a glossy tile."""
+    img = np.zeros((W, W, 3), np.float32)
+    img[:] = (200, 226, 236)
+    for u, v in pip_layout(pips):
+        cv2.circle(img, (round(u * W), round(v * W)), round(0.07 * W), pip_bgr, -1, cv2.LINE_AA)
+    yy, xx = np.mgrid[0:W, 0:W]
+    glare = 0.25 * np.exp(-((xx - glare_uv[0] * W) ** 2 + (yy - glare_uv[1] * W) ** 2) / (2 * (0.2 * W) ** 2))
+    img = img + 255 * glare[..., None]
+    return cv2.GaussianBlur(np.clip(img, 0, 255).astype(np.uint8), (3, 3), 0)
+
+
+@pytest.mark.parametrize(("pips", "glare_uv"), [(5, (0.25, 0.25)), (6, (0.25, 0.5)), (9, (0.75, 0.5))])
+def test_coloured_pips_under_glare_are_counted_at_their_size(pips, glare_uv):
+    # glare lightens a coloured pip past the face but adds no colour: it is still paint, and its whole disc
+    # (before: the pip under the highlight was lost and the half flagged)
+    half = cv2.cvtColor(_glared_half(pips, glare_uv), cv2.COLOR_BGR2LAB)
+    face = face_colour_lab(half)
+    r = read_half(feature_mask(half, face, dark_face=False))
+    assert r.pips == pips, r.reason
+
+
+def _washed_middle_half(pips: int) -> np.ndarray:
+    """An ivory half with coloured pips under a strong highlight on its middle: the light there is 70 % the lamp's
+    white (mixed, not added), so the middle pip keeps only a trace of its colour."""
+    img = np.zeros((W, W, 3), np.float32)
+    img[:] = (200, 226, 236)
+    for u, v in pip_layout(pips):
+        cv2.circle(img, (round(u * W), round(v * W)), round(0.07 * W), (40, 185, 225), -1, cv2.LINE_AA)
+    yy, xx = np.mgrid[0:W, 0:W]
+    glare = 0.7 * np.exp(-((xx - 0.5 * W) ** 2 + (yy - 0.5 * W) ** 2) / (2 * (0.2 * W) ** 2))[..., None]
+    img = img * (1 - glare) + 255 * glare
+    return cv2.GaussianBlur(np.clip(img, 0, 255).astype(np.uint8), (3, 3), 0)
+
+
+@pytest.mark.parametrize("pips", [4, 5, 6, 7])
+def test_a_pip_washed_out_at_the_middle_is_flagged_not_dropped(pips):
+    # 5 and 4 differ only by the middle pip, where the highlight sits: the trace of it left must stop a 4 (and
+    # a smooth highlight on a true 4 must not)
+    from vision.dominoes_pips import read_tile
+
+    half = _washed_middle_half(pips)
+    blank = np.full((W, W, 3), (200, 226, 236), np.uint8)
+    tile = np.vstack([half, blank])
+    quad = np.float32([[0, 0], [W - 1, 0], [W - 1, 2 * W - 1], [0, 2 * W - 1]])
+    a, _b, _ = read_tile(tile, quad, 0.5)
+    assert a.pips == (pips if pips % 2 == 0 else None), a.reason
+
+
+def _black_half_under_glare(pips: int, glare_peak: float) -> np.ndarray:
+    """A black half (W x W, BGR) with white pips and a broad lamp highlight over it (added light, clipped)."""
+    img = np.full((W, W, 3), 38, np.float32)
+    for u, v in pip_layout(pips):
+        cv2.circle(img, (round(u * W), round(v * W)), round(0.09 * W), (245, 245, 245), -1, cv2.LINE_AA)
+    yy, xx = np.mgrid[0:W, 0:W]
+    img += glare_peak * np.exp(-((xx - 0.5 * W) ** 2 + (yy - 0.5 * W) ** 2) / (2 * (0.35 * W) ** 2))[..., None]
+    return cv2.GaussianBlur(np.clip(img, 0, 255).astype(np.uint8), (3, 3), 0)
+
+
+def test_black_face_under_glare_keeps_its_white_pips():
+    # a highlight over most of a black half lifts its typical lightness; the paint is still far the lightest
+    half = cv2.cvtColor(_black_half_under_glare(5, 150.0), cv2.COLOR_BGR2LAB)
+    face = face_colour_lab(cv2.cvtColor(_black_half_under_glare(0, 0.0), cv2.COLOR_BGR2LAB))
+    r = read_half(feature_mask(half, face, dark_face=True))
+    assert r.pips == 5, r.reason
+
+
+def test_black_tile_with_many_pips_under_glare_is_black():
+    # an 8-8 under a highlight: white pips and glare lift the median above the line, the face is still black
+    tile = cv2.cvtColor(np.vstack([_black_half_under_glare(8, 150.0), _black_half_under_glare(8, 0.0)]),
+                        cv2.COLOR_BGR2LAB)
+    assert face_colour_lab(tile)[0] < 100
 
 
 def test_bad_frames_are_named_errors():
@@ -152,8 +227,9 @@ def test_real_layout_photo_reads_nearly_every_tile_and_misreads_none():
 
 
 @pytest.mark.skipif(not LABELS.exists(), reason="../shared/real_images is not beside the checkout")
-def test_real_oblique_photo_is_flagged_not_guessed():
+def test_real_oblique_photo_reads_every_labelled_tile():
+    # seen at 30-40 degrees: tiles pointing away are foreshortened and show their near side face, three of them
+    # in a block of touching tiles; each is placed on its bar in the plane of the read tiles and read there
     for pips, hits in _real("donimoes_index_hero.jpg"):
-        for d in hits:
-            if d.pips is not None:
-                assert sorted(d.pips) == sorted(pips), f"{pips} misread as {d.pips}"
+        assert len(hits) == 1, f"{pips}: {len(hits)} detections"
+        assert hits[0].pips is not None and sorted(hits[0].pips) == sorted(pips), f"{pips} read as {hits[0].pips}"

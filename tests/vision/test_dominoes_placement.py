@@ -13,8 +13,10 @@ from vision.dominoes import (
     DEFAULT_DOMINO_PARAMS,
     _bar_candidates,
     _candidate,
+    _Bar,
     _known_size_candidates,
     _measure_tile,
+    _merge_collinear,
 )
 from vision.dominoes_pips import CANON_W_PX, centre_bar_ratio, face_ratio, feature_mask, read_tile
 
@@ -176,3 +178,45 @@ def test_a_black_blank_blank_between_black_tiles_is_read():
         hits = [d for d in found if _inside(quad, d.center_px)]
         assert len(hits) == 1 and hits[0].face_up and hits[0].pips is not None, pips
         assert sorted(hits[0].pips) == sorted(pips)
+
+
+def _piece(x, y, deg, length, thick=3.5):
+    t = np.radians(deg)
+    return _Bar(np.array([x, y], float), np.array([np.cos(t), np.sin(t)]), length, thick, True)
+
+
+def test_short_bar_stubs_either_side_of_a_spinner_are_joined():
+    # a stud and a highlight leave stubs of 13 and 19 px whose own directions differ by 12 degrees (a stub's
+    # direction is known to about its thickness over its length); their centres lie on one line: one bar
+    stubs = [_piece(612, 156, 0.0, 13.0), _piece(631, 154, -12.0, 18.8)]
+    joined = [b for b in _merge_collinear(stubs) if b.length > 25]
+    assert len(joined) == 1
+    assert joined[0].length == pytest.approx(35, abs=2)
+    assert abs(joined[0].along[1]) < 0.15  # along the line through both stubs, about 6 degrees
+
+
+def test_parallel_strokes_side_by_side_are_not_joined():
+    # two bars of tiles lying side by side: same direction, but one beside the other, not in line
+    bars = [_piece(100, 100, 0.0, 40.0), _piece(100, 170, 0.0, 40.0), _piece(150, 108, 0.0, 12.0)]
+    assert all(b.length <= 40.0 for b in _merge_collinear(bars))
+
+
+def test_a_quad_inside_the_face_all_round_is_flagged_not_read():
+    # an outline found short all round lies inside the face: a row of pips beyond it may be lost while what is
+    # left still fits a pattern (a 3-3 read as a 2-2 on a held-out render). Here the face runs on beyond every
+    # side of a quad that holds a clean 2-2: three or more sides with no edge, so it is not read from that quad
+    img = np.zeros((300, 400, 3), np.uint8)
+    img[:] = FELT_BGR
+    big, _, _ = _tile_px((200, 150), 0, 1.4 * TILE_W_PX)
+    cv2.fillPoly(img, [np.round(big).astype(np.int32)], IVORY_BGR, cv2.LINE_AA)
+    quad = _draw_tile(img, (200, 150), 0, (2, 2))
+    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
+    c = _candidate(img, lab, quad, 0.5, False, DEFAULT_DOMINO_PARAMS)
+    assert c is None or (c[5].pips is None and c[6].pips is None and "no tile edge" in c[5].reason)
+    # the same tile with its own edges on the felt reads
+    img2 = np.zeros((300, 400, 3), np.uint8)
+    img2[:] = FELT_BGR
+    quad2 = _draw_tile(img2, (200, 150), 0, (2, 2))
+    lab2 = cv2.cvtColor(img2, cv2.COLOR_BGR2LAB).astype(np.float32)
+    whole = _candidate(img2, lab2, quad2, 0.5, False, DEFAULT_DOMINO_PARAMS)
+    assert (whole[5].pips, whole[6].pips) == (2, 2)
