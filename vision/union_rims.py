@@ -37,11 +37,11 @@ class UnionRimParams:
     trim_mm: tuple[float, ...] = (3.0, 2.0, 1.2, 0.8)  # graduated trimming of rays beyond the rim
     min_rim_rays: int = 24  # rays on the found wink's own rim needed to fit its centre
     excess_mm: float = 1.2  # a ray reaching this far beyond the fitted rim shows the other wink ...
-    excess_px: float = 2.5  # ... and this many image pixels
+    excess_px: float = 1.5  # ... and this many image pixels
     min_rays: int = 8  # contiguous rays showing the other wink (16 degrees at 90 rays)
     max_rms_mm: float = 0.45  # circle fit of the other wink's rim
     max_miss: float = 0.2  # share of the rays the fitted other disc should reach beyond the rim but does not
-    same_blend: float = 0.5  # blend fraction (felt 0, wink 1) of the outline
+    same_blend: float = 0.35  # blend fraction (felt 0, wink 1) of the outline
     max_off_line: float = 0.35  # distance from the wink/felt blend line, in units of their difference
     mat_edge_clear_mm: float = 4.0
 
@@ -75,19 +75,26 @@ def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: Or
     return out
 
 
-def _fit_known_radius(p: np.ndarray, r: float, c0: np.ndarray, iters: int = 8) -> tuple[np.ndarray, np.ndarray]:
-    """Centre of a circle of radius ``r`` through points ``p`` (Gauss-Newton); returns it and the residuals."""
+def _fit_known_radius(p: np.ndarray, r: float, c0: np.ndarray, fit_bias: bool = False,
+                      iters: int = 8) -> tuple[np.ndarray, float, np.ndarray]:
+    """Centre of a circle of radius ``r`` (plus, with ``fit_bias``, a common edge offset: blur and the blend
+    level move every edge alike) through points ``p`` (Gauss-Newton); returns it, the offset and residuals."""
     c = c0.astype(float).copy()
+    bias = 0.0
     for _ in range(iters):
         g = p - c
         dist = np.maximum(np.linalg.norm(g, axis=1), 1e-6)
-        res = dist - r
+        res = dist - r - bias
         jac = -g / dist[:, None]
+        if fit_bias:
+            jac = np.column_stack([jac, -np.ones(len(p))])
         step, *_ = np.linalg.lstsq(jac, -res, rcond=None)
-        c += np.clip(step, -3.0, 3.0)
+        c += np.clip(step[:2], -3.0, 3.0)
+        if fit_bias:
+            bias = float(np.clip(bias + step[2], -1.5, 1.5))
         if float(np.linalg.norm(step)) < 1e-3:
             break
-    return c, np.linalg.norm(p - c, axis=1) - r
+    return c, bias, np.linalg.norm(p - c, axis=1) - r - bias
 
 
 def _runs(mask: np.ndarray) -> list[np.ndarray]:
@@ -158,16 +165,17 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         # the found wink's own rim: trim the rays that reach beyond it, more tightly as the centre settles
         centre = c.copy()
         rim = usable.copy()
+        bias = 0.0
         for t in params.trim_mm:
-            centre, res = _fit_known_radius(p[rim], r_w, centre)
-            res_all = np.linalg.norm(np.nan_to_num(p) - centre, axis=1) - r_w
+            centre, bias, _ = _fit_known_radius(p[rim], r_w, centre, fit_bias=True)
+            res_all = np.linalg.norm(np.nan_to_num(p) - centre, axis=1) - r_w - bias
             rim = usable & (res_all < t) & (res_all > -t - 1.0)
             if rim.sum() < params.min_rim_rays:
                 break
         if rim.sum() < params.min_rim_rays:
             continue
-        centre, _ = _fit_known_radius(p[rim], r_w, centre)
-        res_all = np.linalg.norm(np.nan_to_num(p) - centre, axis=1) - r_w
+        centre, bias, _ = _fit_known_radius(p[rim], r_w, centre, fit_bias=True)
+        res_all = np.linalg.norm(np.nan_to_num(p) - centre, axis=1) - r_w - bias
         beyond = usable & (res_all > max(params.excess_mm, params.excess_px * mmpp))
         runs = [rn for rn in _runs(beyond) if len(rn) >= params.min_rays]
         new: list[WinkCandidate] = []
@@ -178,7 +186,7 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
                 mid = q.mean(axis=0)
                 dirn = (mid - centre) / max(float(np.linalg.norm(mid - centre)), 1e-6)
                 c0 = mid - r * dirn
-                cl, rq = _fit_known_radius(q, r, c0)
+                cl, _, rq = _fit_known_radius(q, r + bias, c0)
                 rms = float(np.sqrt(np.mean(rq ** 2)))
                 if best is None or rms < best[0]:
                     best = (rms, size, cl)
