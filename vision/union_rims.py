@@ -91,7 +91,7 @@ def _fit_known_radius(p: np.ndarray, r: float, c0: np.ndarray, fit_bias: bool = 
         step, *_ = np.linalg.lstsq(jac, -res, rcond=None)
         c += np.clip(step[:2], -3.0, 3.0)
         if fit_bias:
-            bias = float(np.clip(bias + step[2], -1.5, 1.5))
+            bias = float(np.clip(bias + step[2], -3.0, 3.0))
         if float(np.linalg.norm(step)) < 1e-3:
             break
     return c, bias, np.linalg.norm(p - c, axis=1) - r - bias

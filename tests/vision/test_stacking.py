@@ -130,6 +130,5 @@ def test_a_same_colour_small_wink_mostly_under_a_large_one_is_found_from_the_out
     assert len(m.winks) == 2
     got = _by_truth(m.winks, [lower, upper])
     assert got["lo"].size == "small" and got["up"].size == "large"
-    # the tilted upper's raised rim is sampled at a flat wink's height: about a millimetre in the plan
-    assert math.dist(got["lo"].center_mm, lower.center_mm) < 1.5
-    assert math.dist(got["up"].center_mm, upper.center_mm) < 1.5
+    assert math.dist(got["lo"].center_mm, lower.center_mm) < 1.0
+    assert math.dist(got["up"].center_mm, upper.center_mm) < 1.5  # its tilted, raised rim: the posed fit's error
