@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
@@ -29,9 +30,10 @@ class UnionRimParams:
 
     n_rays: int = 90
     step_mm: float = 0.25  # sample spacing along a ray
+    knots: int = 5  # projected points per ray (the rest interpolated)
     inside_mm: float = 3.0  # rays start this far inside the found wink's rim
     reach_mm: float = 10.0  # ... and end this far beyond it
-    first_look_mm2: float = 3.0  # own-colour label area beyond the rim that calls for the ray search
+    first_look_mm2: float = 8.0  # own-colour label area beyond the rim that calls for the ray search
     look_from_mm: float = 1.0  # ... looked for from this far beyond the (coarse) rim
     blend_px: float = 1.5  # blur width: an edge this close to another found wink is not this outline's
     trim_mm: tuple[float, ...] = (3.0, 2.0, 1.2, 0.8)  # graduated trimming of rays beyond the rim
@@ -50,7 +52,16 @@ def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: Or
            u: np.ndarray, s: np.ndarray, params: UnionRimParams) -> np.ndarray:
     """Distance from ``w``'s centre to where its colour ends along each ray (NaN: no felt reached)."""
     pts = (w.center_mm[None, None, :] + s[None, :, None] * u[:, None, :]).reshape(-1, 2)
-    bgr = _sample(image_bgr, camera, pts, WINK_THICKNESS_MM)
+    # project a few knots per ray and interpolate between them (the lens is smooth over a few millimetres)
+    kn = np.linspace(s[0], s[-1], params.knots)
+    kp = (w.center_mm[None, None, :] + kn[None, :, None] * u[:, None, :]).reshape(-1, 2)
+    q = camera.project_mm(np.column_stack([kp, np.full(len(kp), WINK_THICKNESS_MM)])).reshape(len(u), len(kn), 2)
+    f = (s - s[0]) / (kn[1] - kn[0])
+    k0 = np.minimum(f.astype(int), len(kn) - 2)
+    wt = (f - k0)[None, :, None]
+    q = (q[:, k0] * (1.0 - wt) + q[:, k0 + 1] * wt).reshape(-1, 2).astype(np.float32)
+    bgr = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    bgr = bgr.reshape(-1, 3).astype(np.float32) / 255.0
     felt = _felt_at(cs.background_bgr, grid, pts)
     inner = w.center_mm + (w.radius_mm - params.inside_mm - 1.0) * u
     wink_bgr = np.median(_sample(image_bgr, camera, inner, WINK_THICKNESS_MM), axis=0)
@@ -63,15 +74,14 @@ def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: Or
     off = off.reshape(len(u), len(s))
     mine = (a >= params.same_blend) & (off < params.max_off_line)
     felt_like = (a < params.same_blend) & (off < params.max_off_line)
-    out = np.full(len(u), np.nan)
-    for i in range(len(u)):
-        stop = np.flatnonzero(~mine[i])
-        if len(stop) == 0 or stop[0] == 0 or not felt_like[i, stop[0]]:
-            continue  # never left the wink, never on it, or it meets another colour (not this outline's edge)
-        j = stop[0]
-        a0, a1 = a[i, j - 1], a[i, j]
-        t = np.clip((a0 - params.same_blend) / max(a0 - a1, 1e-6), 0.0, 1.0)
-        out[i] = s[j - 1] + t * (s[j] - s[j - 1])
+    stops = ~mine
+    j = np.argmax(stops, axis=1)  # the first sample off the wink's colour on each ray
+    rows = np.arange(len(u))
+    good = stops[rows, j] & (j > 0) & felt_like[rows, j]  # left the wink for the felt (not another colour)
+    jm = np.maximum(j - 1, 0)
+    a0, a1 = a[rows, jm], a[rows, j]
+    t = np.clip((a0 - params.same_blend) / np.maximum(a0 - a1, 1e-6), 0.0, 1.0)
+    out = np.where(good, s[jm] + t * (s[j] - s[jm]), np.nan)
     return out
 
 
@@ -88,7 +98,10 @@ def _fit_known_radius(p: np.ndarray, r: float, c0: np.ndarray, fit_bias: bool = 
         jac = -g / dist[:, None]
         if fit_bias:
             jac = np.column_stack([jac, -np.ones(len(p))])
-        step, *_ = np.linalg.lstsq(jac, -res, rcond=None)
+        jtj = jac.T @ jac
+        if abs(np.linalg.det(jtj)) < 1e-9:
+            break
+        step = np.linalg.solve(jtj, -(jac.T @ res))
         c += np.clip(step[:2], -3.0, 3.0)
         if fit_bias:
             bias = float(np.clip(bias + step[2], -3.0, 3.0))
