@@ -119,7 +119,7 @@ def test_a_pile_decides_an_order_the_image_left_undecided_but_never_overrules_on
 
 
 def test_a_same_colour_small_wink_mostly_under_a_large_one_is_found_from_the_outline_beyond_its_rim():
-    # a crescent about 4 mm (5 px) wide at 0.8 mm per pixel: the coarse centre of the red region is pulled
+    # a crescent about 4 mm (2.5 px) wide at 1.6 mm per pixel: the coarse centre of the red region is pulled
     # towards it, so the crescent search took it for the large wink's blurred rim; the large wink's own rim
     # locates it, and the rest of the outline is the small wink's arc
     cam = default_camera(1280, 720, tilt_deg=20.0)
