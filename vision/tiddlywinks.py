@@ -29,6 +29,7 @@ from vision.ortho import OrthoGrid, ortho_maps
 from vision.pot import PotDetection, PotParams, detect_pot
 from vision.pot_rim import rim_winks
 from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, winks_in_pot
+from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
 from vision.stacking import pile_implied_pairs, review_order
 from vision.winks import (
@@ -222,6 +223,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # winks covered but for a crescent, beside a wink of another colour (under it)
     pot_zone = cv2.dilate(sil.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool) if pot.found else None
     cands += crescent_lowers(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
+    # winks of a found wink's own colour, partly under or over it: the part of their outline beyond its rim
+    cands += union_rim_winks(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
     # lone winks the labels left neutral (a wink of the felt's hue on noisy felt, a dull-lit one): their shape
     cands += felt_discs(cs, grid, cands, frame_bgr, camera, exclude_mask=pot_zone)
     if focus is not None:

@@ -115,3 +115,20 @@ def test_a_pile_decides_an_order_the_image_left_undecided_but_never_overrules_on
     a.above, c.above = ["B"], ["A"]
     c.order_confidence["A"] = a.order_confidence["C"] = 0.8
     assert pile_implied_pairs([a, b, c]) == 0 and c.above == ["A"] and a.above == ["B"]
+
+
+
+def test_a_same_colour_small_wink_mostly_under_a_large_one_is_found_from_the_outline_beyond_its_rim():
+    # a crescent about 4 mm (2.5 px) wide at 1.6 mm per pixel: the coarse centre of the red region is pulled
+    # towards it, so the crescent search took it for the large wink's blurred rim; the large wink's own rim
+    # locates it, and the rest of the outline is the small wink's arc
+    cam = default_camera(1280, 720, tilt_deg=20.0)
+    lower = SynthWink("lo", "red", "small", (-300.0, -90.0))
+    upper = squop_tilt(SynthWink("up", "red", "large", (-307.0, -89.0)), lower)
+    img = render([lower, upper], cam, seed=5)
+    m = measure_tiddlywinks(img, cam)
+    assert len(m.winks) == 2
+    got = _by_truth(m.winks, [lower, upper])
+    assert got["lo"].size == "small" and got["up"].size == "large"
+    assert math.dist(got["lo"].center_mm, lower.center_mm) < 1.0
+    assert math.dist(got["up"].center_mm, upper.center_mm) < 1.5  # its tilted, raised rim: the posed fit's error

@@ -1,0 +1,232 @@
+"""A wink of one colour partly under (or over) a wink found of the same colour: two circles in one outline.
+
+Two overlapping winks of one colour make one region whose outline is the union of two discs: along each ray
+from the found wink's centre the outline lies at its own radius, or farther where the other disc shows
+beyond it. The coarse centre of such a region is pulled towards the part that shows (about a millimetre and
+a half), which is enough for the crescent search to call that part blur of the found wink's own rim. So the
+outline is measured in the full-resolution image along rays, the found wink's centre is fitted to its own
+rim only (the rays that reach beyond it are set aside: a second disc can only ever add to the outline), and
+the rays that do reach well beyond it are the other wink's rim, fitted as a circle of each known radius.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, WINK_THICKNESS_MM
+from vision.colour import COLOR_NAMES, ColourScene
+from vision.crescents import _felt_at, _sample
+from vision.ortho import OrthoGrid
+from vision.winks import RADII_MM, WinkCandidate
+
+
+@dataclass(frozen=True, slots=True)
+class UnionRimParams:
+    """Ray-outline parameters (mm unless named otherwise)."""
+
+    n_rays: int = 90
+    step_mm: float = 0.25  # sample spacing along a ray
+    knots: int = 5  # projected points per ray (the rest interpolated)
+    inside_mm: float = 3.0  # rays start this far inside the found wink's rim
+    reach_mm: float = 10.0  # ... and end this far beyond it
+    first_look_mm2: float = 8.0  # own-colour label area beyond the rim that calls for the ray search
+    look_from_mm: float = 1.0  # ... looked for from this far beyond the (coarse) rim
+    blend_px: float = 1.5  # blur width: an edge this close to another found wink is not this outline's
+    trim_mm: tuple[float, ...] = (3.0, 2.0, 1.2, 0.8)  # graduated trimming of rays beyond the rim
+    min_rim_rays: int = 24  # rays on the found wink's own rim needed to fit its centre
+    excess_mm: float = 1.2  # a ray reaching this far beyond the fitted rim shows the other wink ...
+    excess_px: float = 1.5  # ... and this many image pixels
+    min_rays: int = 8  # contiguous rays showing the other wink (16 degrees at 90 rays)
+    max_rms_mm: float = 0.45  # circle fit of the other wink's rim
+    max_miss: float = 0.2  # share of the rays the fitted other disc should reach beyond the rim but does not
+    same_blend: float = 0.35  # blend fraction (felt 0, wink 1) of the outline
+    max_off_line: float = 0.35  # distance from the wink/felt blend line, in units of their difference
+    mat_edge_clear_mm: float = 4.0
+
+
+def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: OrthoGrid, w: WinkCandidate,
+           u: np.ndarray, s: np.ndarray, params: UnionRimParams) -> np.ndarray:
+    """Distance from ``w``'s centre to where its colour ends along each ray (NaN: no felt reached)."""
+    pts = (w.center_mm[None, None, :] + s[None, :, None] * u[:, None, :]).reshape(-1, 2)
+    # project a few knots per ray and interpolate between them (the lens is smooth over a few millimetres)
+    kn = np.linspace(s[0], s[-1], params.knots)
+    kp = (w.center_mm[None, None, :] + kn[None, :, None] * u[:, None, :]).reshape(-1, 2)
+    q = camera.project_mm(np.column_stack([kp, np.full(len(kp), WINK_THICKNESS_MM)])).reshape(len(u), len(kn), 2)
+    f = (s - s[0]) / (kn[1] - kn[0])
+    k0 = np.minimum(f.astype(int), len(kn) - 2)
+    wt = (f - k0)[None, :, None]
+    q = (q[:, k0] * (1.0 - wt) + q[:, k0 + 1] * wt).reshape(-1, 2).astype(np.float32)
+    bgr = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    bgr = bgr.reshape(-1, 3).astype(np.float32) / 255.0
+    felt = _felt_at(cs.background_bgr, grid, pts)
+    inner = w.center_mm + (w.radius_mm - params.inside_mm - 1.0) * u
+    wink_bgr = np.median(_sample(image_bgr, camera, inner, WINK_THICKNESS_MM), axis=0)
+    v = wink_bgr[None, :] - felt
+    d = bgr - felt
+    vv = np.maximum((v * v).sum(axis=1), 1e-6)
+    a = (d * v).sum(axis=1) / vv
+    off = np.linalg.norm(d - a[:, None] * v, axis=1) / np.sqrt(vv)
+    a = a.reshape(len(u), len(s))
+    off = off.reshape(len(u), len(s))
+    mine = (a >= params.same_blend) & (off < params.max_off_line)
+    felt_like = (a < params.same_blend) & (off < params.max_off_line)
+    stops = ~mine
+    j = np.argmax(stops, axis=1)  # the first sample off the wink's colour on each ray
+    rows = np.arange(len(u))
+    good = stops[rows, j] & (j > 0) & felt_like[rows, j]  # left the wink for the felt (not another colour)
+    jm = np.maximum(j - 1, 0)
+    a0, a1 = a[rows, jm], a[rows, j]
+    t = np.clip((a0 - params.same_blend) / np.maximum(a0 - a1, 1e-6), 0.0, 1.0)
+    out = np.where(good, s[jm] + t * (s[j] - s[jm]), np.nan)
+    return out
+
+
+def _fit_known_radius(p: np.ndarray, r: float, c0: np.ndarray, fit_bias: bool = False,
+                      iters: int = 8) -> tuple[np.ndarray, float, np.ndarray]:
+    """Centre of a circle of radius ``r`` (plus, with ``fit_bias``, a common edge offset: blur and the blend
+    level move every edge alike) through points ``p`` (Gauss-Newton); returns it, the offset and residuals."""
+    c = c0.astype(float).copy()
+    bias = 0.0
+    for _ in range(iters):
+        g = p - c
+        dist = np.maximum(np.linalg.norm(g, axis=1), 1e-6)
+        res = dist - r - bias
+        jac = -g / dist[:, None]
+        if fit_bias:
+            jac = np.column_stack([jac, -np.ones(len(p))])
+        jtj = jac.T @ jac
+        if abs(np.linalg.det(jtj)) < 1e-9:
+            break
+        step = np.linalg.solve(jtj, -(jac.T @ res))
+        c += np.clip(step[:2], -3.0, 3.0)
+        if fit_bias:
+            bias = float(np.clip(bias + step[2], -3.0, 3.0))
+        if float(np.linalg.norm(step)) < 1e-3:
+            break
+    return c, bias, np.linalg.norm(p - c, axis=1) - r - bias
+
+
+def _runs(mask: np.ndarray) -> list[np.ndarray]:
+    """Index runs of True in a circular mask."""
+    n = len(mask)
+    if mask.all():
+        return [np.arange(n)]
+    start = int(np.flatnonzero(~mask)[0])
+    runs, cur = [], []
+    for k in range(1, n + 1):
+        i = (start + k) % n
+        if mask[i]:
+            cur.append(i)
+        elif cur:
+            runs.append(np.array(cur))
+            cur = []
+    if cur:
+        runs.append(np.array(cur))
+    return runs
+
+
+def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene,
+                    grid: OrthoGrid, exclude_mask: np.ndarray | None = None,
+                    params: UnionRimParams = UnionRimParams()) -> list[WinkCandidate]:
+    """New winks seen only as the part of an outline beyond a found wink of their colour.
+
+    A found wink whose own rim fits well is re-centred on that rim (its coarse centre was pulled towards the
+    other wink's part). ``exclude_mask`` (ortho grid) marks the pot and its image.
+    """
+    live = [w for w in winks if not w.potted]
+    found: list[WinkCandidate] = []
+    ang = np.linspace(0.0, 2 * np.pi, params.n_rays, endpoint=False)
+    u = np.column_stack([np.cos(ang), np.sin(ang)])
+    for w in live:
+        k = COLOR_NAMES.index(w.color) + 1
+        if k == cs.mat_class:
+            continue  # the felt's own hue: its outline is not told from the felt's bands this way
+        c = w.center_mm
+        r_w = w.radius_mm
+        if (abs(c[0]) > MAT_HALF_LENGTH_MM - r_w - params.reach_mm - params.mat_edge_clear_mm
+                or abs(c[1]) > MAT_HALF_WIDTH_MM - r_w - params.reach_mm - params.mat_edge_clear_mm):
+            continue
+        mmpp = camera.mm_per_px_at((float(c[0]), float(c[1])))
+        blend = params.blend_px * mmpp
+        # first look, in the label image: own-colour pixels beyond the rim and its blur
+        ring = c + (r_w + params.look_from_mm + np.arange(0.0, params.reach_mm - 1.0, 1.0))[None, :, None] * u[:, None, :]
+        ring = ring.reshape(-1, 2)
+        cr = np.rint(grid.ortho_from_table(ring)).astype(int)
+        ok = (cr[:, 0] >= 0) & (cr[:, 0] < cs.labels.shape[1]) & (cr[:, 1] >= 0) & (cr[:, 1] < cs.labels.shape[0])
+        own = np.zeros(len(ring), bool)
+        own[ok] = cs.labels[cr[ok, 1], cr[ok, 0]] == k
+        ring_area_mm2 = 2 * np.pi * (r_w + params.reach_mm / 2) / params.n_rays  # per sample (1 mm deep)
+        if own.sum() * ring_area_mm2 < params.first_look_mm2:
+            continue
+        s = np.arange(r_w - params.inside_mm, r_w + params.reach_mm + 1e-9, params.step_mm)
+        e = _edges(image_bgr, camera, cs, grid, w, u, s, params)
+        p = c + e[:, None] * u
+        usable = np.isfinite(e)
+        others = [o for o in [*live, *found] if o is not w and np.linalg.norm(o.center_mm - c) < r_w + 30.0]
+        for o in others:
+            usable &= ~(np.linalg.norm(np.nan_to_num(p) - o.center_mm, axis=1) < o.radius_mm + blend + 0.5)
+        if exclude_mask is not None:
+            cp = np.rint(grid.ortho_from_table(np.nan_to_num(p, nan=0.0))).astype(int)
+            cp = np.clip(cp, 0, [exclude_mask.shape[1] - 1, exclude_mask.shape[0] - 1])
+            usable &= ~exclude_mask[cp[:, 1], cp[:, 0]]
+        if usable.sum() < params.min_rim_rays:
+            continue
+        # the found wink's own rim: trim the rays that reach beyond it, more tightly as the centre settles
+        centre = c.copy()
+        rim = usable.copy()
+        bias = 0.0
+        for t in params.trim_mm:
+            centre, bias, _ = _fit_known_radius(p[rim], r_w, centre, fit_bias=True)
+            res_all = np.linalg.norm(np.nan_to_num(p) - centre, axis=1) - r_w - bias
+            rim = usable & (res_all < t) & (res_all > -t - 1.0)
+            if rim.sum() < params.min_rim_rays:
+                break
+        if rim.sum() < params.min_rim_rays:
+            continue
+        centre, bias, _ = _fit_known_radius(p[rim], r_w, centre, fit_bias=True)
+        res_all = np.linalg.norm(np.nan_to_num(p) - centre, axis=1) - r_w - bias
+        beyond = usable & (res_all > max(params.excess_mm, params.excess_px * mmpp))
+        runs = [rn for rn in _runs(beyond) if len(rn) >= params.min_rays]
+        new: list[WinkCandidate] = []
+        for rn in runs:
+            q = p[rn]
+            best = None
+            for size, r in RADII_MM.items():
+                mid = q.mean(axis=0)
+                dirn = (mid - centre) / max(float(np.linalg.norm(mid - centre)), 1e-6)
+                c0 = mid - r * dirn
+                cl, _, rq = _fit_known_radius(q, r + bias, c0)
+                rms = float(np.sqrt(np.mean(rq ** 2)))
+                if best is None or rms < best[0]:
+                    best = (rms, size, cl)
+            rms, size, cl = best
+            r = RADII_MM[size]
+            d = float(np.linalg.norm(cl - centre))
+            if rms > max(params.max_rms_mm, 1.0 * mmpp) or not (abs(r - r_w) + 1.0 < d < r + r_w - 1.0):
+                continue
+            # the union of the two discs predicts which rays reach beyond the rim: they must, and few others
+            g = cl - centre
+            b = u @ g
+            disc = b * b - (g @ g - r * r)
+            reach = np.where(disc > 0, b + np.sqrt(np.maximum(disc, 0.0)), -np.inf) - r_w
+            want = usable & (reach > max(params.excess_mm, params.excess_px * mmpp) + 0.5)
+            if want.sum() == 0 or float((want & ~beyond).sum()) / want.sum() > params.max_miss:
+                continue
+            if any(o.color == w.color and np.linalg.norm(o.center_mm - cl) < o.radius_mm + r - 2.0
+                   for o in [*others, *new] if o is not w):
+                continue
+            n = WinkCandidate(color=w.color, size=size, center_mm=cl, votes=1.0 - rms)
+            n.edge_support = len(rn) / params.n_rays
+            n.own_fraction = 1.0
+            n.score = n.votes
+            # most of it is inferred from an arc of its rim; the size from that arc's curvature
+            n.confidence = min(n.confidence, 0.9)
+            new.append(n)
+        if new:
+            w.center_mm = centre
+            found += new
+    return found
