@@ -12,7 +12,10 @@ group, counted by fitting the triangular lattice of touching marbles (spacing 12
 offset) to it. Faint single balls (clear glass shows the sand through it, so no pixel stands out and the
 threshold splits or misses them) are found by a matched filter: the departure averaged over a marble's disc,
 whose peaks are kept when the ball's own outline, cut at half its contrast, is round and ball-sized (a paving
-joint or the rim's shading runs on). Each size-based kind carries ``kind_confidence``, the probability from the
+joint or the rim's shading runs on). A ball touching a line (a paving joint, the rim's edge, the ring's shadow
+border) merges with it into one long blob; lines thinner than three quarters of a marble are opened away there,
+and what still holds nearly a marble's disc, has a coloured core and (at the rim's foot) is no mix of the sand's,
+the ground's and shade's colours is a ball. Each size-based kind carries ``kind_confidence``, the probability from the
 measured diameter's margin to the 14.35 mm split against its uncertainty (which grows with the photo's pixel
 size), so an undecidable size says so. ``on_ring`` compares the plan centre with R = 914.4 mm (MB P1); calls within the position
 uncertainty are flagged for the referee (MB I-1) by the adjudicator, not here (vision makes no rulings).
@@ -83,6 +86,10 @@ class MarblesParams:
     # ... and whose core differs in colour (CIELAB a*b*, above the surface's typical) by at least this: the
     # shadow beside a group darkens the sand but barely changes its hue (renders: shadows < 4, marbles > 5)
     lattice_min_core_chroma: float = 5.0
+    # ... but a core below twice that is too close to call: at 6-8 px per marble the blur spills a neighbour's
+    # colour into the shadow beside a group (shadow points up to ~9 on the development renders, while a pale
+    # marble's core may be as low as ~5), so such a member is counted but widens the count's range
+    lattice_sure_core_chroma: float = 10.0
     # Ball size from the blob's area includes the soft edge and the contact shadow; subtract this rim from it:
     # a fixed part (shadow, mm) and a part growing with the photo's pixel size (blur, native px); measured on
     # renders with known diameters, not on the bench images
@@ -110,6 +117,14 @@ class MarblesParams:
     # misreads about one tolley in ten, their mean halves the wrong kinds (development renders: 19 -> 10 of
     # 539 single balls). Below 5 px the outline is a couple of pixels and the area alone is used.
     outline_min_native_px: float = 5.0
+    # Inside a large blob that is no group (paving joints, the rim's edge, the ring's shadow border), lines
+    # thinner than this share of a marble are opened away before looking for balls: a ball lying on a joint or
+    # at the rim's foot holds a disc of half its diameter (min_inner_radius_ratio), a line does not
+    line_open_marbles: float = 0.75
+    # ... and what survives there is a ball only if it still holds a disc of nearly a marble's own radius (the
+    # corner where a joint meets the rim's edge survives the opening but holds little more than the opening's
+    # own disc, 0.75 of it)
+    line_ball_inner_radius: float = 0.9
 
 
 DEFAULT_PARAMS = MarblesParams()
@@ -136,6 +151,9 @@ class BallDetection:
     # its uncertainty (1.0 for members of a close-packed group, which are marbles by the set-up rule)
     kind_confidence: float = 1.0
     measured_diameter_mm: float | None = None
+    # probability that this is a ball at all: below 1 for a close-packed group's member whose core is barely
+    # coloured (it may be the shadow beside the group)
+    presence_confidence: float = 1.0
 
 
 # --- orthophotos ---------------------------------------------------------------------------------------------
@@ -306,9 +324,15 @@ class _Blob:
     inner_radius_px: float  # largest disc inside the blob: thin strips (rim shading, grass) have a small one
 
 
-def _blobs(mag: np.ndarray, region: np.ndarray, thr: float, min_area_px: float, marble_px: float) -> list[_Blob]:
+def _blobs(mag: np.ndarray, region: np.ndarray, thr: float, min_area_px: float, marble_px: float,
+           line_open_px: float = 0.0) -> list[_Blob]:
+    """Connected departures above ``thr`` in ``region``; with ``line_open_px``, lines thinner than that (a paving
+    joint, the rim's edge, a shadow's border) are first opened away, so a ball lying on one stands apart."""
     fg = ((mag > thr) & region).astype(np.uint8)
     fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    if line_open_px >= 3:
+        k = int(round(line_open_px)) | 1
+        fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     n, lbl, st, _ = cv2.connectedComponentsWithStats(fg, connectivity=8)
     out = []
     for i in range(1, n):
@@ -385,9 +409,56 @@ def _split_chain(b: _Blob, mag: np.ndarray, chroma: np.ndarray, c_med: float, ma
 def _coloured_core(chroma: np.ndarray, c_med: float, pts_px: np.ndarray, params: MarblesParams) -> np.ndarray:
     """Whether the colour (CIELAB a*b*) at each point departs from the surface's typical by a ball's core:
     a shadow darkens the sand and a caustic brightens it, but neither changes its hue much."""
+    return _core_chroma(chroma, c_med, pts_px) >= params.lattice_min_core_chroma
+
+
+def _core_chroma(chroma: np.ndarray, c_med: float, pts_px: np.ndarray) -> np.ndarray:
+    """The colour departure (CIELAB a*b*) of the 3 x 3 core at each point, above the surface's typical."""
     core = cv2.blur(chroma, (3, 3))
     gi = np.clip(np.round(pts_px).astype(int), 0, [chroma.shape[1] - 1, chroma.shape[0] - 1]).reshape(-1, 2)
-    return core[gi[:, 1], gi[:, 0]] - c_med >= params.lattice_min_core_chroma
+    return core[gi[:, 1], gi[:, 0]] - c_med
+
+
+def _presence_confidence(core_chroma: float, params: MarblesParams) -> float:
+    """How sure a close-packed group's member is a marble, not the shadow beside the group: 1 from a core of
+    ``lattice_sure_core_chroma`` up, 0.5-0.9 between the split and that (too close to call, KIND_SURE)."""
+    lo, hi = params.lattice_min_core_chroma, params.lattice_sure_core_chroma
+    if core_chroma >= hi:
+        return 1.0
+    return float(0.5 + (KIND_SURE - 0.5) * np.clip((core_chroma - lo) / (hi - lo), 0.0, 1.0))
+
+
+def _is_rim_sand(c, rim_band: np.ndarray, lab_ab: np.ndarray, sand_ab: np.ndarray, ground_ab: np.ndarray,
+                 params: MarblesParams) -> bool:
+    """Whether a ground blob centred at ortho ``c`` at the rim's foot or beside the ground the ring hides is the
+    rim itself: its core's colour (CIELAB a*, b*) is a mix of the sand, the ground and shade (shade only pulls a
+    colour towards grey), within a ball's colour departure of the triangle those three span; a ball's glass or
+    body colour is not such a mix."""
+    x, y = (int(round(v)) for v in c)
+    h, w = rim_band.shape
+    if not (0 <= x < w and 0 <= y < h and rim_band[y, x]):
+        return False
+    core = lab_ab[max(0, y - 1):y + 2, max(0, x - 1):x + 2].reshape(-1, 2).mean(0)
+    grey = np.array([128.0, 128.0])  # OpenCV's 8-bit CIELAB puts a* = b* = 0 at 128
+    return _distance_to_triangle(core, np.asarray(sand_ab, float), np.asarray(ground_ab, float), grey) \
+        < params.lattice_min_core_chroma
+
+
+def _distance_to_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
+    """Distance from 2-D point ``p`` to the triangle abc (0 inside; degenerate triangles are their edges)."""
+    def cross(u, v):
+        return float(u[0] * v[1] - u[1] * v[0])
+
+    s = [cross(q - p0, p - p0) for p0, q in ((a, b), (b, c), (c, a))]
+    if (all(v >= 0 for v in s) or all(v <= 0 for v in s)) and abs(cross(b - a, c - a)) > 1e-9:
+        return 0.0
+
+    def seg(p0, q):
+        d = q - p0
+        t = float(np.clip(np.dot(p - p0, d) / max(float(np.dot(d, d)), 1e-12), 0.0, 1.0))
+        return float(np.hypot(*(p - p0 - t * d)))
+
+    return min(seg(a, b), seg(b, c), seg(c, a))
 
 
 def _near_any(p: np.ndarray, points: list[np.ndarray], dist_px: float) -> bool:
@@ -423,16 +494,20 @@ def _ball_diameter_mm(area_px: float, mm_per_px: float, native_mm_per_px: float,
 
 
 
+def _size_sigma_mm(native_px: float, params: MarblesParams) -> float:
+    """Uncertainty of a single ball's measured diameter in a photo where a marble spans ``native_px``."""
+    return math.hypot(params.size_sigma_mm, params.size_sigma_native_px * MARBLE_DIAMETER_MM / native_px)
+
+
 def _kind_confidence(diameter_mm: float, native_px: float, params: MarblesParams) -> float:
     """Probability that the size-based kind is right: the margin to the split over the size's sigma."""
-    native_mm_per_px = MARBLE_DIAMETER_MM / native_px
-    sigma = math.hypot(params.size_sigma_mm, params.size_sigma_native_px * native_mm_per_px)
-    z = abs(diameter_mm - MARBLE_TOLLEY_SPLIT_MM) / sigma
+    z = abs(diameter_mm - MARBLE_TOLLEY_SPLIT_MM) / _size_sigma_mm(native_px, params)
     return float(0.5 * (1.0 + math.erf(z / math.sqrt(2.0))))
 
 
 def _emit_ball(found: list, grid, camera: CameraModel, c, dmm: float, cf: float, grouped: bool,
-               kind_conf: float, base_z: float, z_mid: float, native_px: float, params: MarblesParams) -> None:
+               kind_conf: float, base_z: float, z_mid: float, native_px: float, params: MarblesParams,
+               presence: float = 1.0) -> None:
     c = np.asarray(c, float)
     is_tolley = dmm > MARBLE_TOLLEY_SPLIT_MM
     kind = "tolley" if is_tolley else "marble"
@@ -458,6 +533,7 @@ def _emit_ball(found: list, grid, camera: CameraModel, c, dmm: float, cf: float,
         in_group=grouped,
         kind_confidence=float(kind_conf),
         measured_diameter_mm=None if grouped else float(dmm),
+        presence_confidence=float(presence),
     ))
 
 
@@ -544,8 +620,10 @@ def detect_marbles(
     marble_px = float(np.clip(native_px, params.min_marble_px, params.max_marble_px))
     mm_per_px = MARBLE_DIAMETER_MM / marble_px
     tolley_px = TOLLEY_MAX_DIAMETER_MM / mm_per_px
+    native_mm_per_px = MARBLE_DIAMETER_MM / native_px
     kernel = int(params.background_mm / mm_per_px)
     found: list[BallDetection] = []
+    sand_ab = None  # the ring top's sand colour (CIELAB a*, b*), from the ring-top layer
     # (surface height, region in plan radius) for the ring top and for the ground beyond the rim
     layers = (
         (0.0, 0.0, RING_RADIUS_MM + 0.5 * RIM_WIDTH_MM),
@@ -573,18 +651,29 @@ def detect_marbles(
         region = inside & (rad >= r_lo) & (rad <= r_hi)
         if region.sum() < 100:
             continue
+        rim_band = None
         # the rim shoulder itself is a colour change: keep each surface to itself
         if base_z == 0.0:
             region &= rad <= RING_RADIUS_MM + 2.0
         else:
             # behind the ring the raised sand hides the ground: what shows there is the rim, not the ground
-            region &= ~_hidden_by_ring(xy.reshape(grid.height_px, grid.width_px, 2), z_mid, camera.center_mm)
+            hidden = _hidden_by_ring(xy.reshape(grid.height_px, grid.width_px, 2), z_mid, camera.center_mm)
+            region &= ~hidden
+            # where the real shoulder hides more than the modelled one, or slumps further than its modelled foot,
+            # the rim's sand shows just beside the hidden ground and the foot: a blob there in the sand's own hue
+            # is the rim, not a ball
+            near = (hidden | (rad < r_lo)).astype(np.uint8)
+            rim_band = cv2.dilate(near, np.ones((2 * k + 1, 2 * k + 1), np.uint8)).astype(bool) & ~hidden
         min_area = params.min_area_ratio * math.pi * (0.5 * marble_px) ** 2
         single_max = params.single_ball_max_tolley_areas * math.pi * (0.5 * tolley_px) ** 2
         # two backgrounds: a wide median (twice a group) so a close-packed group stands out as a whole, and a
         # narrow one (three tolleys) that also takes out the sand's scuffs, so a faint single ball stands out
         mag, chroma = _saliency(img, region, kernel, params)
         c_med = float(np.median(chroma[region]))
+        lab_ab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)[..., 1:].astype(np.float32)
+        if base_z == 0.0:
+            sand_ab = np.median(lab_ab[region], axis=0)
+        ground_ab = np.median(lab_ab[region], axis=0)
         thr = _threshold(mag, region, params)
         # a large blob is a close-packed group only when set up on the ring, round and thick (the opening
         # group); any other large blob (the ring's shadow on the ground, the rim's shading, paving) is no ball
@@ -600,12 +689,23 @@ def detect_marbles(
         # ball beside the rim's shading is not joined to it)
         singles = [b for part in (region & ~taken & ~other, region & other)
                    for b in _blobs(mag_n, part, thr_n, min_area, marble_px) if b.area_px <= single_max]
+        # a ball touching a line there (a paving joint, the rim's edge, the ring's shadow border) was merged into
+        # it and lost: opened away from the lines, it stands apart, and counts when it holds nearly a marble's
+        # own disc, its core is coloured (a joint's crossing or a shadow's corner is grey) and, at the rim's
+        # foot, its colour is no mix of sand, ground and shade
+        singles += [b for b in _blobs(mag_n, region & other, thr_n, min_area, marble_px,
+                                      params.line_open_marbles * marble_px)
+                    if b.area_px <= single_max
+                    and b.inner_radius_px >= params.line_ball_inner_radius * 0.5 * marble_px
+                    and _coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
+                    and not (rim_band is not None and sand_ab is not None
+                             and _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab, params))]
         accepted_ortho: list[np.ndarray] = []
         pending: list[tuple] = []  # (ortho centre, diameter mm, confidence, grouped), emitted once all are known
 
-        def emit(c, dmm, cf, grouped, _kind_conf=None, acc=accepted_ortho, pending=pending):
+        def emit(c, dmm, cf, grouped, presence=1.0, acc=accepted_ortho, pending=pending):
             acc.append(np.asarray(c, float))
-            pending.append((np.asarray(c, float), dmm, cf, grouped))
+            pending.append((np.asarray(c, float), dmm, cf, grouped, presence))
 
         for b in groups + singles:
             is_group = b.area_px > single_max
@@ -627,7 +727,7 @@ def detect_marbles(
                         emit(c, dmm, cf, False)
                     continue
                 centers = [b.center_ortho]
-                diam = [_ball_diameter_mm(b.area_px, mm_per_px, MARBLE_DIAMETER_MM / native_px, params)]
+                diam = [_ball_diameter_mm(b.area_px, mm_per_px, native_mm_per_px, params)]
                 conf = [min(1.0, b.peak / (2 * thr_n))]
                 grouped = False
             else:
@@ -635,25 +735,28 @@ def detect_marbles(
                 pts, cov, _ = _fit_lattice(_solid(b.mask, marble_px), LATTICE_SPACING_MM / mm_per_px,
                                               mag[y:y + bh, x:x + bw])
                 # a lattice point is a marble where the silhouette covers its disc and its core is coloured
-                keep = (cov >= params.lattice_cover) & _coloured_core(chroma, c_med, pts + np.array([x, y]), params)
+                core = _core_chroma(chroma, c_med, pts + np.array([x, y]))
+                keep = (cov >= params.lattice_cover) & (core >= params.lattice_min_core_chroma)
                 centers = list(pts[keep] + np.array([b.bbox[0], b.bbox[1]]))
                 diam = [MARBLE_DIAMETER_MM] * len(centers)
                 conf = [float(min(1.0, 0.5 + c / 2)) for c in cov[keep]]
                 grouped = True
-            for c, dmm, cf in zip(centers, diam, conf):
-                emit(c, dmm, cf, grouped, 1.0 if grouped else _kind_confidence(dmm, native_px, params))
+            presence = ([_presence_confidence(float(v), params) for v in core[keep]] if grouped
+                        else [1.0] * len(centers))
+            for c, dmm, cf, pr in zip(centers, diam, conf, presence):
+                emit(c, dmm, cf, grouped, presence=pr)
         # faint balls the threshold split or missed: a ball is a disc of known size, so the colour departure
         # averaged over a marble's disc is a matched filter with far less noise than any single pixel
         # (on the ring top only: the ground's paving joints and grass make ball-sized crossings there)
         extra = [] if base_z != 0.0 else _matched_filter_singles(
             mag_n, region & ~taken, accepted_ortho, marble_px, mm_per_px, single_max, thr_n,
-            MARBLE_DIAMETER_MM / native_px, params)
+            native_mm_per_px, params)
         for c, dmm, cf in extra:
             emit(c, dmm, cf, False)
         # single balls in a sharp enough photo are sized by their outline (their silhouette's sharp edge), which
         # neither the contact shadow nor clear glass biases; in coarser photos the outline is too few pixels
         grads = lab_gradients(img) if native_px >= params.outline_min_native_px else None
-        for i, (c, dmm, cf, grouped) in enumerate(pending):
+        for i, (c, dmm, cf, grouped, presence) in enumerate(pending):
             if grads is not None and not grouped:
                 d_out = _outline_size(grads, grid, camera, c, z_mid, mm_per_px,
                                       [q for j, q in enumerate(accepted_ortho) if j != i])
@@ -669,7 +772,7 @@ def detect_marbles(
                 dmm, kind_conf = MARBLE_DIAMETER_MM, 0.5
             _emit_ball(found, grid, camera, c, dmm, cf, grouped,
                        _kind_confidence(dmm, native_px, params) if kind_conf is None else kind_conf, base_z,
-                       z_mid, native_px, params)
+                       z_mid, native_px, params, presence)
     return tuple(found)
 
 
@@ -688,23 +791,30 @@ def _outline_size(grads, grid, camera: CameraModel, c, z_mid: float, mm_per_px: 
 
 
 def count_ranges(pieces: list[dict], kind_sure: float = KIND_SURE) -> dict[str, Any]:
-    """Each count as the range it may span when some balls' kind is too close to call.
+    """Each count as the range it may span when some balls' kind, or whether they are balls, is too close to call.
 
     A ball whose measured size lies within the size's uncertainty of the marble/tolley split
     (``kind_confidence`` < ``kind_sure``) may be either; it widens the range of its kind's count downwards and
-    of the other kind's upwards. Returns ``count_ranges`` ({count: [low, high]}), ``kind_too_close_to_call``
-    (those balls' ids) and ``counts_certain``.
+    of the other kind's upwards. A piece that may be no ball at all (``presence_confidence`` < ``kind_sure``:
+    a close-packed group's member that may be the group's shadow) widens its kind's count downwards. Returns
+    ``count_ranges`` ({count: [low, high]}), ``kind_too_close_to_call`` and ``presence_too_close_to_call``
+    (those pieces' ids) and ``counts_certain``.
     """
+    def absent(p: dict) -> bool:
+        return p.get("presence_confidence", 1.0) < kind_sure
+
     ranges = {}
     for side, on in (("on_ring", True), ("off_ring", False)):
         here = [p for p in pieces if p["on_ring"] == on]
         for kind, other in (("marble", "tolley"), ("tolley", "marble")):
             n = sum(p["kind"] == kind for p in here)
-            lose = sum(p["kind"] == kind and p["kind_confidence"] < kind_sure for p in here)
+            lose = sum(p["kind"] == kind and (p["kind_confidence"] < kind_sure or absent(p)) for p in here)
             gain = sum(p["kind"] == other and p["kind_confidence"] < kind_sure for p in here)
             ranges[f"{kind}s_{side}"] = [n - lose, n + gain]
     unsure = [p["id"] for p in pieces if p["kind_confidence"] < kind_sure]
-    return {"count_ranges": ranges, "kind_too_close_to_call": unsure, "counts_certain": not unsure}
+    maybe = [p["id"] for p in pieces if absent(p)]
+    return {"count_ranges": ranges, "kind_too_close_to_call": unsure, "presence_too_close_to_call": maybe,
+            "counts_certain": not unsure and not maybe}
 
 
 def analyze_marbles(
@@ -751,6 +861,7 @@ def analyze_marbles(
             "in_group": b.in_group,
             "kind_confidence": round(b.kind_confidence, 3),
             "measured_diameter_mm": None if b.measured_diameter_mm is None else round(b.measured_diameter_mm, 2),
+            "presence_confidence": round(b.presence_confidence, 3),
         })
     counts = {
         "marbles_on_ring": sum(p["kind"] == "marble" and p["on_ring"] for p in pieces),

@@ -12,6 +12,7 @@ from vision.marbles import (
     _blobs,
     _hidden_by_ring,
     _is_group,
+    _presence_confidence,
     _split_chain,
     count_ranges,
 )
@@ -37,6 +38,24 @@ def test_count_ranges_widen_only_for_balls_too_close_to_call():
     assert r["marbles_off_ring"] == [1, 1] and r["tolleys_off_ring"] == [1, 1]
     assert sorted(out["kind_too_close_to_call"]) == ["m5", "t1"]
     assert out["counts_certain"] is False
+
+
+def test_group_member_that_may_be_its_shadow_widens_its_count_downwards_only():
+    pieces = [_piece(f"m{i}", "marble", True, 1.0) for i in range(13)]
+    pieces[0]["presence_confidence"] = 0.6  # a barely coloured lattice point on the group's shadow side
+    pieces[1]["presence_confidence"] = 0.95
+    out = count_ranges(pieces)
+    assert out["count_ranges"]["marbles_on_ring"] == [12, 13]
+    assert out["count_ranges"]["tolleys_on_ring"] == [0, 0]
+    assert out["presence_too_close_to_call"] == ["m0"] and out["kind_too_close_to_call"] == []
+    assert out["counts_certain"] is False
+
+
+def test_presence_confidence_grows_with_the_cores_colour():
+    p = DEFAULT_PARAMS
+    lo, hi = p.lattice_min_core_chroma, p.lattice_sure_core_chroma
+    vals = [_presence_confidence(v, p) for v in (lo, 0.5 * (lo + hi), hi - 0.01, hi, 3 * hi)]
+    assert vals[0] == 0.5 and vals[1] < vals[2] < 0.9 and vals[3] == vals[4] == 1.0
 
 
 def test_counts_certain_when_every_kind_is_sure():
