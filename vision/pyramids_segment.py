@@ -36,17 +36,23 @@ def difference_map(frame_bgr: np.ndarray, ref_bgr: np.ndarray) -> np.ndarray:
     return np.sqrt((LIGHTNESS_WEIGHT * d[..., 0]) ** 2 + d[..., 1] ** 2 + d[..., 2] ** 2)
 
 
+def log_ratio(frame_bgr: np.ndarray, ref_bgr: np.ndarray) -> np.ndarray:
+    """log(photo / table reference) per channel in linear RGB (order B, G, R): light scaled or tinted on its
+    way to the camera is a sum here, so shade is a grey offset and a tint a fixed chromaticity."""
+    x = frame_bgr.astype(np.float32) / 255.0
+    r = ref_bgr.astype(np.float32) / 255.0
+    lin = np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
+    lin_r = np.where(r <= 0.04045, r / 12.92, ((r + 0.055) / 1.055) ** 2.4)
+    return np.log((lin + 2e-3) / (lin_r + 2e-3))
+
+
 def shadow_mask(frame_bgr: np.ndarray, ref_bgr: np.ndarray, spread_max: float, darkest_ratio: float) -> np.ndarray:
     """Pixels that look like the table in shade: every channel dimmed by about the same factor.
 
     A shadow scales the light reaching the wood, so the photo / reference ratio (linear RGB) is grey and
     between ``darkest_ratio`` and 1; plastic tints it (translucent) or is far darker (black) or lighter (white).
     """
-    x = frame_bgr.astype(np.float32) / 255.0
-    r = ref_bgr.astype(np.float32) / 255.0
-    lin = np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
-    lin_r = np.where(r <= 0.04045, r / 12.92, ((r + 0.055) / 1.055) ** 2.4)
-    ratio = np.log((lin + 2e-3) / (lin_r + 2e-3))
+    ratio = log_ratio(frame_bgr, ref_bgr)
     spread = ratio.max(axis=2) - ratio.min(axis=2)
     mean = ratio.mean(axis=2)
     # deep shade may keep a little tint (light through a translucent neighbour, coloured bounce); pale shade
@@ -83,11 +89,7 @@ def chroma_zscore(frame_bgr: np.ndarray, ref_bgr: np.ndarray) -> np.ndarray:
     spread over the whole photo, most of which is table: a faint yellow on orange wood, lost in a Lab distance
     dominated by lightness, stands out here.
     """
-    x = frame_bgr.astype(np.float32) / 255.0
-    r = ref_bgr.astype(np.float32) / 255.0
-    lin = np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
-    lin_r = np.where(r <= 0.04045, r / 12.92, ((r + 0.055) / 1.055) ** 2.4)
-    ratio = np.log((lin + 2e-3) / (lin_r + 2e-3))
+    ratio = log_ratio(frame_bgr, ref_bgr)
     chroma = (ratio - ratio.mean(axis=2, keepdims=True))[..., :2]
     sample = chroma.reshape(-1, 2)[::7]
     med = np.median(sample, axis=0)
