@@ -84,13 +84,21 @@ class BlobFitter:
 
     With a ``shadow_offset`` the hypothesis also covers each piece's cast shadow: the blob is then the
     foreground with shade kept, since a translucent piece's shadow is tinted like the piece.
+
+    ``uncertain`` (pixels disjoint from the blob that may be plastic or table: grey shade, faint tint) is
+    never a penalty: a piece whose shaded face the segmentation could not claim is not pushed off it. Covered,
+    it counts ``uncertain_weight`` of a blob pixel (a fuzzy IoU with target ``uncertain_weight`` there and no
+    penalty for leaving it uncovered); 0 makes it neutral, so a cast shadow does not pull the fit either.
     """
 
-    def __init__(self, camera: CameraModel, blob: Polygon, shadow_offset: np.ndarray | None = None):
+    def __init__(self, camera: CameraModel, blob: Polygon, shadow_offset: np.ndarray | None = None,
+                 uncertain=None, uncertain_weight: float = 0.0):
         self.camera = camera
         self.blob = blob
         self.blob_area = blob.area
         self.shadow_offset = None if shadow_offset is None else np.asarray(shadow_offset, float)
+        self.uncertain = uncertain if uncertain is not None and not uncertain.is_empty else None
+        self.uncertain_weight = float(uncertain_weight)
 
     def union(self, pieces: list[PieceHypothesis], with_shadow: bool = True):
         polys = []
@@ -107,7 +115,12 @@ class BlobFitter:
         except Exception:  # noqa: BLE001 - degenerate hull while searching: scored as no overlap
             return 0.0
         inter = shape.intersection(self.blob).area
-        uni = shape.area + self.blob_area - inter
+        area = shape.area
+        if self.uncertain is not None:
+            unsure = shape.intersection(self.uncertain).area
+            area -= (1.0 - self.uncertain_weight) * unsure
+            inter += self.uncertain_weight * unsure
+        uni = area + self.blob_area - inter
         return inter / uni if uni > 0 else 0.0
 
     def refine(self, pieces: list[PieceHypothesis], max_evals: int = 240) -> tuple[list[PieceHypothesis], float]:

@@ -36,17 +36,23 @@ def difference_map(frame_bgr: np.ndarray, ref_bgr: np.ndarray) -> np.ndarray:
     return np.sqrt((LIGHTNESS_WEIGHT * d[..., 0]) ** 2 + d[..., 1] ** 2 + d[..., 2] ** 2)
 
 
+def log_ratio(frame_bgr: np.ndarray, ref_bgr: np.ndarray) -> np.ndarray:
+    """log(photo / table reference) per channel in linear RGB (order B, G, R): light scaled or tinted on its
+    way to the camera is a sum here, so shade is a grey offset and a tint a fixed chromaticity."""
+    x = frame_bgr.astype(np.float32) / 255.0
+    r = ref_bgr.astype(np.float32) / 255.0
+    lin = np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
+    lin_r = np.where(r <= 0.04045, r / 12.92, ((r + 0.055) / 1.055) ** 2.4)
+    return np.log((lin + 2e-3) / (lin_r + 2e-3))
+
+
 def shadow_mask(frame_bgr: np.ndarray, ref_bgr: np.ndarray, spread_max: float, darkest_ratio: float) -> np.ndarray:
     """Pixels that look like the table in shade: every channel dimmed by about the same factor.
 
     A shadow scales the light reaching the wood, so the photo / reference ratio (linear RGB) is grey and
     between ``darkest_ratio`` and 1; plastic tints it (translucent) or is far darker (black) or lighter (white).
     """
-    x = frame_bgr.astype(np.float32) / 255.0
-    r = ref_bgr.astype(np.float32) / 255.0
-    lin = np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
-    lin_r = np.where(r <= 0.04045, r / 12.92, ((r + 0.055) / 1.055) ** 2.4)
-    ratio = np.log((lin + 2e-3) / (lin_r + 2e-3))
+    ratio = log_ratio(frame_bgr, ref_bgr)
     spread = ratio.max(axis=2) - ratio.min(axis=2)
     mean = ratio.mean(axis=2)
     # deep shade may keep a little tint (light through a translucent neighbour, coloured bounce); pale shade
@@ -72,3 +78,43 @@ def foreground_mask(
     filled = np.zeros_like(mask)
     cv2.drawContours(filled, contours, -1, 1, thickness=cv2.FILLED)
     return filled, thr
+
+
+def chroma_zscore(frame_bgr: np.ndarray, ref_bgr: np.ndarray) -> np.ndarray:
+    """How far each pixel's tint departs from the table's, in units of the table's own tint noise.
+
+    Plastic multiplies the light from the table by its transmittance, so the photo / table ratio (linear RGB)
+    of a translucent piece has a chromaticity however faint the piece; grain, shade and JPEG leave that ratio
+    nearly grey. The ratio's chromaticity (log ratio minus its mean over RGB) is scored against its robust
+    spread over the whole photo, most of which is table: a faint yellow on orange wood, lost in a Lab distance
+    dominated by lightness, stands out here.
+    """
+    ratio = log_ratio(frame_bgr, ref_bgr)
+    chroma = (ratio - ratio.mean(axis=2, keepdims=True))[..., :2]
+    sample = chroma.reshape(-1, 2)[::7]
+    med = np.median(sample, axis=0)
+    mad = np.maximum(np.median(np.abs(sample - med), axis=0) * 1.4826, 1e-3)
+    return np.sqrt((((chroma - med) / mad) ** 2).sum(axis=2) / 2.0)
+
+
+def uncertain_mask(
+    certain: np.ndarray,
+    unshaded: np.ndarray,
+    chroma_z: np.ndarray,
+    chroma_z_min: float,
+    reach_px: int,
+) -> np.ndarray:
+    """Pixels next to the pieces that may be plastic or table: the third class of a three-way segmentation.
+
+    Grey darkening (``unshaded`` minus ``certain``: cast shade, or a clear or pale wall that only dims the
+    table) and a faint tint (``chroma_z`` above ``chroma_z_min`` but under the strict threshold: a pale piece,
+    or the tinted shadow of a translucent one) cannot be told apart pixel by pixel. Within ``reach_px`` of a
+    certain piece pixel they are left for the silhouette fit to explain (it neither rewards nor penalises a
+    hypothesis for covering them); anywhere else they are table.
+    """
+    cand = ((unshaded > 0) | (chroma_z > chroma_z_min)) & (certain == 0)
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * reach_px + 1, 2 * reach_px + 1))
+    near = cv2.dilate(certain, k) > 0
+    out = cv2.morphologyEx((cand & near).astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    out[certain > 0] = 0  # the opening's dilation may step back onto certain pixels
+    return out

@@ -403,11 +403,13 @@ def _bench_marbles(args: argparse.Namespace) -> list[str]:
 
 
 def _bench_ice(args: argparse.Namespace) -> list[str]:
-    from api.ice_service import bench_ice
+    from api.ice_service import FRESH_SEED, bench_ice
+    seed = FRESH_SEED if args.seed is None else args.seed
+    # another seed is a held-out set: its renders alone, without the samples developed on
     return bench_ice(n_fresh=min(args.fresh, 32) if args.fresh else 0,
-                     sample_dir=args.dir or Path("sample_images") / "ice_tiddlywinks",
-                     cache=args.cache / "ice_tiddlywinks_1920x1080_seed7007",
-                     log=lambda s: print(s, flush=True), show_failures=args.failures)
+                     sample_dir=args.dir or (Path("sample_images") / "ice_tiddlywinks" if args.seed is None else None),
+                     cache=args.cache / f"ice_tiddlywinks_1920x1080_seed{seed}",
+                     log=lambda s: print(s, flush=True), show_failures=args.failures, seed=seed)
 
 
 def _bench_dominoes(args: argparse.Namespace) -> list[str]:
@@ -456,7 +458,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--show-failures", action="store_true",
                    help="list every individual failure (tantrix: each wrong tile and board, and why)")
     p.add_argument("--seed", type=int, default=None,
-                   help="tantrix, marbles, marbles-drop: the simulated set's seed (default: the development set); another seed is a held-out set")
+                   help="tantrix, marbles, marbles-drop, ice-tiddlywinks: the simulated set's seed (default: the development set); another seed is a held-out set")
     p.add_argument("--verbose", action="store_true")
     p.set_defaults(handler=run_bench)
 

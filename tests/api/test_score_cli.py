@@ -72,3 +72,26 @@ def test_report_lines_carry_conditions_and_baseline():
                                "n_images": 1})
     assert "calibrated camera" in lines[0]
     assert all("baseline" in line for line in lines[1:5]) and all("PASS" in line for line in lines[1:5])
+
+
+def test_bench_tally_breaks_each_piece_down_by_the_verdict_it_got_wrong():
+    from api.ice_service import _new_tally, _tally_image
+
+    def piece(pid, x, size, pose="upright", color="red"):
+        return {"id": pid, "color": color, "size": size, "pose": pose, "points": 0, "hidden": False,
+                "base_corners_mm": [[x - 5, -5, 0], [x + 5, -5, 0], [x + 5, 5, 0], [x - 5, 5, 0]],
+                "apex_mm": [x, 0, 30]}
+
+    truth = {"pieces": [piece("a", 0, "large"), piece("b", 100, "small"), piece("c", 200, "medium")],
+             "scores_visible": {"red": 6}}
+    found = [{"xy": np.array([0.5, 0.0]), "color": "red", "size": "medium", "pose": "upright", "points": 2,
+              "flagged": True},
+             {"xy": np.array([100.0, 1.0]), "color": "blue", "size": "small", "pose": "lying", "points": 0},
+             {"xy": np.array([400.0, 0.0]), "color": "red", "size": "small", "pose": "upright", "points": 1}]
+    tally, fails = _new_tally(), []
+    _tally_image(truth, found, tally, "img", fails)
+    assert (tally["wrong_size_flagged"], tally["wrong_size_silent"]) == (1, 0)
+    assert (tally["wrong_pose_silent"], tally["wrong_color_silent"]) == (1, 1)
+    assert (tally["missed"], tally["extra"], tally["silent_wrong"]) == (1, 1, 1)
+    lines = format_ice_report({"ours": tally, "baseline": tally, "failures": fails, "times": {}, "n_images": 1})
+    assert any("wrong size 1 (1 flagged)" in line and "missed 1" in line for line in lines)
