@@ -455,6 +455,9 @@ def _pose_name(h: PieceHypothesis, others: list[PieceHypothesis]) -> tuple[str, 
     return "standing_on_lying", ("table",)
 
 
+MIN_FRAME_SIDE_PX = 64  # below this even the largest pyramid spans a few pixels: no silhouette to fit
+
+
 def detect_pyramids(
     frame_bgr: np.ndarray,
     camera: CameraModel | None = None,
@@ -471,6 +474,9 @@ def detect_pyramids(
     if frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
         raise VisionError(f"frame must be an (H, W, 3) uint8 BGR image, got {frame.shape} {frame.dtype}")
     h0, w0 = frame.shape[:2]
+    if min(h0, w0) < MIN_FRAME_SIDE_PX:
+        raise VisionError(f"image of {w0}x{h0} px is too small to show a table of pyramids "
+                          f"(needs at least {MIN_FRAME_SIDE_PX} px on each side)")
     scale = min(1.0, params.work_width_px / w0)
     work = cv2.resize(frame, (round(w0 * scale), round(h0 * scale)), interpolation=cv2.INTER_AREA) if scale < 1 else frame
     h, w = work.shape[:2]

@@ -124,3 +124,10 @@ def test_a_clear_piece_stacked_on_a_tinted_one_is_named_clear():
                                                                 ("upright", "large", "blue")]
     top = next(x for x in dets if x.pose == "nested")
     assert not any("against the piece beneath" in r for r in top.reasons)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 3), (30, 640, 3)], ids=["1px", "thin-strip"])
+def test_a_tiny_image_is_refused_by_name(shape):
+    from vision.types import VisionError
+    with pytest.raises(VisionError, match="too small to show a table of pyramids"):
+        detect_pyramids(np.zeros(shape, np.uint8))
