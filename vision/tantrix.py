@@ -390,6 +390,9 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
                 pass
     except LatticeError as exc:
         raise refusal or TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
+    if camera is None:
+        fit = _refit_to_read_tiles(fit, lambda M: _fit_lattice(blobs, segs, labels, bare, M, diag, params), lab,
+                                   params)
     try:
         reading = _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params, pixels)
     except TantrixVisionError:
@@ -412,6 +415,58 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     if board and n_read < params.min_low_contrast_read_share * len(board):
         reading = _distrust_partial_faces(reading)
     return reading
+
+
+# Rounds of re-fitting the plane to the tiles read (each must read more board faces than the last).
+REFIT_ROUNDS = 4
+
+
+def _board_faces(fit: _Fit, lab: np.ndarray, params: TantrixParams) -> tuple[np.ndarray, np.ndarray, int]:
+    """Ideal lattice centres (U) and measured image centres (px) of the board tiles whose face reads, and how
+    many board hexes of this fit read a face (its quality: a lattice off the tiles spells no faces)."""
+    board = _board_group(fit.tiles)
+    hexes = sorted(board)
+    if not hexes:
+        return np.zeros((0, 2)), np.zeros((0, 2)), 0
+    Minv = np.linalg.inv(fit.M)
+    ideal = hex_center_u(np.array([q for q, _ in hexes]), np.array([r for _, r in hexes]))
+    cen, ang = refine_poses(lab, Minv, ideal, np.zeros(len(hexes)), params.links)
+    edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
+    faces = read_faces(edge_lab, fit_colour_model(edge_lab, params.links), params.links)
+    read = np.array([f.number is not None for f in faces], bool)
+    return ideal[read], apply_h(Minv, cen[read]), int(read.sum())
+
+
+def _refit_to_read_tiles(fit: _Fit, refit, lab: np.ndarray, params: TantrixParams) -> _Fit:
+    """The board plane re-fitted to the tiles it lets us read, until no more board faces read.
+
+    The outline-based plane can drift across a steeply tilted board (the near tiles' sides and shadows widen
+    the silhouette, the far edges are short): far-side hexes are then sampled off-centre and spell no face.
+    The tile tops are one plane, so the ideal lattice centres map to the image by one homography; each tile
+    read gives its centre as its six link bands place it (``refine_poses``), measured across the whole board.
+    The homography fitted to those centres (RANSAC, then least squares on the inliers) replaces the plane, the
+    lattice is found again in it, and the board is re-read: tiles near the read ones now fall within the band
+    search and read in turn. A round stands only if more board hexes spell a face than before (a geometric
+    test: a lattice off the tiles spells none).
+    """
+    ideal, meas, best = _board_faces(fit, lab, params)
+    for _ in range(REFIT_ROUNDS):
+        if len(ideal) < 8:
+            break
+        Minv = np.linalg.inv(fit.M)
+        px_per_u = math.sqrt(abs(np.linalg.det(_jac(Minv, np.mean(ideal, axis=0)))))
+        H = refine_homography(meas, ideal, max(1.5, 0.12 * px_per_u))
+        if H is None or _anisotropy(H, np.mean(ideal, axis=0)) > MAX_ANISOTROPY:
+            break
+        try:
+            cand = refit(np.linalg.inv(H))
+        except LatticeError:
+            break
+        c_ideal, c_meas, n = _board_faces(cand, lab, params)
+        if n <= best:
+            break
+        fit, ideal, meas, best = cand, c_ideal, c_meas, n
+    return fit
 
 
 def _distrust_partial_faces(reading: TantrixReading) -> TantrixReading:
