@@ -205,7 +205,9 @@ class _Fit:
 
 
 def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarray, M: np.ndarray, diag_px: float,
-                 params: TantrixParams) -> _Fit:
+                 params: TantrixParams, anchored: bool = False) -> _Fit:
+    """Tiles of the lattice in frame ``M`` (image -> U). ``anchored``: M is already the board's lattice (fitted
+    to tiles read): the board's silhouette keeps its angle 0 and a hex centre at the origin."""
     Minv = np.linalg.inv(M)
     h, w = labels.shape
     fits = []
@@ -229,7 +231,10 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
             out[ok, 1] = ~bare[p[ok, 1], p[ok, 0]]
             return out
 
-        fits.append(fit_blob(verts, ang, inside, seg_u))
+        if anchored and i == 0:
+            fits.append(fit_blob(verts, 0.0, inside, seg_u, phase_u=np.zeros(2)))
+        else:
+            fits.append(fit_blob(verts, ang, inside, seg_u))
         insides.append(inside)
         blob_verts.append(verts)
     main = next((f for f in fits if f is not None), None)
@@ -391,8 +396,8 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     except LatticeError as exc:
         raise refusal or TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
     if camera is None:
-        fit = _refit_to_read_tiles(fit, lambda M: _fit_lattice(blobs, segs, labels, bare, M, diag, params), lab,
-                                   params)
+        fit = _refit_to_read_tiles(fit, lambda M: _fit_lattice(blobs, segs, labels, bare, M, diag, params,
+                                                               anchored=True), lab, params)
     try:
         reading = _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params, pixels)
     except TantrixVisionError:
@@ -579,7 +584,7 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         free = np.concatenate([free, np.ones(len(orphans), bool)])
     # silhouette on the board's lattice that no read tile explains: tiles missed, probed like the others
     probes = unexplained_hexes(pixels.tile, pixels.bands, pixels.washed, Minv, board_hexes,
-                               [(cen[i], ang[i]) for i in np.flatnonzero(free)])
+                               [(cen[i], ang[i]) for i in np.flatnonzero(free)], pixels.black)
     n_seen = len(tiles)
     if probes:
         tiles = tiles + [_Tile(hex_center_u(*hx), 0.0, hx, -1) for hx in probes]

@@ -169,6 +169,15 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
         # on a coloured table the tile is what has no hue: its black and the glare on its gloss alike; a shadow
         # or a lighter patch of the table keeps the table's chromaticity (chroma in proportion to lightness)
         dark = chroma < np.maximum(NEUTRAL_FLOOR, NEUTRAL_RATIO * tc * np.clip(L / tL, 0.0, 1.5))
+        if near_px > 0:
+            # where a mat of another hue meets the table the blend passes through grey (yellow on blue, blue on
+            # brown): a hueless line a few pixels wide round the mat, which would anchor the mat's colour as
+            # "link" and close into a ring. A tile's black is broad; hueless pixels count only near broad black
+            # (the thin black between a tile's edge and a band end stays).
+            k = max(3, near_px // 2) | 1
+            core = cv2.morphologyEx(dark.astype(np.uint8), cv2.MORPH_OPEN,
+                                    cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+            dark &= cv2.dilate(core, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * near_px + 1,) * 2)) > 0
     else:
         # on a neutral table, lightness: the tile's own, measured beside its links (links lie only on tiles;
         # glossy tiles may even be lighter than a black table), against the table's
@@ -246,6 +255,7 @@ class PixelClasses:
     tile: np.ndarray
     bands: np.ndarray
     washed: np.ndarray
+    black: np.ndarray | None = None  # tile pixels without hue and not a white link: the tiles' own black
 
 
 def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area_ratio: float = 4e-4,
@@ -280,7 +290,9 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
     tile = (raw > 0) | bands
     washed = ~tile & ~table_like(smooth, table, tile, near_px) & (
         smooth[..., 1] ** 2 + smooth[..., 2] ** 2 < HUELESS_CHROMA ** 2)
-    return blobs, filled, table, PixelClasses(tile=tile, bands=bands, washed=washed)
+    sL, sC = smooth[..., 0], np.hypot(smooth[..., 1], smooth[..., 2])
+    black = (raw > 0) & (sC < HUELESS_CHROMA) & ~(sL > max(table.lab[0] + 6.0 * table.sigma[0], 60.0))
+    return blobs, filled, table, PixelClasses(tile=tile, bands=bands, washed=washed, black=black)
 
 
 @dataclass(frozen=True, slots=True)
