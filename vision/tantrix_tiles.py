@@ -175,8 +175,10 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
             # "link" and close into a ring. A tile's black is broad; hueless pixels count only near broad black
             # (the thin black between a tile's edge and a band end stays).
             k = max(3, near_px // 2) | 1
-            core = cv2.morphologyEx(dark.astype(np.uint8), cv2.MORPH_OPEN,
-                                    cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+            disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+            # (closed first: sensor noise speckles a dark tile's chroma; the blend line stays a line)
+            core = cv2.morphologyEx(cv2.morphologyEx(dark.astype(np.uint8), cv2.MORPH_CLOSE, disc), cv2.MORPH_OPEN,
+                                    disc)
             dark &= cv2.dilate(core, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * near_px + 1,) * 2)) > 0
     else:
         # on a neutral table, lightness: the tile's own, measured beside its links (links lie only on tiles;
