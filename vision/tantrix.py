@@ -50,6 +50,7 @@ from vision.tantrix_links import (
     fit_colour_model,
     read_faces,
     refine_poses,
+    turn_to_bands,
 )
 from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
 from vision.tantrix_unread import shared_edges_agree, unexplained_hexes
@@ -567,7 +568,8 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     board_hexes = _board_group(tiles)
     cen = np.array([t.center_u for t in tiles]).reshape(-1, 2)
     ang = np.array([t.angle_deg for t in tiles], dtype=np.float64)
-    free = np.array([t.hex is None for t in tiles], bool)
+    # off the board's group, a tile on the lattice by chance (within the tolerances) is a hand tile like any other
+    free = np.array([t.hex is None or t.hex not in board_hexes for t in tiles], bool)
     if free.any():
         tiles, cen, ang, free = _pose_hand_tiles(lab, M, blobs, tiles, cen, ang, free)
     astray = _astray_board_tiles(tiles, cen, board_hexes)
@@ -576,8 +578,11 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         board_hexes = board_hexes | {hx}
     unread = set(astray)
     orphans = _orphan_silhouettes(blobs, tiles, M, pixels.bands)
+    single: set[int] = set()  # a silhouette of one tile's size: posed from its bands, read if all six show
     if orphans:
-        unread |= set(range(len(tiles), len(tiles) + len(orphans)))
+        per_blob = Counter(t.blob for t in orphans)
+        for k, t in enumerate(orphans):
+            (single if per_blob[t.blob] == 1 else unread).add(len(tiles) + k)
         tiles = tiles + orphans
         cen = np.concatenate([cen, np.array([t.center_u for t in orphans])])
         ang = np.concatenate([ang, np.zeros(len(orphans))])
@@ -592,11 +597,14 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         ang = np.concatenate([ang, np.zeros(len(probes))])
         free = np.concatenate([free, np.zeros(len(probes), bool)])
         board_hexes = board_hexes | set(probes)
+    if free.any():
+        ang[free] = turn_to_bands(lab, Minv, cen[free], ang[free], params.links)
     cen, ang = refine_poses(lab, Minv, cen, ang, params.links, free)
     edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
     model = fit_colour_model(edge_lab[:n_seen], params.links)  # probed hexes may show no link at all
     faces = read_faces(edge_lab, model, params.links)
-    faces = [FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True) if i in unread else f
+    faces = [FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True)
+             if i in unread or (i in single and any(c is None for c in f.edge_classes)) else f
              for i, f in enumerate(faces)]
     faces = _flag_duplicates(faces[:n_seen]) + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
     centers_px = apply_h(Minv, cen)

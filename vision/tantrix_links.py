@@ -154,6 +154,47 @@ def refine_poses(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, an
     return c, ang
 
 
+def band_contrast(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, angles_deg: np.ndarray,
+                  params: LinkParams) -> np.ndarray:
+    """How strongly each pose shows a band at all six edge midpoints: the mean over the edges of the distance
+    from the tile's black (Lab) at the midpoint minus that a band's width to either side. (T,)"""
+    T = len(centers_u)
+    if T == 0:
+        return np.zeros(0)
+    n, t = _edge_frames(angles_deg)
+    radii = np.array(params.sample_radii)
+    ts = np.array([-0.24, -0.2, -0.03, 0.0, 0.03, 0.2, 0.24])
+    pts = (centers_u[:, None, None, None, :] + radii[None, None, :, None, None] * n[:, :, None, None, :]
+           + ts[None, None, None, :, None] * t[:, :, None, None, :])
+    vals = sample_bilinear(lab, apply_h(H_u2img, pts.reshape(-1, 2))).reshape(T, EDGE_COUNT, len(radii), len(ts), 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # off the image: no contrast
+        black = np.nanpercentile(vals[..., 0].reshape(T, -1), 15, axis=1)
+        d = np.sqrt((vals[..., 0] - black[:, None, None, None]) ** 2 + vals[..., 1] ** 2 + vals[..., 2] ** 2)
+        mid = np.nanmean(d[..., 2:5], axis=(2, 3))
+        side = np.nanmean(d[..., [0, 1, 5, 6]], axis=(2, 3))
+        out = np.nanmean(mid - side, axis=1)
+    return np.nan_to_num(out, nan=-np.inf)
+
+
+def turn_to_bands(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, angles_deg: np.ndarray,
+                  params: LinkParams, step_deg: float = 2.0) -> np.ndarray:
+    """Each tile's angle (mod 60) at which its six edge midpoints show link bands best.
+
+    Every edge of every tile carries a link end at its midpoint, so a hexagon turned off the tile's true angle
+    samples black beside the bands on every edge at once. A hand tile's outline angle can be off by tens of
+    degrees (a mat hugging it, tiles merged in one silhouette): beyond the band refinement's reach, not this one's.
+    """
+    T = len(centers_u)
+    if T == 0:
+        return angles_deg
+    turns = np.arange(-30.0, 30.0, step_deg)
+    a = (angles_deg[:, None] + turns[None, :]).ravel()
+    c = np.repeat(centers_u, len(turns), axis=0)
+    score = band_contrast(lab, H_u2img, c, a, params).reshape(T, len(turns))
+    return angles_deg + turns[np.argmax(score, axis=1)]
+
+
 def edge_colours_lab(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, angles_deg: np.ndarray,
                      params: LinkParams) -> np.ndarray:
     """Median Lab of each edge's link band: (T, 6, 3)."""
