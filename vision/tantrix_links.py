@@ -284,6 +284,9 @@ def class_costs(edge_lab: np.ndarray, model: ColourModel, params: LinkParams) ->
     hue = np.degrees(np.arctan2(b, a)) % 360.0
     costs = []
     low = np.clip(params.min_chroma - C, 0.0, None) / 6.0
+    # the hue of a nearly hueless pixel is noise: its evidence fades with chroma (a band washed to grey, or
+    # black where no band was found, costs every colour nearly alike instead of whichever hue the noise has)
+    hue_w = np.clip(C / params.min_chroma, 0.0, 1.0) ** 2
     for j in range(4):
         if j == 3 and model.colorblind:
             costs.append(white_cost(L, C, params))
@@ -291,7 +294,8 @@ def class_costs(edge_lab: np.ndarray, model: ColourModel, params: LinkParams) ->
             # a link much paler than this colour's links here is another link (white), not this one in shade
             pale = np.log(np.clip(C, 1.0, None) / model.chroma[j]) if model.chroma[j] > 0 else np.zeros_like(C)
             pale = np.clip(-pale, 0.0, None) / params.pale_sigma
-            costs.append((_hue_diff(hue, model.hues_deg[j]) / params.hue_sigma_deg) ** 2 + low ** 2 + pale ** 2)
+            costs.append(hue_w * (_hue_diff(hue, model.hues_deg[j]) / params.hue_sigma_deg) ** 2 + low ** 2
+                         + pale ** 2)
     out = np.stack(costs, axis=-1)
     return np.nan_to_num(out, nan=9.0)
 
