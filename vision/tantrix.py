@@ -457,8 +457,8 @@ def _refit_to_read_tiles(fit: _Fit, refit, lab: np.ndarray, params: TantrixParam
     """
     ideal, meas, best = _board_faces(fit, lab, params)
     for _ in range(REFIT_ROUNDS):
-        if len(ideal) < 8:
-            break
+        if len(ideal) < 8 or best == len(_board_group(fit.tiles)):
+            break  # too few tiles to fit a plane to, or every board hex reads already
         Minv = np.linalg.inv(fit.M)
         px_per_u = math.sqrt(abs(np.linalg.det(_jac(Minv, np.mean(ideal, axis=0)))))
         H = refine_homography(meas, ideal, max(1.5, 0.12 * px_per_u))
