@@ -50,6 +50,7 @@ from vision.tantrix_links import (
     fit_colour_model,
     read_faces,
     refine_poses,
+    search_pose,
     turn_to_bands,
 )
 from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
@@ -606,6 +607,7 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     faces = [FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True)
              if i in unread or (i in single and any(c is None for c in f.edge_classes)) else f
              for i, f in enumerate(faces)]
+    _search_flagged_hand_tiles(lab, Minv, cen, ang, faces, free, unread, model, params)
     faces = _flag_duplicates(faces[:n_seen]) + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
     centers_px = apply_h(Minv, cen)
     board_cy = np.mean([centers_px[i, 1] for i, t in enumerate(tiles) if t.hex in board_hexes]) if board_hexes \
@@ -679,6 +681,28 @@ def _pose_hand_tiles(lab: np.ndarray, M: np.ndarray, blobs: Sequence[Blob], tile
     ang = np.concatenate([ang[keep], np.array(new_a, float)])
     free = np.concatenate([free[keep], np.ones(len(new_tiles), bool)])
     return tiles, cen, ang, free
+
+
+def _search_flagged_hand_tiles(lab: np.ndarray, Minv: np.ndarray, cen: np.ndarray, ang: np.ndarray,
+                               faces: list[FaceRead], free: np.ndarray, unread: set[int], model,
+                               params: TantrixParams) -> None:
+    """A hand tile whose face did not read may be posed off its tile (two touching tiles found as one between
+    them): its pose is searched where all six edge midpoints show bands, and the face taken there when all six
+    edges read clearly, the number is read nowhere else and no read tile lies that close. In place."""
+    todo = [i for i in np.flatnonzero(free) if faces[i].flagged and i not in unread]
+    if not todo:
+        return
+    numbers = {f.number for f in faces if f.number is not None}
+    for i in todo:
+        c, a = search_pose(lab, Minv, cen[i], float(ang[i]), params.links)
+        c2, a2 = refine_poses(lab, Minv, c[None, :], np.array([a]), params.links, np.ones(1, bool))
+        f = read_faces(edge_colours_lab(lab, Minv, c2, a2, params.links), model, params.links)[0]
+        others = [j for j, g in enumerate(faces) if j != i and g.number is not None]
+        crowded = any(np.hypot(*(cen[j] - c2[0])) < MIN_SPACING_U for j in others)
+        if f.flagged or any(e is None for e in f.edge_classes) or f.number in numbers or crowded:
+            continue
+        cen[i], ang[i], faces[i] = c2[0], a2[0], f
+        numbers.add(f.number)
 
 
 def _flag_duplicates(faces):

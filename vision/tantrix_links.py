@@ -195,6 +195,21 @@ def turn_to_bands(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, a
     return angles_deg + turns[np.argmax(score, axis=1)]
 
 
+def search_pose(lab: np.ndarray, H_u2img: np.ndarray, center_u: np.ndarray, angle_deg: float, params: LinkParams,
+                reach: float = 1.0, step: float = 0.125, step_deg: float = 3.0) -> tuple[np.ndarray, float]:
+    """The pose within ``reach`` (U) of a tile's whose six edge midpoints show bands best (a pose between two
+    touching hand tiles shows black beside the bands; either tile's own pose shows all six)."""
+    g = np.arange(-reach, reach + 1e-9, step)
+    dx, dy = np.meshgrid(g, g)
+    offs = np.column_stack([dx.ravel(), dy.ravel()])
+    offs = offs[np.hypot(offs[:, 0], offs[:, 1]) <= reach + 1e-9]
+    turns = np.arange(-30.0, 30.0, step_deg)
+    c = np.repeat(np.asarray(center_u, float)[None, :] + offs, len(turns), axis=0)
+    a = np.tile(angle_deg + turns, len(offs))
+    k = int(np.argmax(band_contrast(lab, H_u2img, c, a, params)))
+    return c[k], float(a[k])
+
+
 def edge_colours_lab(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, angles_deg: np.ndarray,
                      params: LinkParams) -> np.ndarray:
     """Median Lab of each edge's link band: (T, 6, 3)."""
