@@ -273,8 +273,11 @@ def _glare_edges(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, n:
           & (np.hypot(re[:, 1], re[:, 2]) > np.hypot(out[ti, ki, 1], out[ti, ki, 2])))
     out[ti[ok], ki[ok]] = re[ok]
     # washed out to a white's chroma with no colour along the band: the pixels say nothing here (a lamp's tint
-    # is not a link's hue), so the edge costs every face alike; a pale but hued band is kept as read
-    lost = ~ok & (np.hypot(out[ti, ki, 1], out[ti, ki, 2]) < params.white_chroma)
+    # is not a link's hue), so the edge costs every face alike; a pale but hued band is kept as read. A band
+    # still far lighter than its lit flanks is printed white (colour-blind set): the light a highlight adds to
+    # band and black alike leaves a washed band barely above the black beside it (Lab L compresses near white)
+    white = out[ti, ki, 0] - flank_l[ti, ki] >= params.glare_rise_l
+    lost = ~ok & (np.hypot(out[ti, ki, 1], out[ti, ki, 2]) < params.white_chroma) & ~white
     out[ti[lost], ki[lost]] = np.nan
 
 
