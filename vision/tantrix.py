@@ -44,6 +44,7 @@ from vision.tantrix_lattice import (
 )
 from vision.tantrix_links import (
     CLASS_NAMES,
+    band_contrast,
     FaceRead,
     LinkParams,
     edge_colours_lab,
@@ -54,7 +55,7 @@ from vision.tantrix_links import (
     turn_to_bands,
 )
 from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
-from vision.tantrix_unread import shared_edges_agree, unexplained_hexes
+from vision.tantrix_unread import shared_edges_agree, tile_share, unexplained_hexes
 from vision.tantrix_tiles import (
     NEAR_DARK_RATIO,
     Blob,
@@ -590,7 +591,8 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         free = np.concatenate([free, np.ones(len(orphans), bool)])
     # silhouette on the board's lattice that no read tile explains: tiles missed, probed like the others
     probes = unexplained_hexes(pixels.tile, pixels.bands, pixels.washed, Minv, board_hexes,
-                               [(cen[i], ang[i]) for i in np.flatnonzero(free)], pixels.black)
+                               [(cen[i], ang[i]) for i in np.flatnonzero(free)], pixels.broad)
+    probes = _probes_with_link_ends(lab, Minv, probes, board_hexes, cen, ang, tiles, params, pixels.washed)
     n_seen = len(tiles)
     if probes:
         tiles = tiles + [_Tile(hex_center_u(*hx), 0.0, hx, -1) for hx in probes]
@@ -681,6 +683,38 @@ def _pose_hand_tiles(lab: np.ndarray, M: np.ndarray, blobs: Sequence[Blob], tile
     ang = np.concatenate([ang[keep], np.array(new_a, float)])
     free = np.concatenate([free[keep], np.ones(len(new_tiles), bool)])
     return tiles, cen, ang, free
+
+
+# A probed hex holds a tile only if its six edge midpoints show link ends at least this share as clearly as the
+# board's tiles do (every edge of a tile carries a link end at its midpoint; a mat's slivers do not line up so) ...
+MIN_PROBE_CONTRAST_SHARE = 0.35
+# ... unless a highlight washes this share of it or more (then nothing shows clearly, and it is probed regardless).
+WASHED_PROBE_SHARE = 0.25
+
+
+def _probes_with_link_ends(lab: np.ndarray, Minv: np.ndarray, probes: list[tuple[int, int]],
+                           board: set[tuple[int, int]], cen: np.ndarray, ang: np.ndarray, tiles: list[_Tile],
+                           params: TantrixParams, washed_px: np.ndarray) -> list[tuple[int, int]]:
+    """The probed hexes whose edge midpoints show link ends like a tile's (or that a highlight washes), and
+    still joined to the board."""
+    if not probes:
+        return probes
+    on = [i for i, t in enumerate(tiles) if t.hex in board]
+    ref = band_contrast(lab, Minv, cen[on], ang[on], params.links) if on else np.zeros(0)
+    ref = ref[np.isfinite(ref)]
+    if len(ref) == 0:
+        return probes
+    pc = band_contrast(lab, Minv, np.array([hex_center_u(*hx) for hx in probes]), np.zeros(len(probes)),
+                       params.links)
+    washed = tile_share(washed_px, Minv, probes)
+    ok = {hx for hx, c, u in zip(probes, pc, washed)
+          if c >= MIN_PROBE_CONTRAST_SHARE * float(np.median(ref)) or u >= WASHED_PROBE_SHARE}
+    kept: set[tuple[int, int]] = set()
+    frontier = {hx for hx in ok if any(n in board for n in neighbours(hx))}
+    while frontier:
+        kept |= frontier
+        frontier = {hx for hx in ok - kept if any(n in kept for n in neighbours(hx))}
+    return [hx for hx in probes if hx in kept]
 
 
 def _search_flagged_hand_tiles(lab: np.ndarray, Minv: np.ndarray, cen: np.ndarray, ang: np.ndarray,

@@ -257,7 +257,7 @@ class PixelClasses:
     tile: np.ndarray
     bands: np.ndarray
     washed: np.ndarray
-    black: np.ndarray | None = None  # tile pixels without hue and not a white link: the tiles' own black
+    broad: np.ndarray | None = None  # link colour broader than a band: a mat, a coloured object
 
 
 def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area_ratio: float = 4e-4,
@@ -288,13 +288,12 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
         blobs, filled = _silhouettes(raw, int(round(link_width_ratio * side)), min_area)
     # a link band is tile wherever it is (under a lamp's highlight the black beside it may look like the table);
     # a player's mat is as saturated but broad
-    bands = band_pixels(link_mask(smooth, table), near_px)
+    link = link_mask(smooth, table)
+    bands = band_pixels(link, near_px)
     tile = (raw > 0) | bands
     washed = ~tile & ~table_like(smooth, table, tile, near_px) & (
         smooth[..., 1] ** 2 + smooth[..., 2] ** 2 < HUELESS_CHROMA ** 2)
-    sL, sC = smooth[..., 0], np.hypot(smooth[..., 1], smooth[..., 2])
-    black = (raw > 0) & (sC < HUELESS_CHROMA) & ~(sL > max(table.lab[0] + 6.0 * table.sigma[0], 60.0))
-    return blobs, filled, table, PixelClasses(tile=tile, bands=bands, washed=washed, black=black)
+    return blobs, filled, table, PixelClasses(tile=tile, bands=bands, washed=washed, broad=link & ~bands)
 
 
 @dataclass(frozen=True, slots=True)

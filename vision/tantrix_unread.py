@@ -26,8 +26,9 @@ INTERIOR_RADII: tuple[float, ...] = (0.0, 0.22, 0.44, 0.65)
 MIN_TILE_SHARE = 0.1
 # ... and some of them link band (a link crosses every tile's interior; glare leaves the bands' hue).
 MIN_BAND_SHARE = 0.05
-# ... and tile black or washed black (a mat of link colour round a hand shows band and tile pixels, not black).
-MIN_BLACK_SHARE = 0.2
+# ... and not mostly colour broader than a band (a player's mat beside the board: slivers of it between the hand
+# tiles pass for bands, the rest is broad).
+MAX_BROAD_SHARE = 0.3
 # Most of an enclosed hex washed: a tile under a lamp's highlight (bare hexes beside boards show far less).
 MIN_UNSEEN_SHARE = 0.5
 # Bound on the hexes searched around a board (a table holds 56 tiles).
@@ -63,7 +64,7 @@ def tile_share(tile_px: np.ndarray, H_u2img: np.ndarray, hexes: list[tuple[int, 
 
 def unexplained_hexes(tile_px: np.ndarray, band_px: np.ndarray, washed_px: np.ndarray, H_u2img: np.ndarray,
                       board: set[tuple[int, int]], off_lattice_u: list[tuple[np.ndarray, float]],
-                      black_px: np.ndarray | None = None) -> list[tuple[int, int]]:
+                      broad_px: np.ndarray | None = None) -> list[tuple[int, int]]:
     """Empty hexes next to the board (or to another such hex) that do not show bare table: the missed tiles.
 
     ``tile_px``: black or link pixels; ``band_px``: link bands alone (a tile's three links always cross its
@@ -71,16 +72,16 @@ def unexplained_hexes(tile_px: np.ndarray, band_px: np.ndarray, washed_px: np.nd
     black. A hex is a missed tile when its interior shows tile black and bands, or, enclosed by two board tiles or
     more, when most of it is washed (a lamp's highlight over black and bands alike).
     ``off_lattice_u``: (centre, angle) in U of the tiles read off the lattice (hands): their pixels are explained.
-    ``black_px``: the tiles' own black; when given, a hex must show some of it too (a coloured mat does not).
+    ``broad_px``: link colour broader than a band (a mat); when given, a hex mostly of it is no tile.
     """
     mask, bands, unseen = tile_px, band_px, washed_px
-    black = np.ones_like(tile_px) if black_px is None else black_px
+    broad = np.zeros_like(tile_px) if broad_px is None else broad_px
     if off_lattice_u:
         explained = np.zeros(tile_px.shape, np.uint8)
         for c, a in off_lattice_u:
             poly = apply_h(H_u2img, hexagon_u(np.asarray(c, float), a, 1.1))
             cv2.fillPoly(explained, [np.rint(poly).astype(np.int32)], 1)
-        mask, bands, unseen, black = (m & (explained == 0) for m in (mask, bands, unseen, black))
+        mask, bands, unseen = (m & (explained == 0) for m in (mask, bands, unseen))
     found: list[tuple[int, int]] = []
     seen = set(board)
     occupied = set(board)
@@ -91,9 +92,9 @@ def unexplained_hexes(tile_px: np.ndarray, band_px: np.ndarray, washed_px: np.nd
         share = tile_share(mask, H_u2img, cand)
         band = tile_share(bands, H_u2img, cand)
         washed = tile_share(unseen, H_u2img, cand)
-        dark = tile_share(black | unseen, H_u2img, cand)  # a lamp's highlight washes the black
-        new = [hx for hx, s, b, u, d in zip(cand, share, band, washed, dark)
-               if (s >= MIN_TILE_SHARE and b >= MIN_BAND_SHARE and d >= MIN_BLACK_SHARE)
+        mat = tile_share(broad, H_u2img, cand)
+        new = [hx for hx, s, b, u, m in zip(cand, share, band, washed, mat)
+               if (s >= MIN_TILE_SHARE and b >= MIN_BAND_SHARE and m < MAX_BROAD_SHARE)
                or (u >= MIN_UNSEEN_SHARE and sum(n in occupied for n in neighbours(hx)) >= 2)]
         found += new
         occupied |= set(new)
