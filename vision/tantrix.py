@@ -44,15 +44,18 @@ from vision.tantrix_lattice import (
 )
 from vision.tantrix_links import (
     CLASS_NAMES,
+    band_contrast,
     FaceRead,
     LinkParams,
     edge_colours_lab,
     fit_colour_model,
     read_faces,
     refine_poses,
+    search_pose,
+    turn_to_bands,
 )
 from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
-from vision.tantrix_unread import shared_edges_agree, unexplained_hexes
+from vision.tantrix_unread import shared_edges_agree, tile_share, unexplained_hexes
 from vision.tantrix_tiles import (
     NEAR_DARK_RATIO,
     Blob,
@@ -205,7 +208,9 @@ class _Fit:
 
 
 def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarray, M: np.ndarray, diag_px: float,
-                 params: TantrixParams) -> _Fit:
+                 params: TantrixParams, anchored: bool = False) -> _Fit:
+    """Tiles of the lattice in frame ``M`` (image -> U). ``anchored``: M is already the board's lattice (fitted
+    to tiles read): the board's silhouette keeps its angle 0 and a hex centre at the origin."""
     Minv = np.linalg.inv(M)
     h, w = labels.shape
     fits = []
@@ -229,7 +234,10 @@ def _fit_lattice(blobs: Sequence[Blob], segs, labels: np.ndarray, bare: np.ndarr
             out[ok, 1] = ~bare[p[ok, 1], p[ok, 0]]
             return out
 
-        fits.append(fit_blob(verts, ang, inside, seg_u))
+        if anchored and i == 0:
+            fits.append(fit_blob(verts, 0.0, inside, seg_u, phase_u=np.zeros(2)))
+        else:
+            fits.append(fit_blob(verts, ang, inside, seg_u))
         insides.append(inside)
         blob_verts.append(verts)
     main = next((f for f in fits if f is not None), None)
@@ -390,6 +398,9 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
                 pass
     except LatticeError as exc:
         raise refusal or TantrixVisionError(f"cannot fit the hex lattice: {exc}") from None
+    if camera is None:
+        fit = _refit_to_read_tiles(fit, lambda M: _fit_lattice(blobs, segs, labels, bare, M, diag, params,
+                                                               anchored=True), lab, params)
     try:
         reading = _read_tiles(image_bgr, lab, fit, blobs, camera, P, flat_to_flat_mm, params, pixels)
     except TantrixVisionError:
@@ -412,6 +423,58 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
     if board and n_read < params.min_low_contrast_read_share * len(board):
         reading = _distrust_partial_faces(reading)
     return reading
+
+
+# Rounds of re-fitting the plane to the tiles read (each must read more board faces than the last).
+REFIT_ROUNDS = 4
+
+
+def _board_faces(fit: _Fit, lab: np.ndarray, params: TantrixParams) -> tuple[np.ndarray, np.ndarray, int]:
+    """Ideal lattice centres (U) and measured image centres (px) of the board tiles whose face reads, and how
+    many board hexes of this fit read a face (its quality: a lattice off the tiles spells no faces)."""
+    board = _board_group(fit.tiles)
+    hexes = sorted(board)
+    if not hexes:
+        return np.zeros((0, 2)), np.zeros((0, 2)), 0
+    Minv = np.linalg.inv(fit.M)
+    ideal = hex_center_u(np.array([q for q, _ in hexes]), np.array([r for _, r in hexes]))
+    cen, ang = refine_poses(lab, Minv, ideal, np.zeros(len(hexes)), params.links)
+    edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
+    faces = read_faces(edge_lab, fit_colour_model(edge_lab, params.links), params.links)
+    read = np.array([f.number is not None for f in faces], bool)
+    return ideal[read], apply_h(Minv, cen[read]), int(read.sum())
+
+
+def _refit_to_read_tiles(fit: _Fit, refit, lab: np.ndarray, params: TantrixParams) -> _Fit:
+    """The board plane re-fitted to the tiles it lets us read, until no more board faces read.
+
+    The outline-based plane can drift across a steeply tilted board (the near tiles' sides and shadows widen
+    the silhouette, the far edges are short): far-side hexes are then sampled off-centre and spell no face.
+    The tile tops are one plane, so the ideal lattice centres map to the image by one homography; each tile
+    read gives its centre as its six link bands place it (``refine_poses``), measured across the whole board.
+    The homography fitted to those centres (RANSAC, then least squares on the inliers) replaces the plane, the
+    lattice is found again in it, and the board is re-read: tiles near the read ones now fall within the band
+    search and read in turn. A round stands only if more board hexes spell a face than before (a geometric
+    test: a lattice off the tiles spells none).
+    """
+    ideal, meas, best = _board_faces(fit, lab, params)
+    for _ in range(REFIT_ROUNDS):
+        if len(ideal) < 8 or best == len(_board_group(fit.tiles)):
+            break  # too few tiles to fit a plane to, or every board hex reads already
+        Minv = np.linalg.inv(fit.M)
+        px_per_u = math.sqrt(abs(np.linalg.det(_jac(Minv, np.mean(ideal, axis=0)))))
+        H = refine_homography(meas, ideal, max(1.5, 0.12 * px_per_u))
+        if H is None or _anisotropy(H, np.mean(ideal, axis=0)) > MAX_ANISOTROPY:
+            break
+        try:
+            cand = refit(np.linalg.inv(H))
+        except LatticeError:
+            break
+        c_ideal, c_meas, n = _board_faces(cand, lab, params)
+        if n <= best:
+            break
+        fit, ideal, meas, best = cand, c_ideal, c_meas, n
+    return fit
 
 
 def _distrust_partial_faces(reading: TantrixReading) -> TantrixReading:
@@ -507,7 +570,8 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     board_hexes = _board_group(tiles)
     cen = np.array([t.center_u for t in tiles]).reshape(-1, 2)
     ang = np.array([t.angle_deg for t in tiles], dtype=np.float64)
-    free = np.array([t.hex is None for t in tiles], bool)
+    # off the board's group, a tile on the lattice by chance (within the tolerances) is a hand tile like any other
+    free = np.array([t.hex is None or t.hex not in board_hexes for t in tiles], bool)
     if free.any():
         tiles, cen, ang, free = _pose_hand_tiles(lab, M, blobs, tiles, cen, ang, free)
     astray = _astray_board_tiles(tiles, cen, board_hexes)
@@ -516,15 +580,19 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         board_hexes = board_hexes | {hx}
     unread = set(astray)
     orphans = _orphan_silhouettes(blobs, tiles, M, pixels.bands)
+    single: set[int] = set()  # a silhouette of one tile's size: posed from its bands, read if all six show
     if orphans:
-        unread |= set(range(len(tiles), len(tiles) + len(orphans)))
+        per_blob = Counter(t.blob for t in orphans)
+        for k, t in enumerate(orphans):
+            (single if per_blob[t.blob] == 1 else unread).add(len(tiles) + k)
         tiles = tiles + orphans
         cen = np.concatenate([cen, np.array([t.center_u for t in orphans])])
         ang = np.concatenate([ang, np.zeros(len(orphans))])
         free = np.concatenate([free, np.ones(len(orphans), bool)])
     # silhouette on the board's lattice that no read tile explains: tiles missed, probed like the others
     probes = unexplained_hexes(pixels.tile, pixels.bands, pixels.washed, Minv, board_hexes,
-                               [(cen[i], ang[i]) for i in np.flatnonzero(free)])
+                               [(cen[i], ang[i]) for i in np.flatnonzero(free)], pixels.broad)
+    probes = _probes_with_link_ends(lab, Minv, probes, board_hexes, cen, ang, tiles, params, pixels.washed)
     n_seen = len(tiles)
     if probes:
         tiles = tiles + [_Tile(hex_center_u(*hx), 0.0, hx, -1) for hx in probes]
@@ -532,12 +600,16 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         ang = np.concatenate([ang, np.zeros(len(probes))])
         free = np.concatenate([free, np.zeros(len(probes), bool)])
         board_hexes = board_hexes | set(probes)
+    if free.any():
+        ang[free] = turn_to_bands(lab, Minv, cen[free], ang[free], params.links)
     cen, ang = refine_poses(lab, Minv, cen, ang, params.links, free)
     edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
     model = fit_colour_model(edge_lab[:n_seen], params.links)  # probed hexes may show no link at all
     faces = read_faces(edge_lab, model, params.links)
-    faces = [FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True) if i in unread else f
+    faces = [FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True)
+             if i in unread or (i in single and any(c is None for c in f.edge_classes)) else f
              for i, f in enumerate(faces)]
+    _search_flagged_hand_tiles(lab, Minv, cen, ang, faces, free, unread, model, params)
     faces = _flag_duplicates(faces[:n_seen]) + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
     centers_px = apply_h(Minv, cen)
     board_cy = np.mean([centers_px[i, 1] for i, t in enumerate(tiles) if t.hex in board_hexes]) if board_hexes \
@@ -611,6 +683,60 @@ def _pose_hand_tiles(lab: np.ndarray, M: np.ndarray, blobs: Sequence[Blob], tile
     ang = np.concatenate([ang[keep], np.array(new_a, float)])
     free = np.concatenate([free[keep], np.ones(len(new_tiles), bool)])
     return tiles, cen, ang, free
+
+
+# A probed hex holds a tile only if its six edge midpoints show link ends at least this share as clearly as the
+# board's tiles do (every edge of a tile carries a link end at its midpoint; a mat's slivers do not line up so) ...
+MIN_PROBE_CONTRAST_SHARE = 0.35
+# ... unless a highlight washes this share of it or more (then nothing shows clearly, and it is probed regardless).
+WASHED_PROBE_SHARE = 0.25
+
+
+def _probes_with_link_ends(lab: np.ndarray, Minv: np.ndarray, probes: list[tuple[int, int]],
+                           board: set[tuple[int, int]], cen: np.ndarray, ang: np.ndarray, tiles: list[_Tile],
+                           params: TantrixParams, washed_px: np.ndarray) -> list[tuple[int, int]]:
+    """The probed hexes whose edge midpoints show link ends like a tile's (or that a highlight washes), and
+    still joined to the board."""
+    if not probes:
+        return probes
+    on = [i for i, t in enumerate(tiles) if t.hex in board]
+    ref = band_contrast(lab, Minv, cen[on], ang[on], params.links) if on else np.zeros(0)
+    ref = ref[np.isfinite(ref)]
+    if len(ref) == 0:
+        return probes
+    pc = band_contrast(lab, Minv, np.array([hex_center_u(*hx) for hx in probes]), np.zeros(len(probes)),
+                       params.links)
+    washed = tile_share(washed_px, Minv, probes)
+    ok = {hx for hx, c, u in zip(probes, pc, washed)
+          if c >= MIN_PROBE_CONTRAST_SHARE * float(np.median(ref)) or u >= WASHED_PROBE_SHARE}
+    kept: set[tuple[int, int]] = set()
+    frontier = {hx for hx in ok if any(n in board for n in neighbours(hx))}
+    while frontier:
+        kept |= frontier
+        frontier = {hx for hx in ok - kept if any(n in kept for n in neighbours(hx))}
+    return [hx for hx in probes if hx in kept]
+
+
+def _search_flagged_hand_tiles(lab: np.ndarray, Minv: np.ndarray, cen: np.ndarray, ang: np.ndarray,
+                               faces: list[FaceRead], free: np.ndarray, unread: set[int], model,
+                               params: TantrixParams) -> None:
+    """A hand tile whose face did not read may be posed off its tile (two touching tiles found as one between
+    them): its pose is searched where all six edge midpoints show bands, and the face taken there when all six
+    edges read clearly, the number is read nowhere else and no read tile lies that close. In place."""
+    todo = [i for i in np.flatnonzero(free) if faces[i].flagged and i not in unread]
+    if not todo:
+        return
+    numbers = {f.number for f in faces if f.number is not None}
+    for i in todo:
+        c, a = search_pose(lab, Minv, cen[i], float(ang[i]), params.links)
+        c2, a2 = refine_poses(lab, Minv, c[None, :], np.array([a]), params.links, np.ones(1, bool))
+        f = read_faces(edge_colours_lab(lab, Minv, c2, a2, params.links), model, params.links)[0]
+        others = [j for j, g in enumerate(faces) if j != i and g.number is not None]
+        crowded = any(np.hypot(*(cen[j] - c2[0])) < MIN_SPACING_U for j in others)
+        if f.flagged or any(e is None for e in f.edge_classes) or f.number in numbers or crowded:
+            continue
+        cen[i], ang[i], faces[i] = c2[0], a2[0], f
+        numbers.add(f.number)
 
 
 def _flag_duplicates(faces):

@@ -346,16 +346,17 @@ def _rot(deg: float) -> np.ndarray:
     return np.array([[c, -s], [s, c]])
 
 
-def fit_blob(vertices_u: np.ndarray, angle_deg: float, inside, segments_u: np.ndarray | None = None
-             ) -> BlobLattice | None:
+def fit_blob(vertices_u: np.ndarray, angle_deg: float, inside, segments_u: np.ndarray | None = None,
+             phase_u: np.ndarray | None = None) -> BlobLattice | None:
     """Hexes filling a silhouette: the vertex phase fixes the origin up to three cosets, the coset whose hexes
     lie wholly inside the silhouette in the greatest number is the lattice. ``inside(points_u)`` gives (N, 2)
     bools: within the filled silhouette, and not bare table (an enclosed empty hex is filled but bare).
+    ``phase_u``: the phase when already known (a lattice fitted to the tiles read), not taken from the outline.
     """
     R = _rot(angle_deg)
     local = vertices_u @ R  # rotate by -angle: R.T @ v for each row
-    phase = None
-    if segments_u is not None and len(segments_u) >= 6:
+    phase = None if phase_u is None else np.asarray(phase_u, float)
+    if phase is None and segments_u is not None and len(segments_u) >= 6:
         phase = edge_phase(segments_u @ R)
     if phase is None:
         phase = vertex_phase(local)

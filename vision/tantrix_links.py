@@ -154,6 +154,62 @@ def refine_poses(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, an
     return c, ang
 
 
+def band_contrast(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, angles_deg: np.ndarray,
+                  params: LinkParams) -> np.ndarray:
+    """How strongly each pose shows a band at all six edge midpoints: the mean over the edges of the distance
+    from the tile's black (Lab) at the midpoint minus that a band's width to either side. (T,)"""
+    T = len(centers_u)
+    if T == 0:
+        return np.zeros(0)
+    n, t = _edge_frames(angles_deg)
+    radii = np.array(params.sample_radii)
+    ts = np.array([-0.24, -0.2, -0.03, 0.0, 0.03, 0.2, 0.24])
+    pts = (centers_u[:, None, None, None, :] + radii[None, None, :, None, None] * n[:, :, None, None, :]
+           + ts[None, None, None, :, None] * t[:, :, None, None, :])
+    vals = sample_bilinear(lab, apply_h(H_u2img, pts.reshape(-1, 2))).reshape(T, EDGE_COUNT, len(radii), len(ts), 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # off the image: no contrast
+        black = np.nanpercentile(vals[..., 0].reshape(T, -1), 15, axis=1)
+        d = np.sqrt((vals[..., 0] - black[:, None, None, None]) ** 2 + vals[..., 1] ** 2 + vals[..., 2] ** 2)
+        mid = np.nanmean(d[..., 2:5], axis=(2, 3))
+        side = np.nanmean(d[..., [0, 1, 5, 6]], axis=(2, 3))
+        out = np.nanmean(mid - side, axis=1)
+    return np.nan_to_num(out, nan=-np.inf)
+
+
+def turn_to_bands(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, angles_deg: np.ndarray,
+                  params: LinkParams, step_deg: float = 2.0) -> np.ndarray:
+    """Each tile's angle (mod 60) at which its six edge midpoints show link bands best.
+
+    Every edge of every tile carries a link end at its midpoint, so a hexagon turned off the tile's true angle
+    samples black beside the bands on every edge at once. A hand tile's outline angle can be off by tens of
+    degrees (a mat hugging it, tiles merged in one silhouette): beyond the band refinement's reach, not this one's.
+    """
+    T = len(centers_u)
+    if T == 0:
+        return angles_deg
+    turns = np.arange(-30.0, 30.0, step_deg)
+    a = (angles_deg[:, None] + turns[None, :]).ravel()
+    c = np.repeat(centers_u, len(turns), axis=0)
+    score = band_contrast(lab, H_u2img, c, a, params).reshape(T, len(turns))
+    return angles_deg + turns[np.argmax(score, axis=1)]
+
+
+def search_pose(lab: np.ndarray, H_u2img: np.ndarray, center_u: np.ndarray, angle_deg: float, params: LinkParams,
+                reach: float = 1.0, step: float = 0.125, step_deg: float = 3.0) -> tuple[np.ndarray, float]:
+    """The pose within ``reach`` (U) of a tile's whose six edge midpoints show bands best (a pose between two
+    touching hand tiles shows black beside the bands; either tile's own pose shows all six)."""
+    g = np.arange(-reach, reach + 1e-9, step)
+    dx, dy = np.meshgrid(g, g)
+    offs = np.column_stack([dx.ravel(), dy.ravel()])
+    offs = offs[np.hypot(offs[:, 0], offs[:, 1]) <= reach + 1e-9]
+    turns = np.arange(-30.0, 30.0, step_deg)
+    c = np.repeat(np.asarray(center_u, float)[None, :] + offs, len(turns), axis=0)
+    a = np.tile(angle_deg + turns, len(offs))
+    k = int(np.argmax(band_contrast(lab, H_u2img, c, a, params)))
+    return c[k], float(a[k])
+
+
 def edge_colours_lab(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, angles_deg: np.ndarray,
                      params: LinkParams) -> np.ndarray:
     """Median Lab of each edge's link band: (T, 6, 3)."""
@@ -217,8 +273,11 @@ def _glare_edges(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, n:
           & (np.hypot(re[:, 1], re[:, 2]) > np.hypot(out[ti, ki, 1], out[ti, ki, 2])))
     out[ti[ok], ki[ok]] = re[ok]
     # washed out to a white's chroma with no colour along the band: the pixels say nothing here (a lamp's tint
-    # is not a link's hue), so the edge costs every face alike; a pale but hued band is kept as read
-    lost = ~ok & (np.hypot(out[ti, ki, 1], out[ti, ki, 2]) < params.white_chroma)
+    # is not a link's hue), so the edge costs every face alike; a pale but hued band is kept as read. A band
+    # still far lighter than its lit flanks is printed white (colour-blind set): the light a highlight adds to
+    # band and black alike leaves a washed band barely above the black beside it (Lab L compresses near white)
+    white = out[ti, ki, 0] - flank_l[ti, ki] >= params.glare_rise_l
+    lost = ~ok & (np.hypot(out[ti, ki, 1], out[ti, ki, 2]) < params.white_chroma) & ~white
     out[ti[lost], ki[lost]] = np.nan
 
 
@@ -243,6 +302,9 @@ def class_costs(edge_lab: np.ndarray, model: ColourModel, params: LinkParams) ->
     hue = np.degrees(np.arctan2(b, a)) % 360.0
     costs = []
     low = np.clip(params.min_chroma - C, 0.0, None) / 6.0
+    # the hue of a nearly hueless pixel is noise: its evidence fades with chroma (a band washed to grey, or
+    # black where no band was found, costs every colour nearly alike instead of whichever hue the noise has)
+    hue_w = np.clip(C / params.min_chroma, 0.0, 1.0) ** 2
     for j in range(4):
         if j == 3 and model.colorblind:
             costs.append(white_cost(L, C, params))
@@ -250,7 +312,8 @@ def class_costs(edge_lab: np.ndarray, model: ColourModel, params: LinkParams) ->
             # a link much paler than this colour's links here is another link (white), not this one in shade
             pale = np.log(np.clip(C, 1.0, None) / model.chroma[j]) if model.chroma[j] > 0 else np.zeros_like(C)
             pale = np.clip(-pale, 0.0, None) / params.pale_sigma
-            costs.append((_hue_diff(hue, model.hues_deg[j]) / params.hue_sigma_deg) ** 2 + low ** 2 + pale ** 2)
+            costs.append(hue_w * (_hue_diff(hue, model.hues_deg[j]) / params.hue_sigma_deg) ** 2 + low ** 2
+                         + pale ** 2)
     out = np.stack(costs, axis=-1)
     return np.nan_to_num(out, nan=9.0)
 

@@ -169,6 +169,17 @@ def tile_mask(lab: np.ndarray, table: TableModel, *, min_link_chroma: float = 25
         # on a coloured table the tile is what has no hue: its black and the glare on its gloss alike; a shadow
         # or a lighter patch of the table keeps the table's chromaticity (chroma in proportion to lightness)
         dark = chroma < np.maximum(NEUTRAL_FLOOR, NEUTRAL_RATIO * tc * np.clip(L / tL, 0.0, 1.5))
+        if near_px > 0:
+            # where a mat of another hue meets the table the blend passes through grey (yellow on blue, blue on
+            # brown): a hueless line a few pixels wide round the mat, which would anchor the mat's colour as
+            # "link" and close into a ring. A tile's black is broad; hueless pixels count only near broad black
+            # (the thin black between a tile's edge and a band end stays).
+            k = max(3, near_px // 2) | 1
+            disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+            # (closed first: sensor noise speckles a dark tile's chroma; the blend line stays a line)
+            core = cv2.morphologyEx(cv2.morphologyEx(dark.astype(np.uint8), cv2.MORPH_CLOSE, disc), cv2.MORPH_OPEN,
+                                    disc)
+            dark &= cv2.dilate(core, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * near_px + 1,) * 2)) > 0
     else:
         # on a neutral table, lightness: the tile's own, measured beside its links (links lie only on tiles;
         # glossy tiles may even be lighter than a black table), against the table's
@@ -246,6 +257,7 @@ class PixelClasses:
     tile: np.ndarray
     bands: np.ndarray
     washed: np.ndarray
+    broad: np.ndarray | None = None  # link colour broader than a band: a mat, a coloured object
 
 
 def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area_ratio: float = 4e-4,
@@ -276,11 +288,12 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
         blobs, filled = _silhouettes(raw, int(round(link_width_ratio * side)), min_area)
     # a link band is tile wherever it is (under a lamp's highlight the black beside it may look like the table);
     # a player's mat is as saturated but broad
-    bands = band_pixels(link_mask(smooth, table), near_px)
+    link = link_mask(smooth, table)
+    bands = band_pixels(link, near_px)
     tile = (raw > 0) | bands
     washed = ~tile & ~table_like(smooth, table, tile, near_px) & (
         smooth[..., 1] ** 2 + smooth[..., 2] ** 2 < HUELESS_CHROMA ** 2)
-    return blobs, filled, table, PixelClasses(tile=tile, bands=bands, washed=washed)
+    return blobs, filled, table, PixelClasses(tile=tile, bands=bands, washed=washed, broad=link & ~bands)
 
 
 @dataclass(frozen=True, slots=True)

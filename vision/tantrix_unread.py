@@ -26,6 +26,9 @@ INTERIOR_RADII: tuple[float, ...] = (0.0, 0.22, 0.44, 0.65)
 MIN_TILE_SHARE = 0.1
 # ... and some of them link band (a link crosses every tile's interior; glare leaves the bands' hue).
 MIN_BAND_SHARE = 0.05
+# ... and not mostly colour broader than a band (a player's mat beside the board: slivers of it between the hand
+# tiles pass for bands, the rest is broad).
+MAX_BROAD_SHARE = 0.3
 # Most of an enclosed hex washed: a tile under a lamp's highlight (bare hexes beside boards show far less).
 MIN_UNSEEN_SHARE = 0.5
 # Bound on the hexes searched around a board (a table holds 56 tiles).
@@ -60,8 +63,8 @@ def tile_share(tile_px: np.ndarray, H_u2img: np.ndarray, hexes: list[tuple[int, 
 
 
 def unexplained_hexes(tile_px: np.ndarray, band_px: np.ndarray, washed_px: np.ndarray, H_u2img: np.ndarray,
-                      board: set[tuple[int, int]], off_lattice_u: list[tuple[np.ndarray, float]]
-                      ) -> list[tuple[int, int]]:
+                      board: set[tuple[int, int]], off_lattice_u: list[tuple[np.ndarray, float]],
+                      broad_px: np.ndarray | None = None) -> list[tuple[int, int]]:
     """Empty hexes next to the board (or to another such hex) that do not show bare table: the missed tiles.
 
     ``tile_px``: black or link pixels; ``band_px``: link bands alone (a tile's three links always cross its
@@ -69,8 +72,10 @@ def unexplained_hexes(tile_px: np.ndarray, band_px: np.ndarray, washed_px: np.nd
     black. A hex is a missed tile when its interior shows tile black and bands, or, enclosed by two board tiles or
     more, when most of it is washed (a lamp's highlight over black and bands alike).
     ``off_lattice_u``: (centre, angle) in U of the tiles read off the lattice (hands): their pixels are explained.
+    ``broad_px``: link colour broader than a band (a mat); when given, a hex mostly of it is no tile.
     """
     mask, bands, unseen = tile_px, band_px, washed_px
+    broad = np.zeros_like(tile_px) if broad_px is None else broad_px
     if off_lattice_u:
         explained = np.zeros(tile_px.shape, np.uint8)
         for c, a in off_lattice_u:
@@ -87,8 +92,9 @@ def unexplained_hexes(tile_px: np.ndarray, band_px: np.ndarray, washed_px: np.nd
         share = tile_share(mask, H_u2img, cand)
         band = tile_share(bands, H_u2img, cand)
         washed = tile_share(unseen, H_u2img, cand)
-        new = [hx for hx, s, b, u in zip(cand, share, band, washed)
-               if (s >= MIN_TILE_SHARE and b >= MIN_BAND_SHARE)
+        mat = tile_share(broad, H_u2img, cand)
+        new = [hx for hx, s, b, u, m in zip(cand, share, band, washed, mat)
+               if (s >= MIN_TILE_SHARE and b >= MIN_BAND_SHARE and m < MAX_BROAD_SHARE)
                or (u >= MIN_UNSEEN_SHARE and sum(n in occupied for n in neighbours(hx)) >= 2)]
         found += new
         occupied |= set(new)

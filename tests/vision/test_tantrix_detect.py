@@ -32,8 +32,10 @@ def hex_center_mm(q: int, r: int, s_mm: float, theta_deg: float, origin=(0.0, 0.
 
 def draw_scene(board: dict, hands: dict | None = None, *, f_mm: float = 46.0, theta_deg: float = 10.0,
                tilt_deg: float = 25.0, colorblind: bool = False, size_wh=(1280, 720), seed: int = 0,
-               table_bgr=(90, 120, 150), jitter_deg: float = 0.0, gap_mm: float = 0.6, focal_px: float = 1100.0):
+               table_bgr=(90, 120, 150), jitter_deg: float = 0.0, gap_mm: float = 0.6, focal_px: float = 1100.0,
+               side_mm: float = 0.0):
     """Render ``board`` {hex: (number, rotation)} and hands {player: [(number, (x, y), angle_deg)]}.
+    ``side_mm``: tile thickness whose dark side walls show below the tops (the tops stay at 5 mm).
 
     Returns the BGR image, the camera and the truth: per tile centre mm/px, number, rotation, hex, place.
     """
@@ -101,6 +103,20 @@ def draw_scene(board: dict, hands: dict | None = None, *, f_mm: float = 46.0, th
     bg = np.zeros((size_wh[1], size_wh[0], 3), np.uint8)
     bg[:] = table_bgr
     img = cv2.warpPerspective(tex, Ht, size_wh, dst=bg, flags=cv2.INTER_AREA, borderMode=cv2.BORDER_TRANSPARENT)
+    if side_mm > 0:
+        # each tile's side walls: the hull of its top and bottom hexagons, wherever no tile top is seen
+        tops = np.zeros(img.shape[:2], np.uint8)
+        walls = np.zeros(img.shape[:2], np.uint8)
+        for t in tiles:
+            c, a = t["center_mm"], t["angle_deg"]
+            v = np.array([c + s_mm * np.array([math.cos(math.radians(a + 30 + 60 * k)),
+                                               math.sin(math.radians(a + 30 + 60 * k))]) for k in range(6)])
+            top = cam.project_mm(np.column_stack([v, np.full(6, 5.0)]))
+            bottom = cam.project_mm(np.column_stack([v, np.full(6, 5.0 - side_mm)]))
+            cv2.fillPoly(tops, [np.rint(top).astype(np.int32)], 1)
+            hull = cv2.convexHull(np.rint(np.concatenate([top, bottom])).astype(np.int32))
+            cv2.fillPoly(walls, [hull], 1)
+        img[(walls > 0) & (tops == 0)] = (12, 11, 11)
     img = np.clip(img.astype(np.int16) + rng.normal(0, 3, img.shape), 0, 255).astype(np.uint8)
     for t in tiles:
         t["center_px"] = cam.project_mm(np.array([[*t["center_mm"], 5.0]]))[0]
