@@ -19,27 +19,18 @@ import cv2
 import numpy as np
 
 from api.marbles_drop import MarblesDropError, judge_drop_photo
+from api.marbles_service import fresh_renders
 from vision.marbles_line import ScribedLineNotFoundError
 
 DEV_SEED = 9001
 
 
-def _renders(n: int, cache: Path, seed: int, log: Callable[[str], None]) -> list[Path]:
-    from simulation.marbles import MarblesSceneSpec, generate_marbles
+def _drop_spec(rng: np.random.Generator, i: int):
+    """Two to four tolleys dropped on the ring and a few marbles; two photos in three with the line scribed."""
+    from simulation.marbles import MarblesSceneSpec
 
-    cache.mkdir(parents=True, exist_ok=True)
-    out = []
-    for i in range(n):
-        jpg = cache / f"drop_{seed}_{i:03d}.jpg"
-        if not (jpg.exists() and jpg.with_suffix(".json").exists()):
-            rng = np.random.default_rng([seed, i])
-            spec = MarblesSceneSpec(scatter_on=int(rng.integers(0, 8)), tolleys_on=int(rng.integers(2, 5)),
-                                    scribed_line=i % 3 != 2, framing=str(rng.choice(["ring", "centre"])))
-            t0 = time.perf_counter()
-            generate_marbles(rng, cache, jpg.stem, spec=spec)
-            log(f"  rendered {jpg.name} in {time.perf_counter() - t0:.1f} s")
-        out.append(jpg)
-    return out
+    return MarblesSceneSpec(scatter_on=int(rng.integers(0, 8)), tolleys_on=int(rng.integers(2, 5)),
+                            scribed_line=i % 3 != 2, framing=str(rng.choice(["ring", "centre"])))
 
 
 def baseline_line(frame: np.ndarray, camera_dict: dict, balls) -> tuple[np.ndarray, float] | None:
@@ -72,7 +63,7 @@ def _truth_distances(truth: dict) -> dict[str, float]:
 
 def bench_marbles_drop(n_fresh: int = 24, *, cache_dir: Path, seed: int = DEV_SEED,
                        log: Callable[[str], None] = print) -> list[str]:
-    paths = _renders(n_fresh, cache_dir, seed, log)
+    paths = fresh_renders(n_fresh, cache_dir, seed, log, prefix="drop", spec_of=_drop_spec)
     with_line = found = false_lines = refused = 0
     errs, within, angles, times = [], 0, [], []
     verdicts = {"right": 0, "too_close": 0, "wrong": 0}

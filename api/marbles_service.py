@@ -299,16 +299,20 @@ def _failure_reasons(T: list[dict], pieces: list[dict], pairs: list[tuple[int, i
     return out
 
 
-def _fresh_images(n: int, cache: Path, seed: int, log: Callable[[str], None]) -> list[Path]:
+def fresh_renders(n: int, cache: Path, seed: int, log: Callable[[str], None], *, prefix: str = "bench",
+                  spec_of: Callable[[np.random.Generator, int], Any] | None = None) -> list[Path]:
+    """``n`` renders kept in ``cache`` (item ``i`` from ``default_rng([seed, i])``, its scene from
+    ``spec_of(rng, i)`` or the generator's own random spec); a render already there is reused."""
     from simulation.marbles import generate_marbles
 
     cache.mkdir(parents=True, exist_ok=True)
     out = []
     for i in range(n):
-        jpg = cache / f"bench_{seed}_{i:03d}.jpg"
+        jpg = cache / f"{prefix}_{seed}_{i:03d}.jpg"
         if not (jpg.exists() and jpg.with_suffix(".json").exists()):
+            rng = np.random.default_rng([seed, i])
             t0 = time.perf_counter()
-            generate_marbles(np.random.default_rng([seed, i]), cache, jpg.stem)
+            generate_marbles(rng, cache, jpg.stem, spec=None if spec_of is None else spec_of(rng, i))
             log(f"  rendered {jpg.name} in {time.perf_counter() - t0:.1f} s")
         out.append(jpg)
     return out
@@ -327,7 +331,7 @@ def bench_marbles(n_fresh: int = 30, sample_dir: Path | str | None = SAMPLE_DIR,
     paths = sorted(Path(sample_dir).glob("*.jpg")) if sample_dir else []
     if n_fresh:
         cache = Path(cache_dir) if cache_dir else Path.home() / ".cache" / "tableref" / "bench_marbles"
-        paths += _fresh_images(n_fresh, cache, seed, log)
+        paths += fresh_renders(n_fresh, cache, seed, log)
     keys = ("images", "truth", "found", "matched", "on_ok", "kind_ok", "count_exact", "count_in_range",
             "count_unsure", "g49", "g49_ok")
     tallies: dict[str, dict[str, Any]] = {k: dict.fromkeys(keys, 0) for k in ("pipeline", "hough", "self")}
