@@ -8,7 +8,6 @@ JSON state; ``api.routes.marbles`` applies them inside ``Storage.advance_match``
 
 from __future__ import annotations
 
-import math
 from dataclasses import fields
 from typing import Any
 
@@ -23,7 +22,7 @@ from adjudicator.marbles import (
     tie_break_match,
 )
 from adjudicator.types import AdjudicatorError, Decision, Ruling
-from api.marbles_service import SAME_TOLLEY_MM, measure_shot, shot_of
+from api.marbles_service import SAME_TOLLEY_MM, measure_shot, nearest_pairs, shot_of, tolleys_on_ring
 
 KINDS = ("team", "individual", "tie_break")
 
@@ -105,20 +104,13 @@ def _position(doc: dict[str, Any]) -> dict[str, Any]:
             "counts": doc.get("counts")}
 
 
-def _tolleys_on(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    return [p for p in doc.get("pieces", []) if p.get("kind") == "tolley" and p.get("on_ring")]
-
-
 def _name_by_position(known_mm: dict[str, list[float]], doc: dict[str, Any]) -> dict[str, str]:
     """Tolley id -> player: each known tolley position takes the nearest tolley on the ring in ``doc`` within
-    ``SAME_TOLLEY_MM`` (nearest pairs first, so a nudged tolley is not taken for its neighbour)."""
-    on = _tolleys_on(doc)
-    pairs = sorted((math.dist(xy, t["center_mm"]), player, t["id"]) for player, xy in known_mm.items() for t in on)
-    named: dict[str, str] = {}
-    for d, player, tid in pairs:
-        if d <= SAME_TOLLEY_MM and tid not in named and player not in named.values():
-            named[tid] = player
-    return named
+    ``SAME_TOLLEY_MM``."""
+    on = tolleys_on_ring(doc)
+    players = list(known_mm)
+    pairs = nearest_pairs([known_mm[p] for p in players], [t["center_mm"] for t in on], SAME_TOLLEY_MM)
+    return {on[j]["id"]: players[i] for i, j in pairs.items()}
 
 
 # --- photos -------------------------------------------------------------------------------------------------
@@ -180,7 +172,7 @@ def play_shot(state: dict[str, Any], after_doc: dict[str, Any], *, shooter: str 
     stay = set(after_match.resting) | ({shooter} if shoot_again else set())
     known = {p: xy for p, xy in state["tolleys_mm"].items() if p in stay and p != shooter}
     found = _name_by_position(known, after_doc)
-    on = {t["id"]: t["center_mm"] for t in _tolleys_on(after_doc)}
+    on = {t["id"]: t["center_mm"] for t in tolleys_on_ring(after_doc)}
     tolleys_mm = {p: [round(float(v), 2) for v in on[tid]] for tid, p in found.items()}
     tolleys_mm.update({p: xy for p, xy in known.items() if p not in tolleys_mm})
     if shooter in stay and shot_m["shooter_tolley_at_mm"] is not None:

@@ -37,6 +37,17 @@ class MarblesInputError(ValueError):
     """A document or calibration given to the marbles service is unusable; the message names it."""
 
 
+def owners_from_args(pairs: list[str]) -> dict[str, str]:
+    """``ID=PLAYER`` items (``--owner`` options, or a form's comma-separated list) as a dict."""
+    out = {}
+    for item in pairs:
+        if "=" not in item:
+            raise MarblesInputError(f"an owner is TOLLEY_ID=PLAYER, got {item!r}")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
 def _camera(calibration):
     return camera_from(calibration, MarblesInputError)
 
@@ -64,8 +75,19 @@ def analyze_marbles_photo(frame_bgr: np.ndarray, calibration=None, *, image_path
 # --- shot judging ---------------------------------------------------------------------------------------------
 
 
-def _on_tolleys(doc: dict) -> list[dict]:
+def tolleys_on_ring(doc: dict) -> list[dict]:
     return [p for p in doc.get("pieces", []) if p.get("kind") == "tolley" and p.get("on_ring")]
+
+
+def nearest_pairs(a_mm, b_mm, max_mm: float) -> dict[int, int]:
+    """Index in ``a_mm`` -> index in ``b_mm``, nearest pairs first (so a nudged tolley is not taken for its
+    neighbour), each point used once, none farther apart than ``max_mm``."""
+    pairs = sorted((math.dist(a, b), i, j) for i, a in enumerate(a_mm) for j, b in enumerate(b_mm))
+    matched: dict[int, int] = {}
+    for dist, i, j in pairs:
+        if dist <= max_mm and i not in matched and j not in matched.values():
+            matched[i] = j
+    return matched
 
 
 def _marbles_on(doc: dict) -> int:
@@ -86,22 +108,12 @@ def measure_shot(before_doc: dict, after_doc: dict, *, shooter: str, owners: dic
     shooter's, on the ring.
     """
     owners = dict(owners or {})
-    before_t = _on_tolleys(before_doc)
-    after_t = _on_tolleys(after_doc)
+    before_t = tolleys_on_ring(before_doc)
+    after_t = tolleys_on_ring(after_doc)
     resting = [p for p in before_t if p["id"] != shooter_tolley]
-    free = list(range(len(after_t)))
     stayed, knocked = [], []
-    # nearest pairs first, so a nudged tolley is not taken for another's
-    pairs = sorted(
-        ((math.dist(r["center_mm"], after_t[j]["center_mm"]), i, j) for i, r in enumerate(resting)
-         for j in range(len(after_t))),
-    )
-    matched: dict[int, int] = {}
-    for dist, i, j in pairs:
-        if dist > same_tolley_mm or i in matched or j not in free:
-            continue
-        matched[i] = j
-        free.remove(j)
+    matched = nearest_pairs([r["center_mm"] for r in resting], [t["center_mm"] for t in after_t], same_tolley_mm)
+    free = [j for j in range(len(after_t)) if j not in matched.values()]
     for i, r in enumerate(resting):
         (stayed if i in matched else knocked).append(r)
     if shooter_on_ring is None:

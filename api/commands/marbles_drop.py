@@ -15,8 +15,8 @@ def run_marbles_drop(args: argparse.Namespace) -> int:
     import cv2
 
     from api.commands.analyze import read_image
-    from api.commands.marbles_shot import owners_from_args
     from api.marbles_drop import annotate_drop, judge_drop_photo
+    from api.marbles_service import owners_from_args
 
     frame = read_image(Path(args.image))
     doc = judge_drop_photo(frame, args.calibration, owners=owners_from_args(args.owner),

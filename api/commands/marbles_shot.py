@@ -40,19 +40,8 @@ def _load(path: Path, calibration: Path | None) -> tuple[np.ndarray | None, dict
     return frame, analyze_marbles_photo(frame, calibration, image_path=str(path))
 
 
-def owners_from_args(pairs: list[str]) -> dict[str, str]:
-    """``--owner ID=PLAYER`` options as a dict."""
-    out = {}
-    for item in pairs:
-        if "=" not in item:
-            raise ShotInputError(f"--owner wants TOLLEY_ID=PLAYER, got {item!r}")
-        k, v = item.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
-
-
 def run_marbles_shot(args: argparse.Namespace) -> int:
-    from api.marbles_service import annotate_marbles, judge_marbles_shot
+    from api.marbles_service import annotate_marbles, judge_marbles_shot, owners_from_args
 
     _, before = _load(Path(args.before), args.calibration)
     frame, after = _load(Path(args.after), args.calibration)

@@ -40,13 +40,12 @@ class MatchIn(BaseModel):
 
 
 def _owners(text: str | None) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in filter(None, (s.strip() for s in (text or "").split(","))):
-        if "=" not in item:
-            raise ApiError(422, "invalid_owner", f"owners are TOLLEY_ID=PLAYER, comma-separated; got {item!r}")
-        k, v = item.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
+    """The form's ``TOLLEY_ID=PLAYER,…`` as ``marbles-shot --owner`` reads it."""
+    from api.marbles_service import owners_from_args
+    try:
+        return owners_from_args([item for item in (text or "").split(",") if item.strip()])
+    except ValueError as exc:
+        raise ApiError(422, "invalid_owner", f"owners are TOLLEY_ID=PLAYER, comma-separated: {exc}") from None
 
 
 def _analyze(pipeline: Pipeline, frame: np.ndarray, calibration: dict[str, Any] | None) -> dict[str, Any]:
