@@ -180,39 +180,57 @@ def _on_mat(points_mm: np.ndarray, margin_mm: float = 1.0) -> np.ndarray:
 
 
 def verify(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid, params: WinkDetectorParams) -> None:
-    """Fill the label evidence of a candidate (edge support, mat inside, own colour fraction).
+    """Fill the label evidence of one candidate (see ``verify_many``)."""
+    verify_many([c], labels, grid, params)
+
+
+def verify_many(cands: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid,
+                params: WinkDetectorParams) -> None:
+    """Fill the label evidence of candidates (edge support, mat inside, own colour fraction).
 
     Probes beyond the mat edge (an overhanging wink) are not evidence either way: that surface is not searched.
+    All candidates of one size are probed in one sampling: a frame has dozens, and per-candidate calls cost
+    more in overhead than in sampling.
     """
-    k = COLOR_NAMES.index(c.color) + 1
-    r = c.radius_mm
-    p_in = c.center_mm + (r - params.probe_mm) * _UNIT72
-    p_out = c.center_mm + (r + params.probe_mm) * _UNIT72
-    p_ring = c.center_mm + SIZE_RING_MM * _UNIT72
-    pts = c.center_mm + _interior_offsets(r)
-    # one sampling for all four probe sets (rims, size ring, interior)
-    allp = np.concatenate([p_in, p_out, p_ring, pts])
-    lab_all = _sample_labels(labels, grid.ortho_from_table(allp))
-    on_all = _on_mat(allp)
     n72 = len(_UNIT72)
-    cin, cout, ring, inner = lab_all[:n72], lab_all[n72:2 * n72], lab_all[2 * n72:3 * n72], lab_all[3 * n72:]
-    on_in, on_out, on_ring, on_pts = on_all[:n72], on_all[n72:2 * n72], on_all[2 * n72:3 * n72], on_all[3 * n72:]
-    seen = on_out & (cout != CLASS_HIDDEN) & (cin != CLASS_HIDDEN)
-    good = (cin == k) & (cout != k) & seen
-    bad = (cin == CLASS_BG) & on_in
-    n_seen = max(1, int(seen.sum()))
-    inner = inner[on_pts & (inner != CLASS_HIDDEN)]
-    if len(inner) == 0:
-        inner = np.zeros(1, np.uint8)
-    c.edge_support = float(good.sum()) / max(n_seen, 36)
-    c.bad_fraction = float(bad.sum()) / max(n_seen, 36)
-    c.interior_background = float((inner == CLASS_BG).mean())
-    c.own_fraction = float((inner == k).mean())
-    # size evidence: between the two radii (9.5 mm) a large wink shows its own colour, a small one does not
-    other = (ring >= 1) & (ring <= len(COLOR_NAMES)) & (ring != k)
-    vis = ~other & on_ring & (ring != CLASS_HIDDEN)
-    c.size_evidence = float((ring[vis] == k).mean()) if vis.sum() >= 8 else 0.5
-    c.score = c.edge_support + 0.25 * c.own_fraction - c.bad_fraction - c.interior_background
+    for size in RADII_MM:
+        group = [c for c in cands if c.size == size]
+        if not group:
+            continue
+        r = RADII_MM[size]
+        offs = np.concatenate([(r - params.probe_mm) * _UNIT72, (r + params.probe_mm) * _UNIT72,
+                               SIZE_RING_MM * _UNIT72, _interior_offsets(r)])
+        centres = np.array([c.center_mm for c in group], float)
+        allp = (centres[:, None, :] + offs[None, :, :]).reshape(-1, 2)
+        lab = _sample_labels(labels, grid.ortho_from_table(allp)).reshape(len(group), -1)
+        on = _on_mat(allp).reshape(len(group), -1)
+        k = np.array([COLOR_NAMES.index(c.color) + 1 for c in group], np.uint8)[:, None]
+        cin, cout, ring, inner = lab[:, :n72], lab[:, n72:2 * n72], lab[:, 2 * n72:3 * n72], lab[:, 3 * n72:]
+        on_in, on_out, on_ring, on_pts = on[:, :n72], on[:, n72:2 * n72], on[:, 2 * n72:3 * n72], on[:, 3 * n72:]
+        seen = on_out & (cout != CLASS_HIDDEN) & (cin != CLASS_HIDDEN)
+        good = (cin == k) & (cout != k) & seen
+        bad = (cin == CLASS_BG) & on_in
+        den = np.maximum(seen.sum(axis=1), 36)
+        inside = on_pts & (inner != CLASS_HIDDEN)
+        n_in = inside.sum(axis=1)
+        # no interior sample seen: one background-class sample stands in (as the per-candidate test had it)
+        interior_bg = np.where(n_in > 0, (inside & (inner == CLASS_BG)).sum(axis=1) / np.maximum(n_in, 1),
+                               1.0)
+        own = np.where(n_in > 0, (inside & (inner == k)).sum(axis=1) / np.maximum(n_in, 1), 0.0)
+        # size evidence: between the two radii (9.5 mm) a large wink shows its own colour, a small one does not
+        other = (ring >= 1) & (ring <= len(COLOR_NAMES)) & (ring != k)
+        vis = ~other & on_ring & (ring != CLASS_HIDDEN)
+        n_vis = vis.sum(axis=1)
+        size_ev = np.where(n_vis >= 8, (vis & (ring == k)).sum(axis=1) / np.maximum(n_vis, 1), 0.5)
+        edge = good.sum(axis=1) / den
+        badf = bad.sum(axis=1) / den
+        for i, c in enumerate(group):
+            c.edge_support = float(edge[i])
+            c.bad_fraction = float(badf[i])
+            c.interior_background = float(interior_bg[i])
+            c.own_fraction = float(own[i])
+            c.size_evidence = float(size_ev[i])
+            c.score = c.edge_support + 0.25 * c.own_fraction - c.bad_fraction - c.interior_background
 
 
 def _opening_fraction(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid,
@@ -282,7 +300,6 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                     cmm = grid.table_from_ortho(np.array([[cx, cy]]))[0]
                     raw.append(WinkCandidate(color=name, size=size, center_mm=cmm,
                                              votes=float(acc5[pr, pc]) / (2 * math.pi * r_px)))
-    good: list[WinkCandidate] = []
     for c in raw:
         if pot_center_mm is not None:
             # A wink on the mat cannot stand inside the pot's base: a centre found there comes from a wink
@@ -294,7 +311,9 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             in_opening = c.opening_fraction >= 0.5
             if d < lim - 1.0 and d > 1e-6 and not in_opening:
                 c.center_mm = pot_center_mm + v / d * (lim + 0.3)
-        verify(c, labels, grid, params)
+    verify_many(raw, labels, grid, params)
+    good: list[WinkCandidate] = []
+    for c in raw:
         if (c.edge_support >= params.min_edge_support and c.bad_fraction <= params.max_bad_fraction
                 and c.interior_background <= params.max_interior_background
                 and c.own_fraction >= params.min_own_fraction
@@ -719,19 +738,22 @@ def _baseline_segments() -> np.ndarray:
 _SEGMENTS = _baseline_segments()
 
 
+_SEGMENT_PP = next(sg for sg in _SEGMENTS if (sg > 0).all())  # the (+x, +y) corner's baseline
 _BASELINE_MIN_ABS_X_MM = float(np.abs(_SEGMENTS[:, :, 0]).min())  # the painted baselines lie beyond this |x|
 
 
 def baseline_distance_mm(points_mm: np.ndarray) -> np.ndarray:
-    """Plan distance from each point to the nearest painted baseline centreline."""
-    p = np.asarray(points_mm, float).reshape(-1, 2)
-    best = np.full(len(p), np.inf)
-    for a, b in _SEGMENTS:
-        ab = b - a
-        t = np.clip(((p - a) @ ab) / float(ab @ ab), 0.0, 1.0)
-        d = np.linalg.norm(p - (a + t[:, None] * ab), axis=1)
-        best = np.minimum(best, d)
-    return best
+    """Plan distance from each point to the nearest painted baseline centreline.
+
+    The four baselines are mirror images in the mat's axes, each within its own quadrant: a point folded into
+    the first quadrant is nearest to that quadrant's line (one segment instead of four)."""
+    p = np.abs(np.asarray(points_mm, float).reshape(-1, 2))
+    a, b = _SEGMENT_PP
+    ab = b - a
+    t = np.clip(((p - a) @ ab) / float(ab @ ab), 0.0, 1.0)
+    dx = p[:, 0] - (a[0] + t * ab[0])
+    dy = p[:, 1] - (a[1] + t * ab[1])
+    return np.sqrt(dx * dx + dy * dy)
 
 
 _MASK_BOXES: dict[int, tuple[np.ndarray, tuple[int, int, int, int]]] = {}
