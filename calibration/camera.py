@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
@@ -28,6 +28,10 @@ class CameraModel:
     rvec: np.ndarray
     tvec: np.ndarray
     image_size_wh_px: tuple[int, int]
+    #: the rotation matrix of ``rvec`` (used by every ray) and the ground sampling distances asked so far: a frame's
+    #: stages ask for the same wink centres again and again
+    _R: np.ndarray = field(init=False, repr=False, compare=False)
+    _gsd_cache: dict = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         K = np.asarray(self.K, dtype=np.float64).reshape(3, 3)
@@ -48,6 +52,9 @@ class CameraModel:
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
         object.__setattr__(self, "image_size_wh_px", (w, h))
+        R = cv2.Rodrigues(rvec)[0]
+        R.setflags(write=False)
+        object.__setattr__(self, "_R", R)
 
     # --- construction -----------------------------------------------------------------------------------
 
@@ -79,7 +86,7 @@ class CameraModel:
 
     @property
     def R(self) -> np.ndarray:
-        return cv2.Rodrigues(self.rvec)[0]
+        return self._R
 
     @property
     def center_mm(self) -> np.ndarray:
@@ -140,11 +147,18 @@ class CameraModel:
 
     def mm_per_px_at(self, point_mm: tuple[float, float], z_mm: float = 0.0) -> float:
         """Local ground sampling distance: how many mm of table one pixel spans near ``point_mm``."""
-        p = np.array([[point_mm[0], point_mm[1], z_mm], [point_mm[0] + 1.0, point_mm[1], z_mm],
-                      [point_mm[0], point_mm[1] + 1.0, z_mm]])
+        key = (float(point_mm[0]), float(point_mm[1]), float(z_mm))
+        got = self._gsd_cache.get(key)
+        if got is not None:
+            return got
+        p = np.array([[key[0], key[1], key[2]], [key[0] + 1.0, key[1], key[2]], [key[0], key[1] + 1.0, key[2]]])
         q = self.project_mm(p)
         J = np.column_stack([q[1] - q[0], q[2] - q[0]])  # px per mm
-        return float(1.0 / math.sqrt(abs(np.linalg.det(J))))
+        gsd = float(1.0 / math.sqrt(abs(np.linalg.det(J))))
+        if len(self._gsd_cache) >= 4096:
+            self._gsd_cache.clear()
+        self._gsd_cache[key] = gsd
+        return gsd
 
     # --- persistence ------------------------------------------------------------------------------------
 
