@@ -69,3 +69,34 @@ def test_camera_for_a_resized_frame_scales_the_intrinsics():
     half = camera_for_frame(cam, (960, 540))
     p = np.array([[100.0, 50.0, 0.0]])
     np.testing.assert_allclose((cam.project_mm(p) + 0.5) / 2 - 0.5, half.project_mm(p), atol=1e-6)
+
+
+def test_baseline_distance_is_the_nearest_of_the_four_painted_lines():
+    """The distance folds every point into one quadrant; measured against each corner's own line it agrees."""
+    from geometry import tiddlywinks as tw
+    from vision.winks import baseline_distance_mm
+
+    rng = np.random.default_rng(11)
+    pts = rng.uniform([-980.0, -520.0], [980.0, 520.0], (5000, 2))
+    want = np.full(len(pts), np.inf)
+    for sx in (1, -1):
+        for sy in (1, -1):
+            a, b = np.asarray(tw.baseline_segment((sx, sy)).coords)
+            t = np.clip(((pts - a) @ (b - a)) / float((b - a) @ (b - a)), 0.0, 1.0)
+            want = np.minimum(want, np.linalg.norm(pts - (a + t[:, None] * (b - a)), axis=1))
+    np.testing.assert_allclose(baseline_distance_mm(pts), want, atol=1e-9)
+    # a point on a line's middle is 0 mm from it; 5 mm off it, 5 mm
+    a, b = np.asarray(tw.baseline_segment((-1, 1)).coords)
+    mid = (a + b) / 2
+    normal = np.array([-(b - a)[1], (b - a)[0]]) / np.linalg.norm(b - a)
+    assert baseline_distance_mm(mid[None])[0] < 1e-9
+    assert abs(baseline_distance_mm((mid + 5.0 * normal)[None])[0] - 5.0) < 1e-9
+
+
+def test_ground_sampling_distance_is_remembered_per_camera_and_point():
+    cam = default_camera(1920, 1080, tilt_deg=25.0)
+    near, far = cam.mm_per_px_at((0.0, -300.0)), cam.mm_per_px_at((0.0, 300.0))
+    assert near != far  # a tilted camera sees one side of the mat coarser than the other
+    assert cam.mm_per_px_at((0.0, -300.0)) == near and cam.mm_per_px_at((0.0, 300.0)) == far
+    other = default_camera(3840, 2160, tilt_deg=25.0)
+    assert other.mm_per_px_at((0.0, -300.0)) == pytest.approx(near / 2, rel=0.02)
