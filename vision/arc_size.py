@@ -16,7 +16,7 @@ only when the two radii's likelihoods differ by ``min_likelihood_ratio`` and the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -27,7 +27,6 @@ from vision.colour import CLASS_BG, CLASS_NEUTRAL, ColourScene
 from vision.crescents import _felt_at
 from vision.ortho import OrthoGrid
 from vision.silhouette import rim_points_mm
-from vision.union_rims import _fit_known_radius
 from vision.winks import RADII_MM, WinkCandidate, _on_mat, _sample_labels, baseline_distance_mm
 
 
@@ -42,7 +41,6 @@ class ArcSizeParams:
     end_mm: float = LARGE_WINK_RADIUS_MM + 4.5  # ... and end here
     inner_mm: float = SMALL_WINK_RADIUS_MM - 2.0  # the wink's own colour is read inside this radius
     min_inner_samples: int = 12
-    edge_level: float = 0.5  # blend fraction (felt 0, wink 1) of the edge: a symmetric blur keeps it in place
     wink_level: float = 0.7  # a ray must start on the wink's colour (this blend or more) ...
     felt_level: float = 0.3  # ... and reach the felt (this blend or less) within ``felt_within_mm`` of the edge
     felt_within_mm: float = 2.0
@@ -51,6 +49,9 @@ class ArcSizeParams:
     chroma_outside_mm: tuple[float, float] = (1.0, 2.5)  # ... and just outside the felt's
     chroma_wink_level: float = 0.55
     chroma_felt_level: float = 0.4
+    # robust spread of the wink's own chromaticity blend (1 when noiseless): the window means (about three
+    # independent samples) must stay two sigma clear of the levels above (0.45 from 1, 0.4 from 0)
+    max_chroma_noise: float = 0.3
     blend_px: float = 1.5  # blur width: an edge this close to another wink, paint or the pot is not this rim's
     clear_mm: float = 1.0  # ... plus this
     paint_clearance_mm: float = 5.0  # baseline paint half-width (about 2.5-3) plus blur
@@ -64,6 +65,10 @@ class ArcSizeParams:
     max_misfit_sigma: float = 3.0  # the chosen radius within this many sigma of the fitted one ...
     max_misfit_mm: float = 1.0  # ... or this close
     max_rms_px: float = 0.8  # an edge this ragged is not one round rim
+    recentre_mm: float = 1.5  # a fit centred further than this from the rays' origin is measured again
+    cautious_neighbours: bool = True  # a neighbour of unknown size and position may reach a large wink's rim ...
+    unsure_position_mm: float = 3.0  # ... plus this (its coarse centre's error), see ``_reach_mm``
+    size_fit_fraction: float = 0.6  # outline fraction whose fit measured a wink's radius (WinkDetectorParams)
     min_reference: int = 2  # sure whole winks needed to measure the image's edge offset
     max_reference: int = 4
     prior_offset_sigma_px: float = 0.5  # edge offset (bevel, shading) before it is measured: about half a pixel
@@ -83,6 +88,31 @@ class ArcFit:
     n_points: int
     points_mm: np.ndarray | None = None  # the edge points, in the top-face plane about the wink's centre
     noise_mm2: float = 0.0  # per-point edge variance, scaled for the points that are not independent
+
+
+def fit_known_radius(p: np.ndarray, r: float, c0: np.ndarray, fit_bias: bool = False,
+                      iters: int = 8) -> tuple[np.ndarray, float, np.ndarray]:
+    """Centre of a circle of radius ``r`` (plus, with ``fit_bias``, a common edge offset: blur and the blend
+    level move every edge alike) through points ``p`` (Gauss-Newton); returns it, the offset and residuals."""
+    c = c0.astype(float).copy()
+    bias = 0.0
+    for _ in range(iters):
+        g = p - c
+        dist = np.maximum(np.linalg.norm(g, axis=1), 1e-6)
+        res = dist - r - bias
+        jac = -g / dist[:, None]
+        if fit_bias:
+            jac = np.column_stack([jac, -np.ones(len(p))])
+        jtj = jac.T @ jac
+        if abs(np.linalg.det(jtj)) < 1e-9:
+            break
+        step = np.linalg.solve(jtj, -(jac.T @ res))
+        c += np.clip(step[:2], -3.0, 3.0)
+        if fit_bias:
+            bias = float(np.clip(bias + step[2], -3.0, 3.0))
+        if float(np.linalg.norm(step)) < 1e-3:
+            break
+    return c, bias, np.linalg.norm(p - c, axis=1) - r - bias
 
 
 def _fit_circle(p: np.ndarray, c0: np.ndarray, r0: float, iters: int = 10) -> tuple[np.ndarray, float, np.ndarray]:
@@ -117,21 +147,34 @@ def _rays(w: WinkCandidate, n_rays: int, params: ArcSizeParams) -> tuple[np.ndar
     return d, ang, s
 
 
-def measure_arc(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
-                cs: ColourScene, grid: OrthoGrid, exclude_mask: np.ndarray | None = None,
-                params: ArcSizeParams = ArcSizeParams(), n_rays: int | None = None) -> ArcFit | None:
-    """The free-radius circle through the part of ``w``'s rim seen against the felt (None: too little shows)."""
+def _reach_mm(o: WinkCandidate, params: ArcSizeParams) -> float:
+    """How far from its centre another wink may cover the felt: its radius once its outline was fitted and
+    its size measured; a large wink's radius plus its coarse position error while either is unknown (its
+    outline must not be taken for this one's)."""
+    if not params.cautious_neighbours or o.arc_sigma_mm is not None or (
+            o.fit_fraction >= params.size_fit_fraction and o.size_confidence >= 0.9):
+        return o.radius_mm
+    return LARGE_WINK_RADIUS_MM + params.unsure_position_mm
+
+
+def rim_edges(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
+              cs: ColourScene, grid: OrthoGrid, exclude_mask: np.ndarray | None = None,
+              params: ArcSizeParams = ArcSizeParams(), n_rays: int | None = None
+              ) -> tuple[np.ndarray, float, float] | None:
+    """Where ``w``'s outline meets the felt along rays from its centre: the edge points in its top-face plane
+    (about its centre, mm), the arc they cover (degrees) and the image scale there (mm per pixel); None when
+    less than ``min_arc_deg`` shows."""
     d, ang, s = _rays(w, n_rays or params.n_rays, params)
     n_r, n_s = len(ang), len(s)
     mmpp = camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1])))
     blend = params.blend_px * mmpp + params.clear_mm
     others = [o for o in winks if o is not w and not o.potted
-              and float(np.linalg.norm(o.center_mm - w.center_mm)) < o.radius_mm + params.end_mm + blend]
+              and float(np.linalg.norm(o.center_mm - w.center_mm)) < _reach_mm(o, params) + params.end_mm + blend]
     # first, in plan alone: could enough of the rim (at either radius) be seen against the felt at all?
     rim = w.center_mm + w.radius_mm * d[:, :2]
     could = _on_mat(rim, params.mat_edge_zone_mm + blend) & (baseline_distance_mm(rim) > params.paint_clearance_mm)
     for o in others:
-        could &= np.linalg.norm(rim - o.center_mm, axis=1) > o.radius_mm + blend
+        could &= np.linalg.norm(rim - o.center_mm, axis=1) > _reach_mm(o, params) + blend
     if int(could.sum()) * 360.0 / n_r < params.min_arc_deg:
         return None
     half = WINK_THICKNESS_MM / 2 / math.cos(math.radians(w.tilt_deg))
@@ -152,7 +195,7 @@ def measure_arc(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndar
     # what else is there: other winks (not potted) near enough to cover or touch this one
     covered = np.zeros(len(plan), bool)  # in or near another wink's disc (its colour, its blur)
     for o in others:
-        covered |= np.linalg.norm(plan - o.center_mm, axis=1) < o.radius_mm + blend
+        covered |= np.linalg.norm(plan - o.center_mm, axis=1) < _reach_mm(o, params) + blend
     cov = covered.reshape(n_r, n_s)
     # A ray may start under a wink lying over this one (a squopped wink's centre is often covered): it is
     # read from where it comes out from under, and nothing else may be met after that.
@@ -167,25 +210,10 @@ def measure_arc(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndar
     wink_bgr = np.median(bgr[inner], axis=0)
     # the local felt (a smooth field, 72 mm median): once per ray, at its outer end
     felt = np.repeat(_felt_at(cs.background_bgr, grid, plan.reshape(n_r, n_s, 2)[:, -1]), n_s, axis=0)
-    v = wink_bgr[None, :] - felt
-    vv = np.maximum((v * v).sum(axis=1), 1e-6)
-    a = (((bgr - felt) * v).sum(axis=1) / vv).reshape(n_r, n_s)
-    # where each ray leaves the wink: the first sample below the edge level, after starting on the wink
-    rows = np.arange(n_r)
-    j0c = np.minimum(j0, n_s - 1)
-    below = (a < params.edge_level) & seen
-    j = np.argmax(below, axis=1)
-    ok = below[rows, j] & (j > j0) & (a[rows, j0c] >= params.wink_level)
-    jm = np.maximum(j - 1, 0)
-    a0, a1 = a[rows, jm], a[rows, j]
-    t = np.clip((a0 - params.edge_level) / np.maximum(a0 - a1, 1e-6), 0.0, 1.0)
-    r_edge = s[jm] + t * params.step_mm
-    # ... and reaches the felt just beyond it (not a blend into something else)
-    k_felt = int(round(params.felt_within_mm / params.step_mm))
-    idx = np.clip(j[:, None] + np.arange(1, k_felt + 1)[None, :], 0, n_s - 1)
-    ok &= (a[rows[:, None], idx] <= params.felt_level).any(axis=1)
-    # A shadow (the wink's own, the mat edge's) darkens the felt as a darker wink would, but leaves its
-    # chromaticity: the edge must also be where the chromaticity changes from the wink's to the felt's.
+    # The edge is read in chromaticity: shading (the bevel, a shadow on the felt, uneven light) changes a
+    # colour's brightness, not its chromaticity, so a shadow is not taken for more wink nor a shaded bevel for
+    # felt. A pixel mixing a fraction f of wink with felt has the chromaticity blend
+    # f sW / (f sW + (1 - f) sF) (s: brightness), so the outline (f = 1/2) is where that reaches sW / (sW + sF).
     chroma = bgr / np.maximum(bgr.sum(axis=1, keepdims=True), 1e-6)
     felt_c = felt / np.maximum(felt.sum(axis=1, keepdims=True), 1e-6)
     inner_c = np.median(chroma[inner], axis=0)
@@ -194,6 +222,30 @@ def measure_arc(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndar
     if float(np.median(vcn)) < params.min_chroma_contrast * max(cs.mat_noise[0], 1e-4):
         return None  # the wink's hue is the felt's: its edge cannot be told from a shadow's
     ac = (((chroma - felt_c) * vc).sum(axis=1) / (vcn * vcn)).reshape(n_r, n_s)
+    # pixel noise along each ray: a [1 2 1] smoothing (symmetric: it moves no edge); and a chromaticity this
+    # noisy on the wink itself cannot place its edge
+    ac = np.concatenate([ac[:, :1], 0.25 * ac[:, :-2] + 0.5 * ac[:, 1:-1] + 0.25 * ac[:, 2:], ac[:, -1:]], axis=1)
+    ac_in = ac.ravel()[inner]
+    if 1.4826 * float(np.median(np.abs(ac_in - np.median(ac_in)))) > params.max_chroma_noise:
+        return None
+    s_w = float(wink_bgr.sum())
+    s_f = felt.reshape(n_r, n_s, 3)[:, 0].sum(axis=1)
+    level = (s_w / np.maximum(s_w + s_f, 1e-6))[:, None]
+    # where each ray leaves the wink: the first sample below the edge level, after starting on the wink
+    rows = np.arange(n_r)
+    j0c = np.minimum(j0, n_s - 1)
+    below = (ac < level) & seen
+    j = np.argmax(below, axis=1)
+    ok = below[rows, j] & (j > j0) & (ac[rows, j0c] >= params.wink_level)
+    jm = np.maximum(j - 1, 0)
+    a0, a1 = ac[rows, jm], ac[rows, j]
+    t = np.clip((a0 - level[:, 0]) / np.maximum(a0 - a1, 1e-6), 0.0, 1.0)
+    r_edge = s[jm] + t * params.step_mm
+    # ... and reaches the felt just beyond it (not a blend into something else): in chromaticity, and in
+    # colour no further from the felt than the wink is (another colour would be)
+    k_felt = int(round(params.felt_within_mm / params.step_mm))
+    idx = np.clip(j[:, None] + np.arange(1, k_felt + 1)[None, :], 0, n_s - 1)
+    ok &= (ac[rows[:, None], idx] <= params.felt_level).any(axis=1)
     di = (ks - j[:, None]) * params.step_mm
     lo_in, hi_in = params.chroma_inside_mm
     lo_out, hi_out = params.chroma_outside_mm
@@ -224,8 +276,19 @@ def measure_arc(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndar
     arc_deg = n * 360.0 / n_r
     if arc_deg < params.min_arc_deg or n < 8:
         return None
-    # the fit in the wink's own (top-face) plane: ray radius and angle are its polar coordinates there
-    loc = np.column_stack([r_edge * np.cos(ang), r_edge * np.sin(ang)])[ok]
+    # the wink's own (top-face) plane: ray radius and angle are its polar coordinates there
+    return np.column_stack([r_edge * np.cos(ang), r_edge * np.sin(ang)])[ok], float(arc_deg), mmpp
+
+
+def measure_arc(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
+                cs: ColourScene, grid: OrthoGrid, exclude_mask: np.ndarray | None = None,
+                params: ArcSizeParams = ArcSizeParams(), n_rays: int | None = None) -> ArcFit | None:
+    """The free-radius circle through the part of ``w``'s rim seen against the felt (None: too little shows)."""
+    got = rim_edges(w, winks, image_bgr, camera, cs, grid, exclude_mask, params, n_rays)
+    if got is None:
+        return None
+    loc, arc_deg, mmpp = got
+    n_r = n_rays or params.n_rays
     c, r, jinv = _fit_circle(loc, np.zeros(2), 0.5 * (SMALL_WINK_RADIUS_MM + LARGE_WINK_RADIUS_MM))
     for _ in range(2):
         res = np.linalg.norm(loc - c, axis=1) - r
@@ -266,8 +329,8 @@ def center_on_arc(w: WinkCandidate, fit: ArcFit, radius_mm: float, radius_sigma_
     """The plan centre of the circle of a known (apparent) radius through the arc, and its uncertainty (mm,
     the larger axis), with that of the apparent radius (on a short arc the centre moves more than it)."""
     p = fit.points_mm
-    c, _, _ = _fit_known_radius(p, radius_mm, np.zeros(2))
-    c_wider, _, _ = _fit_known_radius(p, radius_mm + 0.5, c)
+    c, _, _ = fit_known_radius(p, radius_mm, np.zeros(2))
+    c_wider, _, _ = fit_known_radius(p, radius_mm + 0.5, c)
     lever = float(np.linalg.norm(c_wider - c)) / 0.5
     g = p - c
     jac = -g / np.maximum(np.linalg.norm(g, axis=1), 1e-9)[:, None]
@@ -343,6 +406,34 @@ def size_from_arc(fit: ArcFit, offset_px: float, offset_spread_px: float, mm_per
     return SizeCall(size=size, confidence=conf, radius_mm=r, sigma_mm=sigma)
 
 
+def _settled_arc(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
+                 cs: ColourScene, grid: OrthoGrid, exclude_mask: np.ndarray | None,
+                 params: ArcSizeParams) -> ArcFit | None:
+    """The arc measured from rays about the wink's own centre: rays from a point millimetres off it meet its
+    rim obliquely and read its inside partly off the wink, so a fit whose centre lies away from where the rays
+    started is measured again from there, and kept only if it then stays put."""
+    fit = measure_arc(w, winks, image_bgr, camera, cs, grid, exclude_mask, params)
+    if fit is None or float(np.linalg.norm(fit.center_mm - w.center_mm)) <= params.recentre_mm:
+        return fit
+    moved = replace(w, center_mm=fit.center_mm.copy())
+    again = measure_arc(moved, [o for o in winks if o is not w], image_bgr, camera, cs, grid, exclude_mask,
+                        params)
+    if again is None or float(np.linalg.norm(again.center_mm - moved.center_mm)) > params.recentre_mm:
+        return None
+    # the same rays' polar frame as the wink's: points about ``moved``'s centre, shifted to ``w``'s
+    shift = np.asarray(fit.center_mm) - w.center_mm
+    return replace(again, points_mm=again.points_mm + _to_local(w, shift))
+
+
+def _to_local(w: WinkCandidate, plan_offset: np.ndarray) -> np.ndarray:
+    """A plan offset from ``w``'s centre in its top-face plane (the inverse of ``_to_plan``)."""
+    az = math.radians(w.tilt_azimuth_deg)
+    ca, sa = math.cos(az), math.sin(az)
+    du = (plan_offset[0] * ca + plan_offset[1] * sa) / math.cos(math.radians(w.tilt_deg))
+    dv = -plan_offset[0] * sa + plan_offset[1] * ca
+    return np.array([du * ca - dv * sa, du * sa + dv * ca])
+
+
 def decide_sizes_from_arcs(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
                            cs: ColourScene, grid: OrthoGrid, exclude_mask: np.ndarray | None,
                            size_fit_fraction: float, params: ArcSizeParams = ArcSizeParams()
@@ -354,7 +445,7 @@ def decide_sizes_from_arcs(winks: list[WinkCandidate], image_bgr: np.ndarray, ca
             and (w.fit_fraction < size_fit_fraction or w.size_confidence < 0.9)]
     if not todo:
         return []
-    fits = [(w, measure_arc(w, winks, image_bgr, camera, cs, grid, exclude_mask, params)) for w in todo]
+    fits = [(w, _settled_arc(w, winks, image_bgr, camera, cs, grid, exclude_mask, params)) for w in todo]
     fits = [(w, f) for w, f in fits if f is not None]
     if not fits:
         return []
@@ -387,3 +478,103 @@ def decide_sizes_from_arcs(winks: list[WinkCandidate], image_bgr: np.ndarray, ca
         # its position is no surer than the arc's centre, nor than the two centres agree
         w.arc_sigma_mm = math.hypot(sigma, float(np.linalg.norm(centre - w.center_mm)))
     return changed
+
+
+@dataclass(frozen=True, slots=True)
+class UnionSplitParams:
+    """When one outline is two winks' (mm unless named otherwise)."""
+
+    min_arc_deg: float = 220.0  # most of the outline seen (a lone blob: its shape speaks)
+    max_rms_px: float = 0.7  # the two discs' union follows the edge to within this (a tilted one is an ellipse) ...
+    min_gain: float = 2.0  # ... this many times closer than the best single circle of any radius
+    min_single_rms_px: float = 0.6  # ... which itself misses the edge by this much
+    min_apart_mm: float = 3.0  # two centres this far apart (closer: one disc, within the blur)
+    min_share_deg: float = 60.0  # each disc owns this much of the outline
+    max_offset_px: float = 1.0  # the edge offset (blur, bevel, shading) the union's outline may have
+    n_rays: int = 36
+
+
+def _fit_union(p: np.ndarray, c1: np.ndarray, c2: np.ndarray, r1: float, r2: float, max_bias_mm: float,
+               iters: int = 8) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two circles of known radii (plus a common edge offset within ``max_bias_mm``) whose union's outline passes
+    through ``p`` (Gauss-Newton: each point is on the circle it lies nearer to, as the union's edge is the
+    outer one); returns the centres and the residuals."""
+    c1, c2 = c1.astype(float).copy(), c2.astype(float).copy()
+    bias = 0.0
+    for _ in range(iters):
+        g1, g2 = p - c1, p - c2
+        d1 = np.maximum(np.linalg.norm(g1, axis=1), 1e-9)
+        d2 = np.maximum(np.linalg.norm(g2, axis=1), 1e-9)
+        e1, e2 = d1 - r1 - bias, d2 - r2 - bias
+        own1 = e1 <= e2  # the point lies on circle 1's part of the outline
+        res = np.where(own1, e1, e2)
+        jac = np.zeros((len(p), 5))
+        jac[own1, 0:2] = -g1[own1] / d1[own1, None]
+        jac[~own1, 2:4] = -g2[~own1] / d2[~own1, None]
+        jac[:, 4] = -1.0
+        step = np.clip(np.linalg.solve(jac.T @ jac + 1e-6 * np.eye(5), -(jac.T @ res)), -2.0, 2.0)
+        c1 += step[:2]
+        c2 += step[2:4]
+        bias = float(np.clip(bias + step[4], -max_bias_mm, max_bias_mm))
+        if float(np.abs(step).max()) < 1e-3:
+            break
+    e1 = np.linalg.norm(p - c1, axis=1) - r1 - bias
+    e2 = np.linalg.norm(p - c2, axis=1) - r2 - bias
+    return c1, c2, np.minimum(e1, e2)
+
+
+def split_union(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
+                cs: ColourScene, grid: OrthoGrid, exclude_mask: np.ndarray | None = None,
+                params: UnionSplitParams = UnionSplitParams(), arc_params: ArcSizeParams = ArcSizeParams()
+                ) -> list[tuple[str, np.ndarray]] | None:
+    """Two winks of one colour read as one: their outline, seen nearly all round, is the union of two discs
+    of the known radii, not one circle. Returns the two (size, plan centre), or None."""
+    flat = WinkCandidate(color=w.color, size="large", center_mm=w.center_mm.copy(), votes=w.votes)
+    # a union shows at ten-degree steps already; ask for the whole arc needed before reading the image
+    got = rim_edges(flat, [o for o in winks if o is not w], image_bgr, camera, cs, grid, exclude_mask,
+                    replace(arc_params, min_arc_deg=params.min_arc_deg, cautious_neighbours=False), params.n_rays)
+    if got is None:
+        return None
+    p, arc_deg, mmpp = got
+    if arc_deg < params.min_arc_deg:
+        return None
+    pair = union_of_two(p, mmpp, params)
+    if pair is None:
+        return None
+    (s1, c1), (s2, c2) = pair
+    return [(s1, _to_plan(flat, c1)), (s2, _to_plan(flat, c2))]
+
+
+def union_of_two(p: np.ndarray, mm_per_px: float, params: UnionSplitParams = UnionSplitParams()
+                 ) -> list[tuple[str, np.ndarray]] | None:
+    """Outline points ``p`` (mm, in a wink's plane) that the union of two discs of the known radii follows,
+    and no single circle does: the two (size, centre); None otherwise."""
+    mmpp = mm_per_px
+    c, r, _ = _fit_circle(p, np.zeros(2), 0.5 * (SMALL_WINK_RADIUS_MM + LARGE_WINK_RADIUS_MM))
+    rms1 = float(np.sqrt(np.mean((np.linalg.norm(p - c, axis=1) - r) ** 2))) / mmpp
+    if rms1 < params.min_single_rms_px:
+        return None
+    # the two centres start on the outline's long axis, as far apart as its spread along it says
+    mu = p.mean(axis=0)
+    evals, evecs = np.linalg.eigh(np.cov((p - mu).T))
+    u = evecs[:, 1]
+    best = None
+    for s1, s2 in (("small", "small"), ("small", "large"), ("large", "small"), ("large", "large")):
+        r1, r2 = RADII_MM[s1], RADII_MM[s2]
+        half = math.sqrt(max(float(evals[1]) - 0.5 * (0.5 * (r1 + r2)) ** 2, 1.0))
+        c1, c2, res = _fit_union(p, mu + half * u, mu - half * u, r1, r2, params.max_offset_px * mmpp)
+        rms = float(np.sqrt(np.mean(res * res))) / mmpp
+        if best is None or rms < best[0]:
+            best = (rms, s1, s2, c1, c2)
+    rms2, s1, s2, c1, c2 = best
+    if rms2 > params.max_rms_px or rms1 < params.min_gain * rms2:
+        return None
+    gap = float(np.linalg.norm(c1 - c2))
+    r1, r2 = RADII_MM[s1], RADII_MM[s2]
+    if gap < params.min_apart_mm or gap > r1 + r2 - 1.0:
+        return None
+    own1 = np.linalg.norm(p - c1, axis=1) - r1 <= np.linalg.norm(p - c2, axis=1) - r2
+    if min(own1.sum(), (~own1).sum()) * 360.0 / params.n_rays < params.min_share_deg:
+        return None
+    return [(s1, c1), (s2, c2)]
+
