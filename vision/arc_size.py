@@ -5,12 +5,16 @@ among paint) shows only an arc of its outline; the label image and a known-radiu
 the two sizes apart, and the size was left flagged. An arc still carries its radius in its curvature: over an
 arc of 120 degrees the two radii differ in sagitta by about a millimetre and a half. So the rim is located
 along rays in the full-resolution image, in the plane of the wink's top face (at its height, tilted as posed),
-where the colour leaves the wink for the local felt (the half-way point of the wink/felt blend, which blur
-does not move); the rays whose edge is not seen against the felt (another wink, paint, the pot, the mat's
-edge) are set aside; a circle with a free radius is fitted to the rest. The image's own edge offset (bevel,
-shading) is measured the same way on whole, sure winks of the same picture and taken off. The size is decided
-only when the two radii's likelihoods differ by ``min_likelihood_ratio`` and the fitted radius is a wink's
-(an edge that is not one round rim fits neither); otherwise the flag stays.
+where the chromaticity leaves the wink's for the local felt's (the half-way mix of the two, which blur does
+not move; shading and shadows change brightness, not chromaticity); the rays whose edge is not seen against
+the felt (another wink, paint, the pot, the mat's shaded border) are set aside; a circle with a free radius is
+fitted to the rest. The image's own edge offset (bevel, shading) is taken as half a pixel either way, or
+measured the same way on whole, sure winks of the same picture when that leaves the arc undecided. The size is
+decided only when the two radii's likelihoods differ by ``min_likelihood_ratio`` and the fitted radius is a
+wink's (an edge that is not one round rim fits neither); otherwise the flag stays.
+
+The same edges, seen nearly all round a lone blob of the felt's own hue, tell two winks' union from one disc
+(``split_union``, used by ``union_rims``).
 """
 
 from __future__ import annotations
