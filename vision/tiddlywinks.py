@@ -22,6 +22,7 @@ from geometry import tiddlywinks as tw
 from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, POT_TOP_RADIUS_MM, WINK_THICKNESS_MM
 from geometry.records import scene_to_document
 from geometry.types import DEFAULT_CORNER_SIGNS, Color, TiddlywinksScene, Wink
+from vision.arc_size import decide_sizes_from_arcs
 from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene, classify_bgr
 from vision.crescents import crescent_lowers
 from vision.felt_discs import felt_discs
@@ -282,6 +283,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                 c.size = other
                 c.edge_offset_px = None
                 refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+    # a partly hidden wink's size from the curvature of the arc of its rim that shows (flagged ones only)
+    for c in decide_sizes_from_arcs(live, frame_bgr, camera, cs, grid, pot_zone, wp.size_fit_fraction):
+        refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
     # the order again on the fitted centres, each hypothesis with the pose it implies (the cut rim, in 3-D)
     review_order(live, frame_bgr, camera, wp, noise, params.order_confidence_min)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
@@ -295,7 +299,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         # a wink whose own radius the fit could not see (mostly hidden) may be the other size: its edge may
         # then be 3 mm elsewhere, and its uncertainty says so
         if c.fit_fraction < wp.size_fit_fraction:
-            c.sigma_mm = max(c.sigma_mm, SIZE_UNVERIFIED_SIGMA_MM)
+            c.sigma_mm = max(c.sigma_mm, SIZE_UNVERIFIED_SIGMA_MM if c.arc_sigma_mm is None else c.arc_sigma_mm)
         if c.neutral_inside:
             c.sigma_mm = max(c.sigma_mm, FAINT_OUTLINE_SIGMA_MM)
         # the calibration's own error adds to every measured position
@@ -329,7 +333,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                 # part of the outline is hidden by the pot: what is left is an arc whose far end is the
                 # pot's own edge; say so in the uncertainty (TW I-13 spirit: never a confident guess)
                 c.sigma_mm = max(c.sigma_mm, POT_OCCLUSION_SIGMA_MM)
-                if c.fit_fraction < wp.size_fit_fraction:
+                if c.fit_fraction < wp.size_fit_fraction and c.arc_sigma_mm is None:
                     # its size unconfirmed, and the hidden side is the one facing the pot (the TW P1 distance):
                     # the other size through the same visible arc moves that edge by twice the radius gap
                     c.sigma_mm = max(c.sigma_mm, POT_HIDDEN_SIZE_SIGMA_MM)
@@ -423,7 +427,7 @@ SIZE_UNVERIFIED_CONFIDENCE = 0.6
 
 
 def _size_confidence(c: WinkCandidate, params: TiddlywinksParams) -> float:
-    if c.potted or c.fit_fraction < params.winks.size_fit_fraction:
+    if c.potted or (c.fit_fraction < params.winks.size_fit_fraction and c.arc_sigma_mm is None):
         return min(c.size_confidence, SIZE_UNVERIFIED_CONFIDENCE)
     return c.size_confidence
 

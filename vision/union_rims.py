@@ -18,6 +18,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, WINK_THICKNESS_MM
+from vision.arc_size import fit_known_radius, split_union
 from vision.colour import COLOR_NAMES, ColourScene
 from vision.crescents import _felt_at, _sample
 from vision.ortho import OrthoGrid
@@ -85,31 +86,6 @@ def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: Or
     return out
 
 
-def _fit_known_radius(p: np.ndarray, r: float, c0: np.ndarray, fit_bias: bool = False,
-                      iters: int = 8) -> tuple[np.ndarray, float, np.ndarray]:
-    """Centre of a circle of radius ``r`` (plus, with ``fit_bias``, a common edge offset: blur and the blend
-    level move every edge alike) through points ``p`` (Gauss-Newton); returns it, the offset and residuals."""
-    c = c0.astype(float).copy()
-    bias = 0.0
-    for _ in range(iters):
-        g = p - c
-        dist = np.maximum(np.linalg.norm(g, axis=1), 1e-6)
-        res = dist - r - bias
-        jac = -g / dist[:, None]
-        if fit_bias:
-            jac = np.column_stack([jac, -np.ones(len(p))])
-        jtj = jac.T @ jac
-        if abs(np.linalg.det(jtj)) < 1e-9:
-            break
-        step = np.linalg.solve(jtj, -(jac.T @ res))
-        c += np.clip(step[:2], -3.0, 3.0)
-        if fit_bias:
-            bias = float(np.clip(bias + step[2], -3.0, 3.0))
-        if float(np.linalg.norm(step)) < 1e-3:
-            break
-    return c, bias, np.linalg.norm(p - c, axis=1) - r - bias
-
-
 def _runs(mask: np.ndarray) -> list[np.ndarray]:
     """Index runs of True in a circular mask."""
     n = len(mask)
@@ -144,7 +120,19 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
     for w in live:
         k = COLOR_NAMES.index(w.color) + 1
         if k == cs.mat_class:
-            continue  # the felt's own hue: its outline is not told from the felt's bands this way
+            # The felt's own hue: its outline is not told from the felt's bands by the blend level alone; the
+            # rim edges checked in chromaticity (``arc_size``) can say when a lone blob is two discs' union.
+            # (two winks read as one are read as the larger size: a small one's disc cannot hold their union)
+            pair = None if w.size != "large" else split_union(w, [*live, *found], image_bgr, camera, cs, grid,
+                                                               exclude_mask)
+            if pair is not None:
+                (s1, c1), (s2, c2) = pair
+                w.size, w.center_mm = s1, c1
+                n = WinkCandidate(color=w.color, size=s2, center_mm=c2, votes=w.votes)
+                n.edge_support, n.own_fraction, n.score = w.edge_support, 1.0, w.score
+                n.confidence = min(n.confidence, 0.9)
+                found.append(n)
+            continue
         c = w.center_mm
         r_w = w.radius_mm
         if (abs(c[0]) > MAT_HALF_LENGTH_MM - r_w - params.reach_mm - params.mat_edge_clear_mm
@@ -180,14 +168,14 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         rim = usable.copy()
         bias = 0.0
         for t in params.trim_mm:
-            centre, bias, _ = _fit_known_radius(p[rim], r_w, centre, fit_bias=True)
+            centre, bias, _ = fit_known_radius(p[rim], r_w, centre, fit_bias=True)
             res_all = np.linalg.norm(np.nan_to_num(p) - centre, axis=1) - r_w - bias
             rim = usable & (res_all < t) & (res_all > -t - 1.0)
             if rim.sum() < params.min_rim_rays:
                 break
         if rim.sum() < params.min_rim_rays:
             continue
-        centre, bias, _ = _fit_known_radius(p[rim], r_w, centre, fit_bias=True)
+        centre, bias, _ = fit_known_radius(p[rim], r_w, centre, fit_bias=True)
         res_all = np.linalg.norm(np.nan_to_num(p) - centre, axis=1) - r_w - bias
         beyond = usable & (res_all > max(params.excess_mm, params.excess_px * mmpp))
         runs = [rn for rn in _runs(beyond) if len(rn) >= params.min_rays]
@@ -199,7 +187,7 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
                 mid = q.mean(axis=0)
                 dirn = (mid - centre) / max(float(np.linalg.norm(mid - centre)), 1e-6)
                 c0 = mid - r * dirn
-                cl, _, rq = _fit_known_radius(q, r + bias, c0)
+                cl, _, rq = fit_known_radius(q, r + bias, c0)
                 rms = float(np.sqrt(np.mean(rq ** 2)))
                 if best is None or rms < best[0]:
                     best = (rms, size, cl)

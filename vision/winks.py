@@ -112,6 +112,8 @@ class WinkCandidate:
     ring_strength: dict[str, float] | None = None  # outline edge strength per size (``check_sizes``)
     size_confidence: float = 1.0  # how sure the size is (a close call between the two radii lowers it)
     neutral_inside: bool = False  # its own pixels are labelled neutral foreground (found by shape, felt_discs)
+    arc_sigma_mm: float | None = None  # size measured from the curvature of the arc it shows (``arc_size``):
+    #   the centre's uncertainty from that arc; None: not measured so
 
     @property
     def radius_mm(self) -> float:
