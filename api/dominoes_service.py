@@ -35,6 +35,7 @@ from vision.dominoes import (
     detect_dominoes,
     face_share,
 )
+from vision.dominoes_plane import fit_tile_plane
 
 GAME = "dominoes"
 # Where an unseen tile would close a gap in the line, at least this share of the place shows a tile's face colour
@@ -53,12 +54,26 @@ def _camera(calibration):
 def _to_table(dets: tuple[TileDetection, ...], camera, image_size_wh: tuple[int, int]
               ) -> tuple[list[np.ndarray], dict[str, Any]]:
     """Each tile's quad in table mm. With a camera: the rays through its corners meet the plane of the tile
-    tops. Without: straight above, scaled so the median tile is the nominal width (the frame is then the
-    image's, y up, origin at the image centre)."""
+    tops. Without: the plane of the tile tops fitted to the tiles read (``vision.dominoes_plane``), scaled so the
+    set's tile is the nominal width; with too few tiles for that, straight above, scaled so the median tile is the
+    nominal width (the frame is then the image's, y up, origin at the image centre)."""
     quads = [np.asarray(d.quad_px, float) for d in dets]
     if camera is not None:
         out = [camera.image_to_table_mm(q, NOMINAL_TILE_THICKNESS_MM) for q in quads]
         return out, {"source": "camera", "camera": camera.to_dict()}
+    plane = fit_tile_plane([np.asarray(d.quad_px) for d in dets if d.face_up and d.pips is not None],
+                           image_size_wh)
+    if plane is not None:
+        # the plane of the tile tops fitted to the tiles read: every tile the same rectangle in it, so gaps and
+        # angles come out right on a tilted view too (the overhead assumption stretches them across the picture)
+        mm_per_unit = NOMINAL_TILE_WIDTH_MM / plane.width
+        H = plane.plane_from_image
+        out = [_plane_to_mm(cv2.perspectiveTransform(q.reshape(-1, 1, 2), H).reshape(-1, 2), mm_per_unit)
+               for q in quads]
+        return out, {"source": "tile_plane", "mm_per_unit": mm_per_unit,
+                     "plane_from_image": [[float(v) for v in row] for row in H],
+                     "note": f"no calibration: the plane of the tile tops fitted to the {sum(d.pips is not None for d in dets)}"
+                             f" tiles read, tiles taken as {NOMINAL_TILE_WIDTH_MM:g} mm wide"}
     widths = [d.width_px for d in dets if d.face_up] or [d.width_px for d in dets]
     mm_per_px = NOMINAL_TILE_WIDTH_MM / float(np.median(widths)) if widths else 1.0
     cx, cy = image_size_wh[0] / 2, image_size_wh[1] / 2
@@ -72,8 +87,17 @@ def _to_image(quad_mm: np.ndarray, camera, cal: dict[str, Any], image_size_wh: t
     if camera is not None:
         pts = np.column_stack([quad_mm, np.full(len(quad_mm), NOMINAL_TILE_THICKNESS_MM)])
         return camera.project_mm(pts)
+    if cal["source"] == "tile_plane":
+        plane_pts = np.column_stack([quad_mm[:, 0], -quad_mm[:, 1]]) / cal["mm_per_unit"]
+        H = np.linalg.inv(np.asarray(cal["plane_from_image"], float))
+        return cv2.perspectiveTransform(plane_pts.reshape(-1, 1, 2), H).reshape(-1, 2)
     s = cal["mm_per_px"]
     return np.column_stack([quad_mm[:, 0] / s + image_size_wh[0] / 2, image_size_wh[1] / 2 - quad_mm[:, 1] / s])
+
+
+def _plane_to_mm(pts: np.ndarray, mm_per_unit: float) -> np.ndarray:
+    """Points of the tile plane (image-like axes, y down) in mm with y up, as the table frame has it."""
+    return np.column_stack([pts[:, 0], -pts[:, 1]]) * mm_per_unit
 
 
 def placed_tile(det: TileDetection, quad_mm: np.ndarray) -> PlacedTile:

@@ -15,6 +15,14 @@ in it and brought back; such a tile is kept only when both halves read with pips
 face-coloured rectangles of the found tiles' size with no marks. A tile one of whose halves does not read as a
 standard pip pattern is reported with ``pips`` None and the reason: flagged, never guessed (with neither half
 readable, nothing but a stroke says it is a tile, and it is dropped).
+
+Where the lamp's glare washes a bar out (or runs into a white one), the first look, against the mean of a
+sixteenth of the picture, misses it: a second look with a top-hat the size of a few bar thicknesses finds the
+stroke against the face right around it, beside faces lit above the read tiles'. All the tiles read then fix the
+plane of the tile tops (``vision.dominoes_plane``): a tile outlined narrower or shorter in it than the set's
+tile may have lost a pip row and is not read from that outline (its bar is placed instead), and every read tile
+is reported as the set's rectangle there, centred on its bar, so joins and gaps are measured on where the tiles
+lie rather than on how far the walks got.
 """
 from __future__ import annotations
 
@@ -26,6 +34,7 @@ import numpy as np
 
 from geometry.dominoes import LENGTH_TO_WIDTH_RATIO
 from vision.dominoes_pips import HalfReading, centre_bar_ratio, face_colour_lab, read_tile, rectify_tile
+from vision.dominoes_plane import BLANK_SAFE_RATIO, SHORT_TILE_RATIO, TilePlane, fit_tile_plane
 from vision.types import VisionError
 
 # Grey levels above the local mean for the strict pass over light ink (white paint is ~150 above a black face).
@@ -57,6 +66,12 @@ PLACED_INSET_SCALE = 0.9
 # Tiles do not overlap: a placed tile (read cleanly on both halves) stands when the middle of it (this share of
 # its length and width, bar and pips) lies clear of the tiles taken; their outlines may run into it at the ends.
 PLACED_CORE_SCALE = 0.8
+# The top-hat that finds a bar under glare: a disc this share of the tiles' width (three bar thicknesses; glare
+# patches are 0.3-0.7 of the width across, pips 0.12-0.17, so pips pass too but are no strokes).
+GLARE_TOPHAT_RATIO = 0.15
+# The lamp lifts the face beside a bar under glare by this much (Lab L, 0-255) above the tiles' face at least.
+GLARE_MIN_LIFT = 15.0
+GLARE_SAME_BAR_RATIO = 0.15  # a stroke this near (of the width) a bar found before, as long, is that bar
 # A spinner's stud (up to a fifth of the width) parts the bar into two pieces, each about a third of the width:
 # pieces this far apart (of the shorter one's length) may be one bar.
 SPINNER_GAP_RATIO = 0.75
@@ -165,26 +180,73 @@ def _bar_candidates(gray: np.ndarray, params: DominoDetectorParams) -> list[_Bar
     passes = ((True, params.ink_contrast), (False, params.ink_contrast), (False, LIGHT_INK_STRICT_CONTRAST))
     for dark, contrast in passes:
         m = ((local - g) > contrast) if dark else ((g - local) > contrast)
-        m = m.astype(np.uint8)
-        n, lab, stats, _ = cv2.connectedComponentsWithStats(m, connectivity=8)
-        for i in range(1, n):
-            x, y, bw, bh, area = stats[i]
-            if max(bw, bh) < params.min_bar_length_px or area < 6 or max(bw, bh) > 0.5 * min(h, w):
-                continue
-            ys, xs = np.nonzero(lab[y:y + bh, x:x + bw] == i)
-            pts = np.column_stack([xs + x, ys + y]).astype(np.float32)
-            (cx, cy), (rw, rh), ang = cv2.minAreaRect(pts)
-            length = max(rw, rh)
-            thick = max(1.0, area / max(length, 1.0))  # mean thickness: a spinner's bump does not count
-            if length < params.min_bar_length_px or length / thick < params.min_bar_elongation:
-                continue
-            # a stroke, not a curve: much of its rotated box is ink (a spinner widens the box in the middle)
-            if area / max(1.0, length * max(1.0, min(rw, rh))) < 0.35:
-                continue
-            t = math.radians(ang if rw >= rh else ang + 90.0)
-            out.append(_Bar(np.array([cx, cy]), np.array([math.cos(t), math.sin(t)]), float(length), float(thick),
-                            dark))
+        out += _strokes(m.astype(np.uint8), dark, params)
     return _merge_collinear(out)
+
+
+def _bars_under_glare(gray: np.ndarray, lab: np.ndarray, tile_width_px: float, face_lightness: dict[bool, float],
+                      params: DominoDetectorParams) -> list[_Bar]:
+    """Bar strokes against the face right around them, for bars a lamp's glare washes out or runs into.
+
+    Glare is a smooth patch a third of the width or more across; a bar is a stroke 0.035-0.06 of the width
+    thick. A morphological top-hat (black-hat for dark ink) with a disc ``GLARE_TOPHAT_RATIO`` of the tiles' width
+    keeps what is thinner than the disc and drops what is broader, so the stroke stands out of the glare that the
+    detector's local mean (over a sixteenth of the picture) follows too slowly. Only where the picture is lit
+    above the read tiles' face of the style the ink calls for (``face_lightness``: dark face -> Lab L) is there
+    glare to look through."""
+    k = max(5, round(GLARE_TOPHAT_RATIO * tile_width_px) | 1)
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    lit = cv2.dilate(lab[..., 0], disc)  # the lightest face within reach of each pixel
+    out: list[_Bar] = []
+    for dark, op in ((True, cv2.MORPH_BLACKHAT), (False, cv2.MORPH_TOPHAT)):
+        face = face_lightness.get(not dark)  # dark ink on a light face, light ink on a dark one
+        if face is None:
+            continue
+        glare = lit > face + GLARE_MIN_LIFT
+        if not glare.any():
+            continue
+        m = (cv2.morphologyEx(gray, op, disc) > params.ink_contrast) & glare
+        out += [b for b in _strokes(m.astype(np.uint8), dark, params) if _under_glare(lab, b, face)]
+    return _merge_collinear(out)
+
+
+def _under_glare(lab: np.ndarray, bar: _Bar, face_lightness: float | None) -> bool:
+    """The face beside a stroke is lit well above the read tiles' face of that style (the lamp's glare): only
+    there is a stroke the first look missed worth a second one (a tile's edge against a pale table is a stroke
+    too, with no glare about it)."""
+    if face_lightness is None:
+        return False  # no tile of the style the ink calls for was read: nothing to compare with
+    n = np.array([-bar.along[1], bar.along[0]])
+    off = 1.5 * bar.thickness + 2.0
+    flank = np.vstack([bar.center + s * n * off + t * bar.along * bar.length for s in (-1, 1)
+                       for t in (-0.3, -0.15, 0.0, 0.15, 0.3)])
+    lightness = _sample(lab, flank)[:, 0]
+    return bool(np.all(np.isfinite(lightness)) and np.median(lightness) > face_lightness + GLARE_MIN_LIFT)
+
+
+def _strokes(mask: np.ndarray, dark: bool, params: DominoDetectorParams) -> list[_Bar]:
+    """The stroke-shaped connected components of an ink mask."""
+    h, w = mask.shape
+    out: list[_Bar] = []
+    n, lab, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    for i in range(1, n):
+        x, y, bw, bh, area = stats[i]
+        if max(bw, bh) < params.min_bar_length_px or area < 6 or max(bw, bh) > 0.5 * min(h, w):
+            continue
+        ys, xs = np.nonzero(lab[y:y + bh, x:x + bw] == i)
+        pts = np.column_stack([xs + x, ys + y]).astype(np.float32)
+        (cx, cy), (rw, rh), ang = cv2.minAreaRect(pts)
+        length = max(rw, rh)
+        thick = max(1.0, area / max(length, 1.0))  # mean thickness: a spinner's bump does not count
+        if length < params.min_bar_length_px or length / thick < params.min_bar_elongation:
+            continue
+        # a stroke, not a curve: much of its rotated box is ink (a spinner widens the box in the middle)
+        if area / max(1.0, length * max(1.0, min(rw, rh))) < 0.35:
+            continue
+        t = math.radians(ang if rw >= rh else ang + 90.0)
+        out.append(_Bar(np.array([cx, cy]), np.array([math.cos(t), math.sin(t)]), float(length), float(thick),
+                        dark))
+    return out
 
 
 def _piece_cos(b: _Bar, c: _Bar, least_deg: float) -> float:
@@ -567,6 +629,8 @@ def _candidate(frame_bgr: np.ndarray, lab: np.ndarray, quad: np.ndarray, split: 
     if (a.pips, b.pips) == (0, 0) and outline_contrast(
             lab, quad, np.asarray(facts["face_lab"], np.float32), dark_face) < MIN_OUTLINE_CONTRAST:
         return None  # a blank-blank has no pips to vouch for it: with a side showing no edge, it is table
+    mid_a, mid_b = (quad[0] + quad[1]) / 2, (quad[2] + quad[3]) / 2
+    facts = {**facts, "middle_px": mid_a + split * (mid_b - mid_a)}  # the bar: the tile's middle
     halves_read = int(a.pips is not None) + int(b.pips is not None)
     if halves_read == 0:
         return None  # neither half a standard pattern: nothing but a stroke says it is a tile (grain, print)
@@ -581,6 +645,37 @@ def _candidate(frame_bgr: np.ndarray, lab: np.ndarray, quad: np.ndarray, split: 
         halves_read = 0
     return ((halves_read, rank, min(a.score, b.score), -abs(aspect - 2.0)), quad, width, length,
             dark_face, a, b, facts)
+
+
+def _inside(quad: np.ndarray, point: np.ndarray) -> bool:
+    return cv2.pointPolygonTest(np.float32(quad).reshape(-1, 1, 2), (float(point[0]), float(point[1])), False) >= 0
+
+
+def _distrust_short(cands: list, plane: TilePlane | None) -> tuple[list, list]:
+    """Candidates read on both halves whose quad is narrower or shorter in the plane of the tile tops than
+    ``SHORT_TILE_RATIO`` of the set's tile are read no more (flagged): the side or end they lost may hold a pip
+    row, and what is left can still fit a pattern (a 4-6 read 4-4 on a held-out render). Their bars are then
+    placed at the set's size. Returns (all candidates, the flagged ones)."""
+    if plane is None:
+        return cands, []
+    out, short = [], []
+    for c in cands:
+        key, quad, width, length, dark_face, a, b, facts = c
+        if key[0] == 2:
+            width_ratio, length_ratio = plane.size_ratios(quad)
+            # the end lost is on the half shorter from the bar; read blank, that half lost nothing that counts:
+            # every other pattern has a pip within half a width of the bar, which an end short by less than
+            # ``BLANK_SAFE_RATIO`` leaves in view (cut, it is flagged by the reader)
+            blank = (a, b)[plane.shorter_half(quad, facts["middle_px"])].pips == 0 and length_ratio > BLANK_SAFE_RATIO
+            if width_ratio < SHORT_TILE_RATIO or (length_ratio < SHORT_TILE_RATIO and not blank):
+                why = (f"outline {width_ratio:.0%} x {length_ratio:.0%} of the set's tile in the plane of the tile "
+                       f"tops (found short): a pip row beyond it may be lost")
+                a = HalfReading(pips=None, blob_count=a.blob_count, reason=why, score=0.0, bar_ratio=a.bar_ratio)
+                b = HalfReading(pips=None, blob_count=b.blob_count, reason=why, score=0.0, bar_ratio=b.bar_ratio)
+                c = ((0, key[1], 0.0, key[3]), quad, width, length, dark_face, a, b, facts)
+                short.append(c)
+        out.append(c)
+    return out, short
 
 
 def _scaled_quad(quad: np.ndarray, scale: float) -> np.ndarray:
@@ -677,6 +772,30 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
     return out
 
 
+def _same_stroke(b: _Bar, o: _Bar, tol_px: float) -> bool:
+    """Two finds of one stroke: centres and lengths within ``tol_px``, directions within 10 degrees."""
+    return (float(np.linalg.norm(b.center - o.center)) < tol_px and abs(b.length - o.length) < tol_px
+            and abs(float(b.along @ o.along)) > math.cos(math.radians(10.0)))
+
+
+def _measured_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_Bar], params: DominoDetectorParams
+                         ) -> tuple[list, list[_Bar]]:
+    """Each bar's tile measured and read: (the candidates, the bars whose tile did not read on both halves)."""
+    cands, unmeasured = [], []
+    for bar in bars:
+        m = _measure_tile(lab, bar, params)
+        if m is None:
+            unmeasured.append(bar)
+            continue
+        quad, width, length, _face, dark_face, split = m
+        c = _candidate(frame_bgr, lab, quad, split, dark_face, params)
+        if c is not None:
+            cands.append(c)
+        if c is None or c[0][0] < 2:
+            unmeasured.append(bar)  # measured wrong (a walk ran past a seam, or stopped at a pip): try the known size
+    return cands, unmeasured
+
+
 def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAULT_DOMINO_PARAMS
                     ) -> tuple[TileDetection, ...]:
     """Every tile found in ``frame_bgr``: face-up tiles with their pips read (or flagged), then face-down ones."""
@@ -690,20 +809,29 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
     bars = _bar_candidates(gray, params)
     # measure and read every candidate, then keep the best of overlapping ones: a seam between two tiles can pass
     # for a bar, but the "tile" around it does not read as two standard halves, while the true tile does
-    cands = []
-    unmeasured = []
-    for bar in bars:
-        m = _measure_tile(lab, bar, params)
-        if m is None:
-            unmeasured.append(bar)
-            continue
-        quad, width, length, _face, dark_face, split = m
-        c = _candidate(frame_bgr, lab, quad, split, dark_face, params)
-        if c is not None:
-            cands.append(c)
-        if c is None or c[0][0] < 2:
-            unmeasured.append(bar)  # measured wrong (a walk ran past a seam, or stopped at a pip): try the known size
-    cands += _known_size_candidates(frame_bgr, lab, unmeasured, cands, params)
+    cands, unmeasured = _measured_candidates(frame_bgr, lab, bars, params)
+    good = [c for c in cands if c[0][0] == 2]
+    if good:
+        # bars the lamp's glare washed out or ran into, found against the face right around them
+        width_px = float(np.median([c[2] for c in good]))
+        faces = {style: float(np.median([c[7]["face_lab"][0] for c in good if c[4] == style]))
+                 for style in {c[4] for c in good}}
+        glared = [b for b in _bars_under_glare(gray, lab, width_px, faces, params)
+                  if not any(_inside(c[1], b.center) for c in good)
+                  and not any(_same_stroke(b, o, GLARE_SAME_BAR_RATIO * width_px) for o in bars)]
+        more, more_unmeasured = _measured_candidates(frame_bgr, lab, glared, params)
+        # a second look, as a placed tile is: only a clean reading with pips shows a tile (a pencil is a stroke)
+        more = [c for c in more if c[0][0] == 2 and (c[5].pips or c[6].pips)]
+        cands, unmeasured, bars = cands + more, unmeasured + more_unmeasured, bars + glared
+    # the plane of the tile tops from every tile read cleanly: one outlined short in it may have lost a pip row
+    plane = fit_tile_plane([c[1] for c in cands if c[0][0] == 2], (w, h))
+    cands, short = _distrust_short(cands, plane)
+    tried = {id(bar) for bar in unmeasured}
+    unmeasured += [bar for bar in bars if id(bar) not in tried and any(_inside(c[1], bar.center) for c in short)]
+    placed = _known_size_candidates(frame_bgr, lab, unmeasured, cands, params)
+    # (a placed tile is the set's size by construction: its sides are only fitted to edges within a fifth of a
+    # width of where its neighbour's size puts them, so it cannot have lost a pip row the way a walk can)
+    cands += placed
     cands = _drop_seam_tiles(cands)
     if len(cands) >= 3:
         med = float(np.median([c[2] for c in cands if c[0][0] == 2] or [c[2] for c in cands]))
@@ -731,6 +859,12 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
             continue
         taken |= mask
         reasons = tuple(f"half {name}: {r.reason}" for name, r in (("a", a), ("b", b)) if r.pips is None)
+        if plane is not None and a.pips is not None and b.pips is not None:
+            # where the tile lies: the set's rectangle in the plane, centred on its bar (the walks and the fits
+            # to edges may leave an end a few per cent out, enough to part a join or close a gap)
+            quad = plane.set_tile_quad_px(quad, facts["middle_px"])
+            c = quad.mean(axis=0)
+            width, length = _quad_size(quad)
         tiles.append(TileDetection(
             tile_id=f"T{len(tiles)}", quad_px=tuple((float(x), float(y)) for x, y in quad),
             center_px=(float(c[0]), float(c[1])), width_px=float(width),

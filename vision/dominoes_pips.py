@@ -294,9 +294,17 @@ def centre_bar_ratio(frame_bgr: np.ndarray, quad_px: np.ndarray, split_ratio: fl
     M = cv2.getPerspectiveTransform(np.float32(q), dst)
     tile = cv2.warpPerspective(frame_bgr, M, (w, 2 * w), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     row = round(split_ratio * 2 * w)
-    band = cv2.cvtColor(tile[max(0, row - int(0.08 * w)):row + int(0.08 * w) + 1], cv2.COLOR_BGR2LAB).astype(np.float32)
-    dl = band[..., 0] - face_lab[0]
-    ink = ((dl > 25.0) if dark_face else (dl < -18.0)).astype(np.uint8)
+    r0, r1 = max(0, row - int(0.08 * w)), row + int(0.08 * w) + 1
+    k = max(5, int(0.35 * w) | 1)
+    # against the face's colour, and against the face right around it (a median over a third of the width, as
+    # the pips are): a lamp's glare over the bar lifts its ink to the face's own lightness, not to its neighbours'
+    m0 = max(0, r0 - k // 2)
+    lightness = cv2.cvtColor(tile[m0:r1 + k // 2], cv2.COLOR_BGR2LAB)[..., 0]
+    local = cv2.medianBlur(lightness, k)[r0 - m0:r1 - m0].astype(np.float32)
+    band = lightness[r0 - m0:r1 - m0].astype(np.float32)
+    dl = band - face_lab[0]
+    ink = (((dl > 25.0) | (band - local > 25.0)) if dark_face else ((dl < -18.0) | (band - local < -18.0)))
+    ink = ink.astype(np.uint8)
     # a spinner's stud (brass, not ink) interrupts the bar at the tile's centre: a row with ink just either side
     # of it runs on through it
     r = max(1, round(SPINNER_DIAMETER_RATIO * w / 2))

@@ -163,3 +163,18 @@ def test_layout_with_a_tile_past_an_unseen_one_is_undecided_not_legal():
     np.testing.assert_allclose(np.mean(lay["gaps"][0]["unseen_outline_mm"], axis=0), (98.5, 0.0), atol=1.5)
     hand = PlacedTile(tile_id="H", center_mm=(49.0, 80.0), angle_deg=0.0, bone=Bone(a=6, b=4))
     assert layout_of([*line, hand])["legal"] is True  # a hand tile beside the line is no gap
+
+
+def test_without_a_calibration_tiles_are_measured_in_the_plane_the_read_tiles_fix():
+    """Seen obliquely (the far side of the picture at 70 % of the near side's scale), every tile of the set is
+    still 24 x 48 mm and the line's joins close: the plane of the tile tops is fitted to the tiles read, not
+    assumed square to the camera."""
+    from tests.vision.test_dominoes_plane import _scene
+
+    img, _ = _scene()
+    doc = analyze_dominoes_photo(img)
+    assert doc["calibration"]["source"] == "tile_plane"
+    read = [t for t in doc["tiles"] if t["pips"] is not None]
+    assert len(read) == 7
+    for t in read:
+        assert t["width_mm"] == pytest.approx(24.0, abs=0.5) and t["length_mm"] == pytest.approx(48.0, abs=1.0)
