@@ -32,32 +32,42 @@ MIN_VISIBLE_PX = 12  # a truth wink with fewer visible pixels cannot be asked of
 FRESH_PLAN = (((3840, 2160), 101, 1 / 3), ((1920, 1080), 102, 1 / 2), ((1920, 1080), 103, 1 / 6))
 
 
-def fresh_images(n: int, cache: Path, log: Callable[[str], None]) -> list[Path]:
+def fresh_plan(seed: int | None = None) -> tuple[tuple[tuple[int, int], int, float], ...]:
+    """The fresh set's (size, seed, share) parts: the development set, or a held-out set drawn from ``seed``
+    (seeds ``seed``, ``seed + 1``, ``seed + 2`` in the same proportions)."""
+    if seed is None:
+        return FRESH_PLAN
+    return tuple((wh, seed + k, share) for k, (wh, _, share) in enumerate(FRESH_PLAN))
+
+
+def fresh_images(n: int, cache: Path, log: Callable[[str], None], seed: int | None = None) -> list[Path]:
     """``n`` simulated photographs (a third 3840x2160, the rest 1920x1080), rendered once and cached by seed."""
     from simulation.generate import generate_tiddlywinks
     out: list[Path] = []
-    counts = [int(round(n * share)) for _, _, share in FRESH_PLAN]
+    plan = fresh_plan(seed)
+    counts = [int(round(n * share)) for _, _, share in plan]
     counts[1] += n - sum(counts)
-    for ((w, h), seed, _), count in zip(FRESH_PLAN, counts):
+    for ((w, h), part_seed, _), count in zip(plan, counts):
         if count <= 0:
             continue
-        d = cache / f"tiddlywinks_{w}x{h}_seed{seed}"
-        have = sorted(d.glob(f"tw_{seed}_*.jpg")) if d.exists() else []
+        d = cache / f"tiddlywinks_{w}x{h}_seed{part_seed}"
+        have = sorted(d.glob(f"tw_{part_seed}_*.jpg")) if d.exists() else []
         if len(have) < count:
             log(f"rendering {count} fresh {w}x{h} images into {d} (cached for later runs) ...")
             d.mkdir(parents=True, exist_ok=True)
-            generate_tiddlywinks(d, count=count, seed=seed, size_wh_px=(w, h))
-            have = sorted(d.glob(f"tw_{seed}_*.jpg"))
+            generate_tiddlywinks(d, count=count, seed=part_seed, size_wh_px=(w, h))
+            have = sorted(d.glob(f"tw_{part_seed}_*.jpg"))
         out += have[:count]
     return out
 
 
-def image_set(directory: Path | None, fresh: int, cache: Path, log: Callable[[str], None]) -> list[Path]:
+def image_set(directory: Path | None, fresh: int, cache: Path, log: Callable[[str], None],
+              seed: int | None = None) -> list[Path]:
     paths: list[Path] = []
     if directory is not None and directory.exists():
         paths += sorted(p for p in directory.glob("*.jpg") if p.with_suffix(".json").exists())
     if fresh > 0:
-        paths += fresh_images(fresh, cache, log)
+        paths += fresh_images(fresh, cache, log, seed)
     return paths
 
 
@@ -458,7 +468,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--show-failures", action="store_true",
                    help="list every individual failure (tantrix: each wrong tile and board, and why)")
     p.add_argument("--seed", type=int, default=None,
-                   help="tantrix, marbles, marbles-drop, ice-tiddlywinks: the simulated set's seed (default: the development set); another seed is a held-out set")
+                   help="the simulated set's seed (default: the development set); another seed is a held-out set "
+                        "(tiddlywinks: its renders alone, without the sample images)")
     p.add_argument("--verbose", action="store_true")
     p.set_defaults(handler=run_bench)
 
@@ -469,13 +480,16 @@ def run_bench(args: argparse.Namespace) -> int:
             print(line, flush=True)
         return 0
     bench, report = BENCHES[args.game]
-    directory = args.dir if args.dir is not None else Path("sample_images") / args.game
-    paths = image_set(directory, args.fresh, args.cache, lambda s: print(s, flush=True))
+    # a held-out seed is its renders alone: the samples were developed on
+    directory = args.dir if args.dir is not None else (
+        Path("sample_images") / args.game if args.seed is None else None)
+    paths = image_set(directory, args.fresh, args.cache, lambda s: print(s, flush=True), args.seed)
     if not paths:
         print("tableref: error: no images to bench (no DIR images and --fresh 0)")
         return 2
+    held_out = "" if args.seed is None else f", held-out seed {args.seed}"
     print(f"tableref bench --game {args.game}: {len(paths)} images "
-          f"({directory} + {args.fresh} fresh)", flush=True)
+          f"({directory or 'no samples'} + {args.fresh} fresh{held_out})", flush=True)
     result = bench(paths, lambda s: print(s, flush=True), verbose=args.verbose)
     ok = report(result, print, show_failures=args.failures)
     return 0 if ok else 1
