@@ -828,7 +828,8 @@ def analyze_marbles(
     ``center_z_mm``, ``diameter_mm``, ``on_ring``, ``ring_margin_mm`` (+ inside), ``center_px``,
     ``confidence``, ``position_sigma_mm``, ``in_group``. ``counts``: marbles and tolleys on and off the ring;
     ``count_ranges``, ``kind_too_close_to_call``, ``counts_certain``: see ``count_ranges``.
-    ``calibration``: ``source`` (given | ring_ellipse) and ``camera``.
+    ``calibration``: ``source`` (given | ring_outline | ring_sand_edge), ``camera`` and ``frame_sigma_mm``
+    (self-calibrated: how loose the ring frame is; folded into each piece's ``position_sigma_mm``).
     """
     if frame_bgr is None or frame_bgr.ndim != 3:
         raise VisionError("frame must be a colour image (H, W, 3)")
@@ -857,7 +858,8 @@ def analyze_marbles(
             "ring_margin_mm": round(b.ring_margin_mm, 2),
             "center_px": [round(b.center_px[0], 2), round(b.center_px[1], 2)],
             "confidence": round(b.confidence, 3),
-            "position_sigma_mm": round(b.position_sigma_mm, 3),
+            # a self-calibrated ring frame is only as sure as the outline makes it
+            "position_sigma_mm": round(math.hypot(b.position_sigma_mm, ring.frame_sigma_mm), 3),
             "in_group": b.in_group,
             "kind_confidence": round(b.kind_confidence, 3),
             "measured_diameter_mm": None if b.measured_diameter_mm is None else round(b.measured_diameter_mm, 2),
@@ -876,6 +878,7 @@ def analyze_marbles(
         "pieces": pieces,
         "counts": counts,
         **count_ranges(pieces),
-        "calibration": {"source": ring.source, "camera": ring.camera.to_dict()},
+        "calibration": {"source": ring.source, "camera": ring.camera.to_dict(),
+                        "frame_sigma_mm": round(ring.frame_sigma_mm, 2)},
         "timing_ms": round((time.perf_counter() - t0) * 1e3, 1),
     }

@@ -1,14 +1,12 @@
-"""The marbles ring in a photo: its image ellipse and the ring frame (camera pose) it implies.
+"""The marbles ring in a photo: its image outline and the ring frame (camera pose) it implies.
 
 With a calibration the ring is simply projected. Without one, the sand-covered ring is segmented from the
-ground around it (sand is the bright, yellow class of a two-class Otsu split), the sand's outer boundary (in
-practice the ring's top edge R at z = 0: the sloping shoulder is shaded and falls in with the ground) is
-fitted with an ellipse, robustly (points on the image border dropped, outliers trimmed), and the plane pose
-is solved from that conic and the known radius: a circle's image fixes the plane's normal and distance once
-the focal length is known (principal point at the image centre). The two-fold normal ambiguity, and the
-focal length when not given, are settled by the rim's second circle: each candidate pose predicts where the
-foot of the shoulder (R + 40 mm, 76.2 mm lower) shows apart from the top edge on the side facing the camera,
-and the pose whose prediction lies on the strongest image edge wins (camera above the ring).
+ground around it (sand is the bright, yellow class of a two-class Otsu split; the shaded part of the sand
+shoulder, which that split gives to the ground, is won back by chromaticity), and the camera is fitted to the
+outline as the apparent outline of the raised ring: the top edge (R, z = 0) where the shoulder is hidden, the
+foot of the shoulder (R + 40 mm, 76.2 mm lower) where the camera sees it (``calibration.ring``). A circle
+alone leaves a two-fold tilt ambiguity and the focal length free; the shoulder's second circle settles both,
+and the ring frame's remaining looseness is reported as ``frame_sigma_mm``.
 """
 
 from __future__ import annotations
@@ -18,18 +16,22 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
-from scipy.optimize import least_squares
 
 from calibration.camera import CameraModel
+from calibration.errors import CalibrationError
+from calibration.ring import fit_ring_camera
 from geometry.marbles import RING_HEIGHT_MM, RING_RADIUS_MM
 from vision.types import VisionError
 
-RIM_FOOT_RADIUS_MM = RING_RADIUS_MM + 40.0  # the sand shoulder meets the ground ~40 mm outside R (MB 1 sand)
-DEFAULT_FOCAL_RATIO = 0.75  # focal length / long image side of a typical phone main camera (26 mm equiv.)
-# Focal lengths tried when none is given (wide phone camera to short tele), chosen by the top-edge score
-FOCAL_RATIOS = (0.5, 0.58, 0.66, 0.75, 0.9, 1.1)
+# the shoulder by chromaticity: classes sampled inside the sand eroded by INNER and outside it dilated by
+# OUTER (square kernels, px), split only when their means lie MIN_CHROMA_SEPARATION pooled standard
+# deviations apart, kept only when the whole ring is at most MAX_WHOLE_OVER_SAND times the bright sand (a
+# 40 mm shoulder round a 914 mm ring adds ~9 % of the area)
+INNER_MARGIN_PX = 25
+OUTER_MARGIN_PX = 41
+MIN_CHROMA_SEPARATION = 2.0
+MAX_WHOLE_OVER_SAND = 1.25
 MIN_SAND_GROUND_SEPARATION = 20.0  # CIELAB distance of the two classes' means: sand against grass/earth/paving
-MAX_TILT_DEG = 60.0  # camera above the ring: the optical axis within 60 deg of straight down
 
 
 class RingNotFoundError(VisionError):
@@ -39,10 +41,11 @@ class RingNotFoundError(VisionError):
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class RingDetection:
     camera: CameraModel
-    source: str  # "given" | "ring_ellipse"
+    source: str  # "given" | "ring_outline" (whole ring by chromaticity) | "ring_sand_edge" (brightness only)
     center_px: tuple[float, float]
     ellipse_px: dict
     rim_fit_rms_px: float | None = None
+    frame_sigma_mm: float = 0.0  # how far apart equally good self-calibrated ring frames put a point
 
     def to_dict(self) -> dict:
         return {
@@ -53,6 +56,7 @@ class RingDetection:
             "ellipse_px": self.ellipse_px,
             "source": self.source,
             "rim_fit_rms_px": None if self.rim_fit_rms_px is None else round(self.rim_fit_rms_px, 3),
+            "frame_sigma_mm": round(self.frame_sigma_mm, 2),
         }
 
 
@@ -65,10 +69,19 @@ def ring_ellipse_px(camera: CameraModel, radius_mm: float = RING_RADIUS_MM, z_mm
             "angle_deg": round(ang, 3)}
 
 
-def _from_camera(camera: CameraModel, source: str, rms: float | None = None) -> RingDetection:
+def _from_camera(camera: CameraModel, source: str, rms: float | None = None,
+                 frame_sigma_mm: float = 0.0) -> RingDetection:
     c = camera.project_mm(np.zeros((1, 3)))[0]
     return RingDetection(camera=camera, source=source, center_px=(float(c[0]), float(c[1])),
-                         ellipse_px=ring_ellipse_px(camera), rim_fit_rms_px=rms)
+                         ellipse_px=ring_ellipse_px(camera), rim_fit_rms_px=rms,
+                         frame_sigma_mm=frame_sigma_mm)
+
+
+def _largest_component(m: np.ndarray) -> np.ndarray:
+    n, lbl, st, _ = cv2.connectedComponentsWithStats(m.astype(np.uint8))
+    if n < 2:
+        return np.zeros(m.shape, bool)
+    return lbl == 1 + int(np.argmax(st[1:, 4]))
 
 
 def sand_mask(frame_bgr: np.ndarray) -> np.ndarray:
@@ -79,123 +92,60 @@ def sand_mask(frame_bgr: np.ndarray) -> np.ndarray:
     feat = cv2.normalize(feat, None, 0, 255, cv2.NORM_MINMAX).astype(np.uint8)
     _, m = cv2.threshold(feat, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     m = cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
-    n, lbl, st, _ = cv2.connectedComponentsWithStats(m)
-    if n < 2:
-        return np.zeros(m.shape, bool)
-    big = 1 + int(np.argmax(st[1:, 4]))
-    out = (lbl == big).astype(np.uint8)
+    out = _largest_component(m).astype(np.uint8)
     # fill holes (marbles, the scribed line)
     ff = out.copy()
     cv2.floodFill(ff, np.zeros((out.shape[0] + 2, out.shape[1] + 2), np.uint8), (0, 0), 1)
     return (out | (1 - ff)).astype(bool) if ff[0, 0] == 1 and out[0, 0] == 0 else out.astype(bool)
 
 
-def _conic(ellipse) -> np.ndarray:
-    (xc, yc), (a2, b2), ang = ellipse
-    a, b = a2 / 2, b2 / 2
-    t = math.radians(ang)
-    c, s = math.cos(t), math.sin(t)
-    T = np.array([[c, s, -(c * xc + s * yc)], [-s, c, -(-s * xc + c * yc)], [0, 0, 1]])
-    D = np.diag([1 / a**2, 1 / b**2, -1.0])
-    return T.T @ D @ T
+def shoulder_mask(frame_bgr: np.ndarray, sand: np.ndarray) -> np.ndarray | None:
+    """The whole raised ring (top and sand shoulder, lit or shaded) against the ground, by chromaticity.
+
+    A shaded shoulder is dark and falls in with the ground in ``sand_mask``; its chromaticity (colour with
+    the brightness divided out) is still the sand's. The two classes' chromaticities are taken well inside
+    and well outside ``sand`` and split along their discriminant. None when the split is not clean."""
+    blur = cv2.GaussianBlur(frame_bgr, (0, 0), 2.0).astype(np.float32) + 1.0
+    chroma = blur / blur.sum(2, keepdims=True)
+    sand_u8 = sand.astype(np.uint8)
+    inner = cv2.erode(sand_u8, np.ones((INNER_MARGIN_PX, INNER_MARGIN_PX), np.uint8)).astype(bool)
+    outer = ~cv2.dilate(sand_u8, np.ones((OUTER_MARGIN_PX, OUTER_MARGIN_PX), np.uint8)).astype(bool)
+    if inner.sum() < 1000 or outer.sum() < 1000:
+        return None
+    ms, mg = chroma[inner].mean(0), chroma[outer].mean(0)
+    cov = np.cov(chroma[inner].T) + np.cov(chroma[outer].T) + 1e-6 * np.eye(3)
+    wv = np.linalg.solve(cov, ms - mg)
+    ps, pg = chroma[inner] @ wv, chroma[outer] @ wv
+    if (ps.mean() - pg.mean()) < MIN_CHROMA_SEPARATION * math.hypot(ps.std(), pg.std()):
+        return None  # sand and ground too alike in colour (e.g. bare earth): keep the brightness split
+    proj = chroma @ wv
+    m = cv2.morphologyEx((proj > 0.5 * (ps.mean() + pg.mean())).astype(np.uint8), cv2.MORPH_OPEN,
+                         np.ones((5, 5), np.uint8))
+    big = _largest_component(m)
+    # the whole ring contains the sand top and adds at most a shoulder's width around it
+    if (big & sand).sum() < 0.95 * sand.sum() or big.sum() > MAX_WHOLE_OVER_SAND * sand.sum():
+        return None
+    return big
 
 
-def _sampson(C: np.ndarray, pts: np.ndarray) -> np.ndarray:
-    p = np.column_stack([pts, np.ones(len(pts))])
-    Cp = p @ C.T
-    e = np.sum(p * Cp, 1)
-    g = 2 * np.hypot(Cp[:, 0], Cp[:, 1])
-    return e / np.maximum(g, 1e-12)
-
-
-def fit_rim_ellipse(mask: np.ndarray) -> tuple[tuple, float, int]:
-    """Robust ellipse of the sand boundary: (cv2 ellipse, rms residual px, points used)."""
+def outline_px(mask: np.ndarray, border_px: int = 4) -> np.ndarray:
+    """(N, 2) outer boundary of the largest region of ``mask``, without points on the image border."""
     h, w = mask.shape
     cnts, _ = cv2.findContours(mask.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     if not cnts:
         raise RingNotFoundError("no sand region found")
     pts = max(cnts, key=len).reshape(-1, 2).astype(np.float64)
-    border = 4
-    keep = (pts[:, 0] > border) & (pts[:, 1] > border) & (pts[:, 0] < w - 1 - border) & (pts[:, 1] < h - 1 - border)
+    keep = ((pts[:, 0] > border_px) & (pts[:, 1] > border_px) & (pts[:, 0] < w - 1 - border_px)
+            & (pts[:, 1] < h - 1 - border_px))
     pts = pts[keep]
     if len(pts) < 50:
         raise RingNotFoundError(f"only {len(pts)} rim points visible: the ring edge is out of the picture")
-    ell = cv2.fitEllipse(pts.astype(np.float32))
-    for _ in range(4):
-        r = np.abs(_sampson(_conic(ell), pts))
-        lim = max(2.5 * float(np.median(r)) * 1.4826, 1.0)
-        inl = pts[r <= lim]
-        if len(inl) < 50:
-            break
-        ell = cv2.fitEllipse(inl.astype(np.float32))
-    rms = float(np.sqrt(np.mean(_sampson(_conic(ell), inl) ** 2)))
-    return ell, rms, len(inl)
-
-
-def _rot(alpha: float, beta: float) -> np.ndarray:
-    ca, sa, cb, sb = math.cos(alpha), math.sin(alpha), math.cos(beta), math.sin(beta)
-    Rx = np.array([[1, 0, 0], [0, ca, -sa], [0, sa, ca]])
-    Ry = np.array([[cb, 0, sb], [0, 1, 0], [-sb, 0, cb]])
-    R0 = np.diag([1.0, -1.0, -1.0])  # looking straight down, image x = ring x, image up = ring +y
-    return Rx @ Ry @ R0
-
-
-def camera_from_rim(ellipse, image_size_wh_px: tuple[int, int], focal_px: float,
-                    radius_mm: float = RING_RADIUS_MM, z_mm: float = 0.0,
-                    tilt0: tuple[float, float] = (0.0, 0.0)) -> tuple[CameraModel, float]:
-    """Camera pose from the image conic of a horizontal circle of known radius and height (focal known).
-
-    Returns the camera and the rms Sampson residual (px). ``tilt0`` starts the solver on one side of the
-    two-fold ambiguity."""
-    w, h = image_size_wh_px
-    K = np.array([[focal_px, 0, (w - 1) / 2], [0, focal_px, (h - 1) / 2], [0, 0, 1]])
-    C = _conic(ellipse)
-    (u0, v0), (a2, b2), _ = ellipse
-    ts = np.linspace(0, 2 * math.pi, 72, endpoint=False)
-    circle = np.column_stack([radius_mm * np.cos(ts), radius_mm * np.sin(ts), np.full_like(ts, z_mm)])
-
-    def cam(x):
-        R = _rot(x[0], x[1])
-        tvec = -R @ x[2:5]
-        return R, tvec
-
-    def resid(x):
-        R, tvec = cam(x)
-        Xc = circle @ R.T + tvec
-        uv = (Xc[:, :2] / Xc[:, 2:3]) * focal_px + K[:2, 2]
-        return _sampson(C, uv)
-
-    H = focal_px * radius_mm / (0.25 * (a2 + b2)) + z_mm
-    x0 = np.array([tilt0[0], tilt0[1], -(u0 - K[0, 2]) * (H - z_mm) / focal_px, (v0 - K[1, 2]) * (H - z_mm) / focal_px, H])
-    sol = least_squares(resid, x0, method="lm", max_nfev=400)
-    R, tvec = cam(sol.x)
-    rvec, _ = cv2.Rodrigues(R)
-    rms = float(np.sqrt(np.mean(sol.fun**2)))
-    return CameraModel(K=K, dist=np.zeros(5), rvec=rvec.ravel(), tvec=tvec, image_size_wh_px=(w, h)), rms
-
-
-def _edge_score(grad: np.ndarray, camera: CameraModel) -> float:
-    """Mean image gradient along the predicted foot of the rim where it shows apart from the top edge.
-
-    Every candidate pose fits the top edge; only the right one puts the foot of the sand shoulder, on the
-    side facing the camera, on the edge between sand and ground."""
-    h, w = grad.shape
-    a = np.linspace(0, 2 * math.pi, 360, endpoint=False)
-    top = camera.project_mm(np.column_stack([RING_RADIUS_MM * np.cos(a), RING_RADIUS_MM * np.sin(a), np.zeros_like(a)]))
-    foot = camera.project_mm(np.column_stack([RIM_FOOT_RADIUS_MM * np.cos(a), RIM_FOOT_RADIUS_MM * np.sin(a),
-                                              np.full_like(a, -RING_HEIGHT_MM)]))
-    sep = np.linalg.norm(top - foot, axis=1)
-    ok = (sep >= 3.0) & (foot[:, 0] >= 0) & (foot[:, 1] >= 0) & (foot[:, 0] <= w - 1) & (foot[:, 1] <= h - 1)
-    if ok.sum() < 10:
-        return 0.0
-    xi = np.round(foot[ok, 0]).astype(int)
-    yi = np.round(foot[ok, 1]).astype(int)
-    return float(grad[yi, xi].mean())
+    return pts
 
 
 def detect_ring(frame_bgr: np.ndarray, camera: CameraModel | None = None, *,
                 focal_px: float | None = None) -> RingDetection:
-    """The ring and the ring frame: from ``camera`` when given, else from the fitted sand rim."""
+    """The ring and the ring frame: from ``camera`` when given, else from the ring's outline."""
     h, w = frame_bgr.shape[:2]
     if camera is not None:
         if tuple(camera.image_size_wh_px) != (w, h):
@@ -209,21 +159,11 @@ def detect_ring(frame_bgr: np.ndarray, camera: CameraModel | None = None, *,
     if sep < MIN_SAND_GROUND_SEPARATION:
         raise RingNotFoundError(f"no ground seen beside the sand (colour separation {sep:.1f} < "
                                 f"{MIN_SAND_GROUND_SEPARATION}): the ring edge is out of the picture; pass --calibration")
-    ell, rms, _n = fit_rim_ellipse(mask)
-    gray = cv2.GaussianBlur(cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY).astype(np.float32), (0, 0), 1.5)
-    grad = cv2.magnitude(cv2.Sobel(gray, cv2.CV_32F, 1, 0), cv2.Sobel(gray, cv2.CV_32F, 0, 1))
-    # start the solver tilted each way, so both sides of the two-fold ambiguity are found
-    starts = [(0.3, 0.0), (-0.3, 0.0), (0.0, 0.3), (0.0, -0.3)]
-    ratios = [focal_px / max(w, h)] if focal_px is not None else FOCAL_RATIOS
-    best = None
-    for ratio in ratios:
-        for s0 in starts:
-            cam, res = camera_from_rim(ell, (w, h), ratio * max(w, h), tilt0=s0)
-            if res > max(2.0, 3 * rms) or cam.tilt_deg > MAX_TILT_DEG:
-                continue
-            score = _edge_score(grad, cam)
-            if best is None or score > best[0]:
-                best = (score, cam)
-    if best is None:
-        raise RingNotFoundError(f"no camera pose fits the rim ellipse {ell}")
-    return _from_camera(best[1], "ring_ellipse", rms)
+    whole = shoulder_mask(frame_bgr, mask)
+    try:
+        fit = fit_ring_camera(outline_px(mask if whole is None else whole), (w, h), focal_px=focal_px,
+                              either_edge=whole is None)
+    except CalibrationError as exc:
+        raise RingNotFoundError(f"the ring outline gives no camera: {exc}") from exc
+    return _from_camera(fit.camera, "ring_outline" if whole is not None else "ring_sand_edge", fit.rms_px,
+                        fit.frame_sigma_mm)
