@@ -3,7 +3,7 @@
 On a table as dark as the tiles the board's outline is rough, but the cracks between the tiles (shadowed, a little
 darker than both) draw a honeycomb, and every tile shows a link leaving each edge midpoint. The scenes here are
 drawn in a known lattice (affine, as a tilted phone sees a small board): shadowed cracks round black tops on a table
-of the tops' own lightness, link ends as short bands, and one tile's worth of empty hexes beside the board.
+of the tops' own lightness, a link end inside every edge midpoint, and the empty hexes round the board.
 """
 
 from __future__ import annotations
