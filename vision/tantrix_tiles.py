@@ -258,15 +258,41 @@ class PixelClasses:
     bands: np.ndarray
     washed: np.ndarray
     broad: np.ndarray | None = None  # link colour broader than a band: a mat, a coloured object
+    reach_px: int = 0  # a link band's half-width plus a pixel (0: too few bands seen)
+
+
+def band_hull(bands: np.ndarray, reach_px: int) -> np.ndarray:
+    """Where tiles can be: within reach of the link bands (bool mask).
+
+    Every tile carries three links that touch all six edge midpoints, so no point of a tile top lies farther from
+    a band than about half a side (the centre of a tile of three sharp curves); a band's half-width is about a
+    tenth of the side (5-6 mm bands on a 46 mm tile). Closing the bands over ``HULL_CLOSE_REACHES`` band reaches
+    fills each tile; growing the result by ``HULL_GROW_REACHES`` restores the rim beyond the outermost bands.
+    Broad mottling of a table as dark as the tiles, farther from every link, falls outside.
+    """
+    def disc(r: float) -> np.ndarray:
+        k = 2 * int(round(r)) + 1
+        return cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+
+    closed = cv2.morphologyEx(bands.astype(np.uint8) * 255, cv2.MORPH_CLOSE, disc(HULL_CLOSE_REACHES * reach_px))
+    return cv2.dilate(fill_holes(closed), disc(HULL_GROW_REACHES * reach_px)) > 0
+
+
+# Band hull: closing radius and growth in band reaches (a reach is a band's half-width plus a pixel, about a
+# tenth of a tile's side): 4 reaches close the widest band-free part of a tile, 2 restore its rim.
+HULL_CLOSE_REACHES = 4.0
+HULL_GROW_REACHES = 2.0
 
 
 def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area_ratio: float = 4e-4,
-               link_width_ratio: float = 0.3, near_dark_ratio: float = NEAR_DARK_RATIO
-               ) -> tuple[list[Blob], np.ndarray, TableModel, PixelClasses]:
+               link_width_ratio: float = 0.3, near_dark_ratio: float = NEAR_DARK_RATIO,
+               confine_to_bands: bool = False) -> tuple[list[Blob], np.ndarray, TableModel, PixelClasses]:
     """Tile silhouettes (largest first), the filled mask, the table model and the pixel classes.
 
     A link of the table's own colour (blue on blue felt) or a glare streak cuts a notch into the outline; a
     closing as wide as a link band (``link_width_ratio`` of the side, measured on a first pass) mends it.
+    ``confine_to_bands``: tile black counts only within the links' reach (``band_hull``): on a table as dark as
+    the tiles its mottling passes for black and would join the silhouettes.
     """
     lab = to_lab(image_bgr) if lab is None else lab
     table = measure_table(lab)
@@ -274,8 +300,11 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
     k = max(3, int(round(min(h, w) / 540)) | 1)
     # chroma of near-black pixels is mostly sensor noise: judge colour on a lightly smoothed image
     smooth = cv2.GaussianBlur(lab, (k, k), 0)
-    near_px = max(int(round(near_dark_ratio * min(h, w))), _band_reach_px(smooth, table))
+    reach_px = _band_reach_px(smooth, table)
+    near_px = max(int(round(near_dark_ratio * min(h, w))), reach_px)
     raw = tile_mask(smooth, table, near_px=near_px)
+    if confine_to_bands and reach_px > 0:
+        raw[~band_hull(band_pixels(link_mask(smooth, table), near_px), reach_px)] = 0
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     min_area = min_area_ratio * h * w
     blobs, filled = _silhouettes(raw, k, min_area)
@@ -293,7 +322,8 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
     tile = (raw > 0) | bands
     washed = ~tile & ~table_like(smooth, table, tile, near_px) & (
         smooth[..., 1] ** 2 + smooth[..., 2] ** 2 < HUELESS_CHROMA ** 2)
-    return blobs, filled, table, PixelClasses(tile=tile, bands=bands, washed=washed, broad=link & ~bands)
+    return blobs, filled, table, PixelClasses(tile=tile, bands=bands, washed=washed, broad=link & ~bands,
+                                               reach_px=reach_px)
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,9 +33,10 @@ def hex_center_mm(q: int, r: int, s_mm: float, theta_deg: float, origin=(0.0, 0.
 def draw_scene(board: dict, hands: dict | None = None, *, f_mm: float = 46.0, theta_deg: float = 10.0,
                tilt_deg: float = 25.0, colorblind: bool = False, size_wh=(1280, 720), seed: int = 0,
                table_bgr=(90, 120, 150), jitter_deg: float = 0.0, gap_mm: float = 0.6, focal_px: float = 1100.0,
-               side_mm: float = 0.0):
+               side_mm: float = 0.0, crack_bgr: tuple[int, int, int] | None = None):
     """Render ``board`` {hex: (number, rotation)} and hands {player: [(number, (x, y), angle_deg)]}.
     ``side_mm``: tile thickness whose dark side walls show below the tops (the tops stay at 5 mm).
+    ``crack_bgr``: the table seen in the cracks between tiles, in their shadow (drawn ``gap_mm`` round each top).
 
     Returns the BGR image, the camera and the truth: per tile centre mm/px, number, rotation, hex, place.
     """
@@ -64,6 +65,12 @@ def draw_scene(board: dict, hands: dict | None = None, *, f_mm: float = 46.0, th
         p = np.asarray(p, float)
         return np.column_stack([(p[..., 0] - lo[0]) * ppm, (hi[1] - p[..., 1]) * ppm])
 
+    if crack_bgr is not None:
+        for t in tiles:
+            c, a = t["center_mm"], t["angle_deg"]
+            rim = [c + (s_mm + gap_mm) * np.array([math.cos(math.radians(a + 30 + 60 * k)),
+                                                   math.sin(math.radians(a + 30 + 60 * k))]) for k in range(6)]
+            cv2.fillPoly(tex, [np.rint(to_tex(np.array(rim)) * 16).astype(np.int32)], crack_bgr, cv2.LINE_AA, 4)
     for t in tiles:
         c, a = t["center_mm"], t["angle_deg"]
         verts = [c + s_mm * np.array([math.cos(math.radians(a + 30 + 60 * k)), math.sin(math.radians(a + 30 + 60 * k))])
@@ -158,6 +165,33 @@ def _match(reading, truth, gate_px: float):
         i = int(np.argmin(d))
         assert d[i] < gate_px, f"tile {t['number']} not found (nearest {d[i]:.0f} px)"
         out.append((t, reading.tiles[i]))
+    return out
+
+
+def simulated_photo(out_dir: Path, seed: int, index: int) -> tuple[np.ndarray, list[dict]]:
+    """The project simulator's photograph ``index`` of set ``seed`` (1920x1080) and its truth tiles."""
+    import json
+
+    from simulation.tantrix import render_tantrix_item
+
+    render_tantrix_item(out_dir, seed=seed, index=index, size_wh_px=(1920, 1080))
+    stem = out_dir / f"tx_{seed}_{index:03d}"
+    return cv2.imread(str(stem.with_suffix(".jpg"))), json.loads(stem.with_suffix(".json").read_text())["tiles"]
+
+
+def tally_against_truth(reading, truth: list[dict]) -> dict[str, int]:
+    """Truth tiles read exactly, read as another number (wrong), and board tiles with no reading within half a
+    pitch (missed: neither read nor reported unread)."""
+    pitch_px = float(np.median([min(math.dist(t["center_px"], u["center_px"]) for u in truth if u is not t)
+                                for t in truth]))
+    out = {"exact": 0, "wrong": 0, "missed": 0}
+    for t in truth:
+        r = min(reading.tiles, key=lambda x: math.dist(x.center_px, t["center_px"]))
+        if math.dist(r.center_px, t["center_px"]) > 0.5 * pitch_px:
+            out["missed"] += t["place"] == "board"
+            continue
+        out["exact"] += r.number == t["number"]
+        out["wrong"] += r.number is not None and r.number != t["number"]
     return out
 
 
