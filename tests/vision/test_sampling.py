@@ -21,3 +21,28 @@ def test_bilinear_between_pixels_nan_or_edge_outside_and_many_points():
     assert sample_bilinear(img, many)[:, 0] == pytest.approx(np.full(40_000, 15.0))
     with pytest.raises(TypeError, match="float32"):
         sample_bilinear(img.astype(np.uint8), pts)
+
+
+def test_more_points_than_one_remap_takes_are_sampled_in_slices(monkeypatch):
+    """cv2.remap refuses maps over 32767 rows; a huge probe set (a Tantrix cloth's shading proposing thousands of
+    candidate tiles) is sampled in slices with the same values, never an OpenCV assertion."""
+    import vision.sampling as vs
+
+    rng = np.random.default_rng(5)
+    img = rng.random((50, 60, 3)).astype(np.float32)
+    pts = rng.random((1003, 2)) * [58.0, 48.0]
+    pts[7] = (-5.0, 3.0)
+    whole = vs.sample_bilinear(img, pts)
+    monkeypatch.setattr(vs, "_ROW", 4)
+    monkeypatch.setattr(vs, "_MAX_SIDE", 5)  # slices of 16 points: 63 of them
+    sliced = vs.sample_bilinear(img, pts)
+    np.testing.assert_array_equal(np.isnan(sliced), np.isnan(whole))
+    assert np.isnan(sliced[7]).all() and np.isfinite(np.delete(sliced, 7, axis=0)).all()
+    np.testing.assert_allclose(np.nan_to_num(sliced), np.nan_to_num(whole), atol=1e-6)
+    u8 = (img * 255).astype(np.uint8)
+    monkeypatch.setattr(vs, "_ROW", 1024)
+    monkeypatch.setattr(vs, "_MAX_SIDE", 32767)
+    want = vs.sample_bilinear(u8, pts, outside_nan=False)
+    monkeypatch.setattr(vs, "_ROW", 4)
+    monkeypatch.setattr(vs, "_MAX_SIDE", 5)
+    np.testing.assert_array_equal(vs.sample_bilinear(u8, pts, outside_nan=False), want)
