@@ -250,16 +250,18 @@ def draw_insets(img: np.ndarray, frame_bgr: np.ndarray, camera: CameraModel,
     if not regions or side < 80:
         return placed
     gap = max(4, side // 30)
-    # what an inset must not hide: the mat (where play is) and every wink, each group's own place most of all
-    keep_clear = np.zeros((h, w), np.uint8)
+    # what an inset must not hide: the mat (where play is) and every wink, each group's own place most of all;
+    # drawn at about 540 px (a 4K picture's full-size mask and its integral would cost tens of MB a frame)
+    q = max(1, round(min(w, h) / 540))
+    keep_clear = np.zeros((-(-h // q), -(-w // q)), np.uint8)
     corners = document.get("mat", {}).get("corners_px")
     if corners:
-        cv2.fillPoly(keep_clear, [np.round(np.asarray(corners)).astype(np.int32)], 1)
+        cv2.fillPoly(keep_clear, [np.round(np.asarray(corners) / q).astype(np.int32)], 1)
     for p in document.get("pieces", []):
-        cx, cy = (int(round(v)) for v in p.get("center_px", (-1, -1)))
-        cv2.circle(keep_clear, (cx, cy), max(3, side // 12), 4, -1)
+        cx, cy = (int(round(v / q)) for v in p.get("center_px", (-1, -1)))
+        cv2.circle(keep_clear, (cx, cy), max(2, side // (12 * q)), 4, -1)
     for f in regions:
-        x0, y0, x1, y1 = (int(round(v)) for v in f.box_px)
+        x0, y0, x1, y1 = (int(round(v / q)) for v in f.box_px)
         cv2.rectangle(keep_clear, (x0, y0), (x1, y1), 8, -1)
     integral = cv2.integral(keep_clear)
     free = _slots(w, h, side, gap)
@@ -274,9 +276,9 @@ def draw_insets(img: np.ndarray, frame_bgr: np.ndarray, camera: CameraModel,
         ox, oy = cx - side / (2 * zoom) + 0.5, cy - side / (2 * zoom) + 0.5  # the cut's top-left pixel centre
 
         def cost(s: tuple[int, int]) -> float:
+            a, b, e = s[0] // q, s[1] // q, max(1, side // q)
+            covered = (integral[b + e, a + e] - integral[b, a + e] - integral[b + e, a] + integral[b, a]) / float(e * e)
             sx, sy = s
-            covered = (integral[sy + side, sx + side] - integral[sy, sx + side] - integral[sy + side, sx]
-                       + integral[sy, sx]) / float(side * side)
             return covered * 10.0 + math.hypot(sx + side / 2 - cx, sy + side / 2 - cy) / math.hypot(w, h)
         slot = min(free, key=cost)
         # neighbouring slots would overlap this one's frame: each inset takes its own
