@@ -47,6 +47,16 @@ MIDDLE_RING_RATIO = (0.1, 0.15)
 MIDDLE_MARK_CONTRAST = 10.0
 MIDDLE_MARK_CONTRAST_DARK = 30.0
 GLARE_PIP_CHROMA_WEAK = 18.0  # ... and this far, joined to such paint, is the rest of the pip
+# A lone mark (a half read as 1) on a black face is either the white pip or the lamp's glare, both lighter than
+# the face. Measured in the tile's plane (``mark_profile``), a pip is a disc of the set's pip size with an edge
+# as crisp as the camera's blur; a specular patch is a broad lobe with a soft falloff. Beside the tile's other pips
+# (the same set's pips are alike) a mark this much broader (radius at half contrast) or softer (edge width) is not
+# a pip; a tile with no other pip has the absolute bounds: broader than any set's pip (PIP_MAX_DIAMETER_RATIO),
+# or an edge softer than this many image pixels (camera blur makes a pip's edge 2-5 px wide, a lamp's lobe 9-12).
+MARK_PROFILE_RATIO = 0.25  # the profile is taken out to this share of the width (clear of the nearest grid point)
+LONE_MARK_BROADER = 1.6
+LONE_MARK_SOFTER = 2.0
+LONE_MARK_MAX_EDGE_PX = 7.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,6 +68,7 @@ class HalfReading:
     reason: str = ""
     score: float = 1.0  # 1 = every blob on its grid point, falls with the worst offset
     bar_ratio: float = 0.0  # share of the width the centre bar's stroke spans at this half's bar edge
+    centers: tuple[tuple[float, float], ...] = ()  # the read pips' centres (u, v, share of the width)
 
 
 def rectify_tile(frame_bgr: np.ndarray, quad_px: np.ndarray, width_px: int = CANON_W_PX) -> np.ndarray:
@@ -176,7 +187,8 @@ def _fit_grid(centers_uv: np.ndarray) -> tuple[int | None, float, str]:
 def read_half(mask_half: np.ndarray, max_pips: int = 12) -> HalfReading:
     """Count the pips in one half's feature mask (W x W, the tile end at row 0, the bar at the last row)."""
     r, bar_ratio = _read_half(mask_half, max_pips)
-    return HalfReading(pips=r.pips, blob_count=r.blob_count, reason=r.reason, score=r.score, bar_ratio=bar_ratio)
+    return HalfReading(pips=r.pips, blob_count=r.blob_count, reason=r.reason, score=r.score, bar_ratio=bar_ratio,
+                       centers=r.centers if r.pips is not None else ())
 
 
 def _read_half(mask_half: np.ndarray, max_pips: int) -> tuple[HalfReading, float]:
@@ -240,7 +252,8 @@ def _read_half(mask_half: np.ndarray, max_pips: int) -> tuple[HalfReading, float
     if pips is not None and pips > max_pips:
         return HalfReading(pips=None, blob_count=len(blobs), reason=f"{pips} pips exceeds the set's {max_pips}",
                            score=0.0), bar_ratio
-    return HalfReading(pips=pips, blob_count=len(blobs), reason=reason, score=score), bar_ratio
+    return HalfReading(pips=pips, blob_count=len(blobs), reason=reason, score=score,
+                       centers=tuple((float(b[0]), float(b[1])) for b in blobs)), bar_ratio
 
 
 def half_quads(quad_px: np.ndarray, split_ratio: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
@@ -275,6 +288,10 @@ def read_tile(frame_bgr: np.ndarray, quad_px: np.ndarray, split_ratio: float = 0
     ma, mb = feature_mask(ha, face, dark_face), feature_mask(hb, face, dark_face)
     a = _middle_is_clear(_blank_is_clean(read_half(ma, max_pips), ha, face, dark_face), ha, face, dark_face)
     b = _middle_is_clear(_blank_is_clean(read_half(mb, max_pips), hb, face, dark_face), hb, face, dark_face)
+    if dark_face and 1 in (a.pips, b.pips):
+        q = np.asarray(quad_px, np.float64)
+        width_px = 0.5 * float(np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3]))
+        a, b = _lone_mark_is_pip(a, b, ha, hb, face, width_px)
     uniform = min(face_ratio(ha, ma, face, dark_face), face_ratio(hb, mb, face, dark_face))
     if uniform < MIN_FACE_RATIO:
         why = f"only {uniform:.0%} of the half is the tile's face"
@@ -362,6 +379,77 @@ def _middle_is_clear(r: HalfReading, half_lab: np.ndarray, face_lab: np.ndarray,
                            reason=f"read as {r.pips} but its middle, where a pip makes {r.pips + 1}, is marked "
                                   f"({mark:.0f} off its surroundings)")
     return r
+
+
+def _lone_mark_is_pip(a: HalfReading, b: HalfReading, ha: np.ndarray, hb: np.ndarray, face_lab: np.ndarray,
+                      width_px: float) -> tuple[HalfReading, HalfReading]:
+    """A half of a black tile read as 1 stands only if its mark is like a pip: beside the tile's other pips, no
+    broader (``LONE_MARK_BROADER``) nor softer-edged (``LONE_MARK_SOFTER``) than they are; with none, neither
+    broader than any set's pip nor softer-edged than the camera's blur makes a pip. Otherwise it is the lamp's
+    glare on a blank (a 0 read as 1): the half is flagged, never read. ``width_px``: the tile's width in the
+    image."""
+    profiles = [[mark_profile(h, face_lab, c) for c in r.centers] for r, h in ((a, ha), (b, hb))]
+    out = []
+    for i, r in enumerate((a, b)):
+        if r.pips != 1 or len(profiles[i]) != 1:
+            out.append(r)
+            continue
+        _contrast, radius, edge = profiles[i][0]
+        others = profiles[1 - i] + profiles[i][1:]
+        if others:
+            ref_radius = float(np.median([p[1] for p in others]))
+            ref_edge = float(np.median([p[2] for p in others]))
+            bad = radius > LONE_MARK_BROADER * ref_radius or edge > LONE_MARK_SOFTER * ref_edge
+            what = (f"{radius / ref_radius:.1f}x as broad and {edge / ref_edge:.1f}x as soft-edged as the tile's "
+                    f"other pips")
+        else:
+            edge_px = edge * width_px
+            bad = 2 * radius > PIP_MAX_DIAMETER_RATIO or edge_px > LONE_MARK_MAX_EDGE_PX
+            what = f"{2 * radius:.2f} of the width across with a {edge_px:.1f} px edge"
+        if bad:
+            r = HalfReading(pips=None, blob_count=r.blob_count, score=0.0, bar_ratio=r.bar_ratio,
+                            reason=f"read as 1 but the mark is not a pip: {what} (glare)")
+        out.append(r)
+    return out[0], out[1]
+
+
+def mark_profile(half_lab: np.ndarray, face_lab: np.ndarray, center_uv: tuple[float, float]
+                 ) -> tuple[float, float, float]:
+    """The radial profile of a mark at ``center_uv`` in a half's top view (the tile's plane): its contrast (Lab
+    distance from the face at its centre, over the lowest ring within ``MARK_PROFILE_RATIO``), the radius where
+    it falls to half that, and the width of its edge (the contrast over the steepest fall per unit radius); radii
+    as shares of the width."""
+    w = half_lab.shape[1]
+    rmax = int(np.ceil(MARK_PROFILE_RATIO * w))
+    cx, cy = center_uv[0] * w, center_uv[1] * w
+    x0, x1 = max(0, int(cx) - rmax), min(w, int(cx) + rmax + 2)
+    y0, y1 = max(0, int(cy) - rmax), min(w, int(cy) + rmax + 2)
+    d = np.linalg.norm(half_lab[y0:y1, x0:x1].astype(np.float32) - np.float32(face_lab), axis=2)
+    yy, xx = np.mgrid[y0:y1, x0:x1]
+    r = np.hypot(xx - cx, yy - cy)
+    inside = r < rmax
+    k = r[inside].astype(int)
+    counts = np.bincount(k, minlength=rmax)
+    prof = np.bincount(k, weights=d[inside], minlength=rmax) / np.maximum(counts, 1)
+    prof = prof[counts > 0]
+    top = float(d[r < 1.5].mean()) if (r < 1.5).any() else float(prof[0])
+    low = float(prof.min())
+    contrast = top - low
+
+    # the radius where it falls to half its contrast (interpolated between the rings either side)
+    level = low + 0.5 * contrast
+    below = np.nonzero(prof < level)[0]
+    i = int(below[0]) if len(below) else len(prof)
+    if i == len(prof):
+        radius = float(len(prof))
+    elif i == 0:
+        radius = 0.5
+    else:
+        radius = (i - 0.5) + float((prof[i - 1] - level) / max(prof[i - 1] - prof[i], 1e-6))
+    # the edge: the width a step of the mark's contrast at its steepest fall would take (a pip's rim falls as
+    # steeply as the camera's blur lets it, even on a glare's pedestal; a specular lobe falls softly all the way)
+    steepest = float(np.max(-np.diff(prof))) if len(prof) > 1 else 0.0
+    return contrast, radius / w, min(contrast / max(steepest, 1e-6), float(len(prof))) / w
 
 
 def face_ratio(half_lab: np.ndarray, features: np.ndarray, face_lab: np.ndarray, dark_face: bool) -> float:

@@ -233,3 +233,49 @@ def test_real_oblique_photo_reads_every_labelled_tile():
     for pips, hits in _real("donimoes_index_hero.jpg"):
         assert len(hits) == 1, f"{pips}: {len(hits)} detections"
         assert hits[0].pips is not None and sorted(hits[0].pips) == sorted(pips), f"{pips} read as {hits[0].pips}"
+
+
+def _black_half_with_glare_spot(pips: int, glare_peak: float = 0.0, glare_sigma: float = 0.13) -> np.ndarray:
+    """A black half (W x W, BGR, end at row 0, bar at the last rows) with crisp white pips of the set's size and
+    a round specular patch (added light, Gaussian falloff of ``glare_sigma`` of the width) at its middle."""
+    img = np.full((W, W, 3), 38, np.float32)
+    for u, v in pip_layout(pips):
+        cv2.circle(img, (round(u * W), round(v * W)), round(0.065 * W), (245, 245, 245), -1, cv2.LINE_AA)
+    yy, xx = np.mgrid[0:W, 0:W]
+    lobe = np.exp(-((xx - 0.5 * W) ** 2 + (yy - 0.5 * W) ** 2) / (2 * (glare_sigma * W) ** 2))
+    img += glare_peak * lobe[..., None]
+    cv2.line(img, (int(0.15 * W), W - 2), (int(0.85 * W), W - 2), (235, 235, 235), 3)  # the centre bar
+    return cv2.GaussianBlur(np.clip(img, 0, 255).astype(np.uint8), (5, 5), 0)
+
+
+def _black_tile(half_a: np.ndarray, half_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    tile = np.vstack([half_a, half_b[::-1, ::-1]])  # half b seen from its own end
+    return tile, np.float32([[0, 0], [W - 1, 0], [W - 1, 2 * W - 1], [0, 2 * W - 1]])
+
+
+@pytest.mark.parametrize("glare_sigma", [0.1, 0.13, 0.16])
+def test_glare_spot_on_a_black_blank_is_flagged_not_read_as_one(glare_sigma):
+    # the 0-5 of seed 2468 read 1-5: the lamp's round highlight in the middle of the blank half is lighter than
+    # the face and its core passes for a white pip. In the tile's plane it is twice as broad as the tile's pips at
+    # half its contrast, with an edge several times softer: flagged, never read as 1
+    from vision.dominoes_pips import read_tile
+
+    tile, quad = _black_tile(_black_half_with_glare_spot(0, 150.0, glare_sigma), _black_half_with_glare_spot(5))
+    a, b, _ = read_tile(tile, quad, 0.5)
+    assert a.pips is None and "not a pip" in a.reason, (a.pips, a.reason)
+    assert b.pips == 5, b.reason
+    # with no other pip on the tile (a 0-0), broader than any set's pip and softer than the camera's blur
+    tile, quad = _black_tile(_black_half_with_glare_spot(0, 150.0, glare_sigma), _black_half_with_glare_spot(0))
+    a, b, _ = read_tile(tile, quad, 0.5)
+    assert a.pips is None and "not a pip" in a.reason, (a.pips, a.reason)
+    assert b.pips == 0, b.reason
+
+
+@pytest.mark.parametrize(("other", "glare_peak"), [(5, 0.0), (0, 0.0), (1, 0.0), (5, 100.0)])
+def test_a_real_one_on_a_black_tile_is_read_one(other, glare_peak):
+    # a real pip is as crisp as the tile's others, even on the pedestal of a highlight (dm_9001_044's 1-1)
+    from vision.dominoes_pips import read_tile
+
+    tile, quad = _black_tile(_black_half_with_glare_spot(1, glare_peak, 0.16), _black_half_with_glare_spot(other))
+    a, b, _ = read_tile(tile, quad, 0.5)
+    assert (a.pips, b.pips) == (1, other), (a.reason, b.reason)
