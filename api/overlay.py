@@ -18,6 +18,7 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
+from geometry.constants import POT_BASE_RADIUS_MM, POT_HEIGHT_MM, POT_TOP_RADIUS_MM
 
 _BGR = {"blue": (255, 90, 0), "green": (0, 190, 0), "red": (0, 0, 235), "yellow": (0, 220, 255)}
 _OUT_BGR = (0, 0, 255)
@@ -93,8 +94,8 @@ def _draw_scene(img: np.ndarray, camera: CameraModel, document: dict[str, Any], 
     pile ids are left to the inset's caption."""
     pot = document.get("pot", {})
     pc = pot.get("center_mm", [0.0, 0.0])
-    _polyline(img, _circle_px(camera, pc, 24.0, 38.0, 64), _POT_BGR, thick)
-    _polyline(img, _circle_px(camera, pc, 19.0, 0.0, 64), _POT_BGR, thick, dashed=True)
+    _polyline(img, _circle_px(camera, pc, POT_TOP_RADIUS_MM, POT_HEIGHT_MM, 64), _POT_BGR, thick)
+    _polyline(img, _circle_px(camera, pc, POT_BASE_RADIUS_MM, 0.0, 64), _POT_BGR, thick, dashed=True)
 
     pieces = {p["id"]: p for p in document.get("pieces", [])}
     centers_px: dict[str, np.ndarray] = {}
@@ -189,9 +190,8 @@ def focus_regions(camera: CameraModel, document: dict[str, Any]) -> list[Focus]:
         unsure |= {a, b}
 
     def box(ids: list[str], pad_mm: float) -> tuple[float, float, float, float]:
-        pts = np.vstack([_circle_px(camera, pieces[i]["center_mm"], float(pieces[i]["radius_mm"]) + pad_mm,
-                                    float(pieces[i].get("z_mm", 0.75)), 16) for i in ids])
-        return float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max())
+        return _bbox([_circle_px(camera, pieces[i]["center_mm"], float(pieces[i]["radius_mm"]) + pad_mm,
+                                 float(pieces[i].get("z_mm", 0.75)), 16) for i in ids])
 
     out: list[Focus] = []
     for k, pile in enumerate(document.get("piles", []), start=1):
@@ -207,12 +207,16 @@ def focus_regions(camera: CameraModel, document: dict[str, Any]) -> list[Focus]:
     potted = [p for p in pieces.values() if p.get("potted")]
     if potted:
         pc = document.get("pot", {}).get("center_mm", [0.0, 0.0])
-        pts = _circle_px(camera, pc, 24.0 + _INSET_MARGIN_MM, 38.0, 32)
-        pts = np.vstack([pts, _circle_px(camera, pc, 24.0 + _INSET_MARGIN_MM, 0.0, 32)])
-        out.append(Focus(f"pot: {len(potted)} potted", (float(pts[:, 0].min()), float(pts[:, 1].min()),
-                                                        float(pts[:, 0].max()), float(pts[:, 1].max())), False))
+        r = POT_TOP_RADIUS_MM + _INSET_MARGIN_MM
+        rings = [_circle_px(camera, pc, r, POT_HEIGHT_MM, 32), _circle_px(camera, pc, r, 0.0, 32)]
+        out.append(Focus(f"pot: {len(potted)} potted", _bbox(rings), False))
     out.sort(key=lambda f: not f.undecided)  # stable: undecided first, then the document's order
     return out[:_INSET_MAX]
+
+
+def _bbox(point_sets: list[np.ndarray]) -> tuple[float, float, float, float]:
+    pts = np.vstack(point_sets)
+    return float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max())
 
 
 def inset_camera(camera: CameraModel, origin_px: tuple[float, float], zoom: float,

@@ -13,11 +13,10 @@ _MAX_SIDE = 32767
 def sample_bilinear(image: np.ndarray, pts_px: np.ndarray, *, outside_nan: bool = True) -> np.ndarray:
     """Bilinear values ``(N, C)`` float32 at image points ``(N, 2)`` (x, y). Outside the image: NaN (a float
     image), or with ``outside_nan=False`` the nearest edge pixel's value (any image)."""
-    if not outside_nan or image.dtype == np.float32:
-        step = _ROW * (_MAX_SIDE - 1)
-        if len(pts_px) > step:  # more rows than one remap takes: in slices
-            return np.concatenate([sample_bilinear(image, pts_px[i:i + step], outside_nan=outside_nan)
-                                   for i in range(0, len(pts_px), step)])
+    step = _ROW * (_MAX_SIDE - 1)
+    if len(pts_px) > step:  # more rows than one remap takes: in slices
+        return np.concatenate([sample_bilinear(image, pts_px[i:i + step], outside_nan=outside_nan)
+                               for i in range(0, len(pts_px), step)])
     n = len(pts_px)
     rows = max(1, -(-n // _ROW))
     xy = np.full((rows * _ROW, 2), -10.0, np.float32)
