@@ -47,6 +47,10 @@ MAX_BAR_RATIO = 0.95
 # A blank-blank (no pips to check) must show an edge on each side (seam, shadow or table) this far off the face
 # (Lab, darker counting fully): the pale wood patch that passed for a 0-0 on a real photo scored 6.
 MIN_OUTLINE_CONTRAST = 12.0
+# A face-down tile's back is checked for marks this far inside its rectangle (of its size).
+BACK_INSET_SCALE = 0.85
+# A blank-blank placed on its bar (not walked) needs this much on its weakest side.
+PLACED_BLANK_OUTLINE_CONTRAST = 2 * MIN_OUTLINE_CONTRAST
 # A side of a read tile's quad showing less than this (half the above) beyond it lies inside the face: on an
 # oblique photo of a block of touching tiles one or two sides are such faint seams; three, the outline is short.
 READ_OUTLINE_CONTRAST = 6.0
@@ -705,8 +709,8 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
     homography maps the table plane (up to a move within it, which does not matter) to the image: the bar is
     taken into that plane, the rectangle laid on it across the bar, and brought back (so an oblique camera's
     foreshortening comes out right), its sides then fitted to edge points. The nearest read tiles are tried in
-    turn; a placed tile is kept only if both its halves read cleanly and show pips (a placed blank-blank would
-    rest on the bar alone).
+    turn; a placed tile is kept only if both its halves read cleanly and show pips, or, a blank-blank, its outline
+    meets a clear edge on every side. A bar's faint rest under glare is traced first (``_traced_bar``).
     """
     good = [c for c in cands if c[0][0] == 2]
     if not good or not bars:
@@ -727,49 +731,120 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
                for c in out):
             continue  # at the middle of a tile placed already (a spinner's pieces and their join are one bar);
             # one placed on a seam covers its two tiles' bars, which are placed too and outvote it (seam tiles)
-        half = bar.along * bar.length / 2
-        ends = np.float32([bar.center - half, bar.center, bar.center + half])
-        for k in np.argsort(np.linalg.norm(centres - bar.center, axis=1))[:KNOWN_SIZE_TRIES]:
-            H = homographies[k]
-            uv = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
-            d = uv[2] - uv[0]
-            if not np.all(np.isfinite(uv)) or np.linalg.norm(d) < 1e-6:
-                continue
-            d /= np.linalg.norm(d)
-            nv = np.array([-d[1], d[0]])
-            c = uv[1]
-            rect = np.float32([c - nv - d / 2, c - nv + d / 2, c + nv + d / 2, c + nv - d / 2])
-            quad = cv2.perspectiveTransform(rect.reshape(-1, 1, 2), H).reshape(-1, 2).astype(np.float64)
-            width_px = _quad_size(quad)[0]
-            if not KNOWN_SIZE_BAR_RATIO[0] * width_px <= bar.length <= KNOWN_SIZE_BAR_RATIO[1] * width_px:
-                continue  # not the centre bar of a tile here (seen at this distance)
-            face = face_colour_lab(cv2.cvtColor(rectify_tile(frame_bgr, quad), cv2.COLOR_BGR2LAB))
-            dark_face = bool(face[0] < 100)
-            if dark_face == bar.dark_ink:
-                continue  # the ink must contrast with the face
-            if centre_bar_ratio(frame_bgr, quad, 0.5, face, dark_face) < MIN_BAR_RATIO:
-                continue  # laid on the bar, yet no stroke across its middle: a pip row, grain, print
-            quad = _refine_quad(lab, _refine_quad(lab, quad, face, dark_face), face, dark_face)
-            mid_a, mid_b = (quad[0] + quad[1]) / 2, (quad[2] + quad[3]) / 2
-            axis = mid_b - mid_a
-            split = float(np.clip((bar.center - mid_a) @ axis / (axis @ axis), 0.3, 0.7))
-            cand = _candidate(frame_bgr, lab, quad, split, dark_face, params, rank=0,
-                              plane_from_image=np.linalg.inv(H))
-            if cand is None or cand[0][0] < 2:
-                # the size came from a neighbour's outline, which on an oblique view takes in its near side
-                # face: read the face inset by the size's uncertainty (a pip cut by the inset outline still flags)
-                inset = _scaled_quad(quad, PLACED_INSET_SCALE)
-                inner = _candidate(frame_bgr, lab, inset, 0.5 + (split - 0.5) / PLACED_INSET_SCALE, dark_face,
-                                   params, rank=0, plane_from_image=np.linalg.inv(H))
-                if inner is not None and inner[0][0] == 2:
-                    # read on the inset face, but the tile is the size its plane says: its outline joins the line
-                    cand = (inner[0], quad, *_quad_size(quad), *inner[4:])
-            # placed, not measured: only a clean reading of both halves, with pips on the grid, shows it is a
-            # tile (wood grain and print have strokes too, and a flag on the table is noise to the umpire)
-            if cand is not None and cand[0][0] == 2 and (cand[5].pips or cand[6].pips):
+        # glare may have washed part of the bar below the first look's contrast: its faint rest sets the middle
+        # (the stroke as first seen is tried too: a trace run on into a touching tile's bar is too long to place)
+        traced = _traced_bar(lab, bar, KNOWN_SIZE_BAR_RATIO[1] * hi)
+        for b in (traced, bar) if traced is not bar else (bar,):
+            near = np.argsort(np.linalg.norm(centres - b.center, axis=1))[:KNOWN_SIZE_TRIES]
+            cand = _placed_on_any(frame_bgr, lab, b, [homographies[k] for k in near], params)
+            if cand is not None:
                 out.append(cand)
                 break
     return out
+
+
+def _placed_on_any(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, homographies: list[np.ndarray],
+                   params: DominoDetectorParams):
+    """The tile on ``bar`` laid in the plane of each read tile's homography in turn: the first that reads."""
+    half = bar.along * bar.length / 2
+    ends = np.float32([bar.center - half, bar.center, bar.center + half])
+    for H in homographies:
+        uv = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
+        d = uv[2] - uv[0]
+        if not np.all(np.isfinite(uv)) or np.linalg.norm(d) < 1e-6:
+            continue
+        cand = _placed_on_bar(frame_bgr, lab, bar, H, uv[1], d / np.linalg.norm(d), params)
+        if cand is not None:
+            return cand
+    return None
+
+
+def _traced_bar(lab: np.ndarray, bar: _Bar, max_length_px: float) -> _Bar:
+    """``bar`` followed on along its line while the line stays darker (light ink: lighter) than the face on both
+    sides of it by a third of the stroke's own contrast, over gaps of up to two samples.
+
+    A lamp's highlight over one end of a bar lifts that end below the first look's contrast (against a local
+    mean the glare drags up), leaving a stroke off the tile's middle; the faint rest is still ink against the face
+    right beside it. Past the bar's true end the line meets the tile's long side, where the flanks along the
+    side's edge are as dark as the line, so the trace stops there.
+    """
+    n = np.array([-bar.along[1], bar.along[0]])
+    off = 1.5 * bar.thickness + 2.0
+    sign_ink = 1.0 if bar.dark_ink else -1.0
+
+    def contrast(ks: np.ndarray) -> np.ndarray:
+        pts = bar.center + np.outer(ks, bar.along)
+        line = _sample(lab, pts)[:, 0]
+        left, right = _sample(lab, pts + n * off)[:, 0], _sample(lab, pts - n * off)[:, 0]
+        flank = np.minimum(left, right) if bar.dark_ink else np.maximum(left, right)
+        return np.nan_to_num(sign_ink * (flank - line), nan=-np.inf)
+
+    own = float(np.median(contrast(np.linspace(-0.4, 0.4, 9) * bar.length)))
+    if not own > 0:
+        return bar
+    ends = [-bar.length / 2, bar.length / 2]
+    for e, sign in ((0, -1.0), (1, 1.0)):
+        ks = ends[e] + sign * np.arange(1.0, max_length_px, 1.0)
+        ok = contrast(ks) >= own / 3
+        misses = 0
+        for k, good in zip(ks, ok):
+            if abs(k - ends[1 - e]) > max_length_px:
+                break
+            if good:
+                ends[e], misses = float(k), 0
+            else:
+                misses += 1
+                if misses > 2:
+                    break
+    length = ends[1] - ends[0]
+    if length <= bar.length + 1.0:
+        return bar
+    return _Bar(center=bar.center + bar.along * (ends[0] + ends[1]) / 2, along=bar.along, length=float(length),
+                thickness=bar.thickness, dark_ink=bar.dark_ink)
+
+
+def _placed_on_bar(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, H: np.ndarray, c: np.ndarray, d: np.ndarray,
+                   params: DominoDetectorParams):
+    """The set's rectangle laid across ``bar`` centred at ``c`` (plane of the tile tops, tile widths, ``d`` along
+    the bar), its sides fitted to edges and read: the candidate when both halves read cleanly with pips, else
+    None."""
+    nv = np.array([-d[1], d[0]])
+    rect = np.float32([c - nv - d / 2, c - nv + d / 2, c + nv + d / 2, c + nv - d / 2])
+    quad = cv2.perspectiveTransform(rect.reshape(-1, 1, 2), H).reshape(-1, 2).astype(np.float64)
+    width_px = _quad_size(quad)[0]
+    if not KNOWN_SIZE_BAR_RATIO[0] * width_px <= bar.length <= KNOWN_SIZE_BAR_RATIO[1] * width_px:
+        return None  # not the centre bar of a tile here (seen at this distance)
+    face = face_colour_lab(cv2.cvtColor(rectify_tile(frame_bgr, quad), cv2.COLOR_BGR2LAB))
+    dark_face = bool(face[0] < 100)
+    if dark_face == bar.dark_ink:
+        return None  # the ink must contrast with the face
+    if centre_bar_ratio(frame_bgr, quad, 0.5, face, dark_face) < MIN_BAR_RATIO:
+        return None  # laid on the bar, yet no stroke across its middle: a pip row, grain, print
+    quad = _refine_quad(lab, _refine_quad(lab, quad, face, dark_face), face, dark_face)
+    mid_a, mid_b = (quad[0] + quad[1]) / 2, (quad[2] + quad[3]) / 2
+    axis = mid_b - mid_a
+    split = float(np.clip((bar.center - mid_a) @ axis / (axis @ axis), 0.3, 0.7))
+    cand = _candidate(frame_bgr, lab, quad, split, dark_face, params, rank=0, plane_from_image=np.linalg.inv(H))
+    if cand is None or cand[0][0] < 2:
+        # the size came from a neighbour's outline, which on an oblique view takes in its near side
+        # face: read the face inset by the size's uncertainty (a pip cut by the inset outline still flags)
+        inset = _scaled_quad(quad, PLACED_INSET_SCALE)
+        inner = _candidate(frame_bgr, lab, inset, 0.5 + (split - 0.5) / PLACED_INSET_SCALE, dark_face,
+                           params, rank=0, plane_from_image=np.linalg.inv(H))
+        if inner is not None and inner[0][0] == 2:
+            # read on the inset face, but the tile is the size its plane says: its outline joins the line
+            cand = (inner[0], quad, *_quad_size(quad), *inner[4:])
+    # placed, not measured: only a clean reading of both halves, with pips on the grid (or, for a blank-blank, a
+    # clear outline all round), shows it is a tile (wood grain and print have strokes too, and a flag on the table
+    # is noise to the umpire)
+    if cand is None or cand[0][0] < 2:
+        return None
+    if cand[5].pips or cand[6].pips:
+        return cand
+    # a blank-blank has only its bar and its outline to show it is a tile: placed, the set's rectangle must meet
+    # a clear edge on every side (twice what a walked one needs; grain and print under a placed quad score 10-17)
+    face = np.asarray(cand[7]["face_lab"], np.float32)
+    return cand if outline_contrast(lab, cand[1], face, cand[4]) >= PLACED_BLANK_OUTLINE_CONTRAST else None
 
 
 def _same_stroke(b: _Bar, o: _Bar, tol_px: float) -> bool:
@@ -926,6 +1001,9 @@ def _face_down_tiles(frame_bgr: np.ndarray, lab: np.ndarray, tiles: list[TileDet
                 continue
             ys, xs = np.nonzero(labels == i)
             (cx, cy), (rw, rh), ang = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
+            # holes do not count against the shape: glare on a back lifts it off the face colour
+            outer, _ = cv2.findContours((labels == i).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+            area = max(area, max(cv2.contourArea(c) for c in outer))
             if area / max(1.0, rw * rh) < 0.8:
                 continue
             long_side, short_side = max(rw, rh), min(rw, rh)
@@ -952,7 +1030,9 @@ def _face_down_tiles(frame_bgr: np.ndarray, lab: np.ndarray, tiles: list[TileDet
                 nrm = np.array([-ax[1], ax[0]])
                 quad = np.array([c - ax * ln / 2 - nrm * wd / 2, c - ax * ln / 2 + nrm * wd / 2,
                                  c + ax * ln / 2 + nrm * wd / 2, c + ax * ln / 2 - nrm * wd / 2])
-                a, b, _ = read_tile(frame_bgr, quad, 0.5, params.max_pips)
+                # read inset: the rectangle comes from the face-coloured area, whose edge runs along the tile's
+                # rounded corners and shaded edge, which the reader would take for pips cut by the outline
+                a, b, _ = read_tile(frame_bgr, _scaled_quad(quad, BACK_INSET_SCALE), 0.5, params.max_pips)
                 if (a.pips or 0) + (b.pips or 0) > 0 or a.pips is None or b.pips is None:
                     continue  # marks on it: not a plain back
                 out.append(TileDetection(

@@ -279,3 +279,53 @@ def test_a_real_one_on_a_black_tile_is_read_one(other, glare_peak):
     tile, quad = _black_tile(_black_half_with_glare_spot(1, glare_peak, 0.16), _black_half_with_glare_spot(other))
     a, b, _ = read_tile(tile, quad, 0.5)
     assert (a.pips, b.pips) == (1, other), (a.reason, b.reason)
+
+
+def test_a_tile_whose_bar_glare_shortened_is_placed_along_the_bar_and_read(tmp_path):
+    # seed 777's photo 34: a lamp's highlight on the 4 half of a 12-4 washes out the lower part of its centre bar;
+    # the stroke left is a third of the width off the tile's middle, so a rectangle laid on the stroke's centre
+    # reads pips on its outline and the tile was missed. Its middle lies somewhere along the unseen part of the bar.
+    from simulation.dominoes import render_dominoes_item
+
+    path = render_dominoes_item(tmp_path, seed=777, index=34, size_wh_px=(1280, 960))
+    truth = json.loads(path.with_suffix(".json").read_text())
+    tile = next(t for t in truth["tiles"] if sorted(t["pips"]) == [4, 12])
+    found = [d for d in detect_dominoes(cv2.imread(str(path))) if _inside(tile["outline_px"], d.center_px)]
+    assert len(found) == 1
+    assert found[0].pips is not None and sorted(found[0].pips) == [4, 12]
+    centre = np.mean(np.asarray(tile["outline_px"], float), axis=0)
+    assert np.linalg.norm(np.asarray(found[0].center_px) - centre) < 0.1 * found[0].width_px
+
+
+def test_a_blank_blank_with_a_spinner_seen_obliquely_is_placed_on_its_clear_outline(tmp_path):
+    # seed 777's photo 26: a 0-0 in a hand, its spinner's stud stopping the walks; placed on its bar, it has no pips
+    # to vouch for it, but the set's rectangle there meets the tile's edge on every side (grain does not)
+    from simulation.dominoes import render_dominoes_item
+
+    path = render_dominoes_item(tmp_path, seed=777, index=26, size_wh_px=(1280, 960))
+    truth = json.loads(path.with_suffix(".json").read_text())
+    tile = next(t for t in truth["tiles"] if t["face_up"] and list(t["pips"]) == [0, 0])
+    found = detect_dominoes(cv2.imread(str(path)))
+    hits = [d for d in found if _inside(tile["outline_px"], d.center_px)]
+    assert len(hits) == 1 and hits[0].pips == (0, 0)
+    # and no blank-blank anywhere else in the photo
+    assert [d for d in found if d.pips == (0, 0)] == hits
+
+
+@pytest.mark.parametrize("index", [3, 27])
+def test_a_face_down_tile_beside_a_hand_is_found_as_a_plain_back(tmp_path, index):
+    # seed 777's photos 3 (an ivory back between two hand tiles) and 27 (a black back at the end of a hand): the
+    # face-coloured rectangle runs along the back's rounded corners and shaded edge; read there they look like pips
+    # cut by the outline, so the back was taken for a marked tile and missed. Read inset, it is a plain back.
+    from simulation.dominoes import render_dominoes_item
+
+    path = render_dominoes_item(tmp_path, seed=777, index=index, size_wh_px=(1280, 960))
+    truth = json.loads(path.with_suffix(".json").read_text())
+    found = detect_dominoes(cv2.imread(str(path)))
+    backs = [d for d in found if not d.face_up]
+    down = [t for t in truth["tiles"] if not t["face_up"]]
+    assert down
+    for t in down:
+        assert any(_inside(t["outline_px"], d.center_px) for d in backs), f"{t['id']} face down, not found"
+    for d in backs:  # every back found is a face-down tile
+        assert any(_inside(t["outline_px"], d.center_px) for t in down)
