@@ -41,6 +41,9 @@ from vision.silhouette import RoundSolid, edge_crossings, outline, rim_points_mm
 RADII_MM = {"large": LARGE_WINK_RADIUS_MM, "small": SMALL_WINK_RADIUS_MM}
 SIZE_RING_MM = (LARGE_WINK_RADIUS_MM + SMALL_WINK_RADIUS_MM) / 2
 CLASS_HIDDEN = 254  # label of ortho pixels where the pot hides the mat
+#: Ortho pixels next to the mat's unsearched edge band whose labels are unreliable: one for the rounding of the
+#: band's raster and of the probes, one for the blend of a wink's outline into the band's unread pixels.
+EDGE_BLEND_PX = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,15 +254,23 @@ def _opening_fraction(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid,
     return float(opening_mask[cr[own, 1], cr[own, 0]].mean())
 
 
+def _unread_edge(cs: ColourScene) -> np.ndarray:
+    """The mat's unsearched edge band, widened inward by the ortho pixels whose labels it rounds or blends into."""
+    return cv2.dilate(cs.edge_band.view(np.uint8), np.ones((2 * EDGE_BLEND_PX + 1,) * 2, np.uint8)).view(bool)
+
+
 def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams,
                     exclude_mask: np.ndarray | None = None, opening_mask: np.ndarray | None = None,
                     pot_class: int = 0, pot_center_mm: np.ndarray | None = None,
                     mm_per_px_at=None, image_bgr: np.ndarray | None = None,
                     camera: CameraModel | None = None) -> list[WinkCandidate]:
-    labels = cs.labels
+    # The band along the mat edge (mixed felt/table pixels, the mat's side wall) is not searched for
+    # foreground: its pixels are unread, not mat. A wink lying over the edge covers it, so it is no evidence
+    # either way (as the table beyond is not), instead of mat inside the wink's disc.
+    labels = cs.labels.copy()
+    labels[_unread_edge(cs) & (labels == CLASS_BG)] = CLASS_HIDDEN
     if exclude_mask is not None:
         # the pot's body: nothing of a wink on the mat shows there (hidden, not evidence either way)
-        labels = labels.copy()
         labels[exclude_mask] = CLASS_HIDDEN
     s = grid.mm_per_px
     wink_px = ((labels >= 1) & (labels <= 4)).astype(np.uint8)
