@@ -44,6 +44,8 @@ CLASS_HIDDEN = 254  # label of ortho pixels where the pot hides the mat
 #: Ortho pixels next to the mat's unsearched edge band whose labels are unreliable: one for the rounding of the
 #: band's raster and of the probes, one for the blend of a wink's outline into the band's unread pixels.
 EDGE_BLEND_PX = 2
+#: Least share of a wink's outline that a centre on the mat leaves on the searched felt (a half, less the band).
+MIN_OUTLINE_SHARE = 0.45
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,9 +256,35 @@ def _opening_fraction(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid,
     return float(opening_mask[cr[own, 1], cr[own, 0]].mean())
 
 
+def _grow(mask: np.ndarray, px: int) -> np.ndarray:
+    return cv2.dilate(mask.view(np.uint8), np.ones((2 * px + 1,) * 2, np.uint8)).view(bool)
+
+
 def _unread_edge(cs: ColourScene) -> np.ndarray:
     """The mat's unsearched edge band, widened inward by the ortho pixels whose labels it rounds or blends into."""
-    return cv2.dilate(cs.edge_band.view(np.uint8), np.ones((2 * EDGE_BLEND_PX + 1,) * 2, np.uint8)).view(bool)
+    return _grow(cs.edge_band, EDGE_BLEND_PX)
+
+
+def votable(unread: np.ndarray) -> np.ndarray:
+    """Where a foreground blob's outline is its own: away from the unread band by the outline's blur, as
+    ``_edge_directions`` spreads it (a blob cut by the band has the band's straight edge there, not a wink's)."""
+    return ~_grow(unread, EDGE_BLEND_PX)
+
+
+def outline_off_band(mask: np.ndarray, votable_sub: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``_edge_directions`` of a blob without the outline pixels where it meets the unread band."""
+    edges = _edge_directions(mask)
+    keep = votable_sub[edges[0], edges[1]]
+    return edges if keep.all() else tuple(e[keep] for e in edges)
+
+
+def outline_share(votable_sub: np.ndarray, r_px: float) -> np.ndarray:
+    """Per centre pixel, the share of a circle of radius ``r_px`` about it whose outline can vote."""
+    n = int(math.ceil(r_px)) + 1
+    ring = np.zeros((2 * n + 1, 2 * n + 1), np.float32)
+    cv2.circle(ring, (n, n), int(round(r_px)), 1.0, 1)
+    ring /= ring.sum()
+    return cv2.filter2D(votable_sub.astype(np.float32), -1, ring, borderType=cv2.BORDER_CONSTANT)
 
 
 def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams,
@@ -268,7 +296,9 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
     # foreground: its pixels are unread, not mat. A wink lying over the edge covers it, so it is no evidence
     # either way (as the table beyond is not), instead of mat inside the wink's disc.
     labels = cs.labels.copy()
-    labels[_unread_edge(cs) & (labels == CLASS_BG)] = CLASS_HIDDEN
+    unread = _unread_edge(cs)
+    labels[unread & (labels == CLASS_BG)] = CLASS_HIDDEN
+    vote_ok = votable(unread)
     if exclude_mask is not None:
         # the pot's body: nothing of a wink on the mat shows there (hidden, not evidence either way)
         labels[exclude_mask] = CLASS_HIDDEN
@@ -294,12 +324,19 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             if present[k] < min_area:
                 continue
             mask = (roi == k).astype(np.float32)
-            edges = _edge_directions(mask)
+            # a blob cut by the mat's unread edge band: its outline there is the band's, and does not vote;
+            # the arc a centre needs is then a share of the outline that can vote. Not for the felt's own hue,
+            # whose lighter border along the edge makes such blobs too (it keeps the whole-outline test)
+            vote_sub = vote_ok[ya:yb, xa:xb]
+            cut = k != cs.mat_class and not vote_sub.all()
+            edges = outline_off_band(mask, vote_sub) if cut else _edge_directions(mask)
             for size, r_mm in RADII_MM.items():
                 r_px = r_mm / s
                 acc = _votes(mask, r_px, edges)
                 acc5 = cv2.boxFilter(acc, -1, (5, 5), normalize=False)
                 thr = params.min_arc_fraction * 2 * math.pi * r_px
+                if cut:
+                    thr = thr * np.maximum(outline_share(vote_sub, r_px), MIN_OUTLINE_SHARE)
                 peaks = (acc5 >= thr) & (acc5 >= cv2.dilate(acc5, np.ones((5, 5), np.uint8)))
                 for pr, pc in zip(*np.nonzero(peaks)):
                     r0, r1 = max(0, pr - 2), min(acc.shape[0], pr + 3)
