@@ -260,15 +260,28 @@ def _grow(mask: np.ndarray, px: int) -> np.ndarray:
     return cv2.dilate(mask.view(np.uint8), np.ones((2 * px + 1,) * 2, np.uint8)).view(bool)
 
 
-def _unread_edge(cs: ColourScene) -> np.ndarray:
-    """The mat's unsearched edge band, widened inward by the ortho pixels whose labels it rounds or blends into."""
-    return _grow(cs.edge_band, EDGE_BLEND_PX)
+#: The edge band's derived masks, per band array (the colour scene's static masks are cached per grid, so a
+#: live feed or a bench meets the same band every frame): band -> (band, the unread pixels' flat indices,
+#: votable). Unread: the band widened inward by the ortho pixels whose labels it rounds or blends into.
+_EDGE_MASKS: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
 
-def votable(unread: np.ndarray) -> np.ndarray:
+def _edge_masks(cs: ColourScene) -> tuple[np.ndarray, np.ndarray]:
+    band = cs.edge_band
+    hit = _EDGE_MASKS.get(id(band))
+    if hit is None or hit[0] is not band:
+        unread = _grow(band, EDGE_BLEND_PX)
+        hit = (band, np.flatnonzero(unread), ~_grow(unread, EDGE_BLEND_PX))
+        if len(_EDGE_MASKS) >= 4:
+            _EDGE_MASKS.clear()
+        _EDGE_MASKS[id(band)] = hit
+    return hit[1], hit[2]
+
+
+def votable(cs: ColourScene) -> np.ndarray:
     """Where a foreground blob's outline is its own: away from the unread band by the outline's blur, as
     ``_edge_directions`` spreads it (a blob cut by the band has the band's straight edge there, not a wink's)."""
-    return ~_grow(unread, EDGE_BLEND_PX)
+    return _edge_masks(cs)[1]
 
 
 def outline_off_band(mask: np.ndarray, votable_sub: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -296,9 +309,10 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
     # foreground: its pixels are unread, not mat. A wink lying over the edge covers it, so it is no evidence
     # either way (as the table beyond is not), instead of mat inside the wink's disc.
     labels = cs.labels.copy()
-    unread = _unread_edge(cs)
-    labels[unread & (labels == CLASS_BG)] = CLASS_HIDDEN
-    vote_ok = votable(unread)
+    unread_idx = _edge_masks(cs)[0]  # a thin frame: its few pixels by index, not a whole-image mask
+    flat = labels.reshape(-1)
+    flat[unread_idx[flat[unread_idx] == CLASS_BG]] = CLASS_HIDDEN
+    vote_ok = votable(cs)
     if exclude_mask is not None:
         # the pot's body: nothing of a wink on the mat shows there (hidden, not evidence either way)
         labels[exclude_mask] = CLASS_HIDDEN
