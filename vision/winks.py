@@ -41,6 +41,11 @@ from vision.silhouette import RoundSolid, edge_crossings, outline, rim_points_mm
 RADII_MM = {"large": LARGE_WINK_RADIUS_MM, "small": SMALL_WINK_RADIUS_MM}
 SIZE_RING_MM = (LARGE_WINK_RADIUS_MM + SMALL_WINK_RADIUS_MM) / 2
 CLASS_HIDDEN = 254  # label of ortho pixels where the pot hides the mat
+#: Ortho pixels next to the mat's unsearched edge band whose labels are unreliable: one for the rounding of the
+#: band's raster and of the probes, one for the blend of a wink's outline into the band's unread pixels.
+EDGE_BLEND_PX = 2
+#: Least share of a wink's outline that a centre on the mat leaves on the searched felt (a half, less the band).
+MIN_OUTLINE_SHARE = 0.45
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,15 +256,65 @@ def _opening_fraction(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid,
     return float(opening_mask[cr[own, 1], cr[own, 0]].mean())
 
 
+def _grow(mask: np.ndarray, px: int) -> np.ndarray:
+    return cv2.dilate(mask.view(np.uint8), np.ones((2 * px + 1,) * 2, np.uint8)).view(bool)
+
+
+#: The edge band's derived masks, per band array (the colour scene's static masks are cached per grid, so a
+#: live feed or a bench meets the same band every frame): band -> (band, the unread pixels' flat indices,
+#: votable). Unread: the band widened inward by the ortho pixels whose labels it rounds or blends into.
+_EDGE_MASKS: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _edge_masks(cs: ColourScene) -> tuple[np.ndarray, np.ndarray]:
+    band = cs.edge_band
+    hit = _EDGE_MASKS.get(id(band))
+    if hit is None or hit[0] is not band:
+        unread = _grow(band, EDGE_BLEND_PX)
+        hit = (band, np.flatnonzero(unread), ~_grow(unread, EDGE_BLEND_PX))
+        if len(_EDGE_MASKS) >= 4:
+            _EDGE_MASKS.clear()
+        _EDGE_MASKS[id(band)] = hit
+    return hit[1], hit[2]
+
+
+def votable(cs: ColourScene) -> np.ndarray:
+    """Where a foreground blob's outline is its own: away from the unread band by the outline's blur, as
+    ``_edge_directions`` spreads it (a blob cut by the band has the band's straight edge there, not a wink's)."""
+    return _edge_masks(cs)[1]
+
+
+def outline_off_band(mask: np.ndarray, votable_sub: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``_edge_directions`` of a blob without the outline pixels where it meets the unread band."""
+    edges = _edge_directions(mask)
+    keep = votable_sub[edges[0], edges[1]]
+    return edges if keep.all() else tuple(e[keep] for e in edges)
+
+
+def outline_share(votable_sub: np.ndarray, r_px: float) -> np.ndarray:
+    """Per centre pixel, the share of a circle of radius ``r_px`` about it whose outline can vote."""
+    n = int(math.ceil(r_px)) + 1
+    ring = np.zeros((2 * n + 1, 2 * n + 1), np.float32)
+    cv2.circle(ring, (n, n), int(round(r_px)), 1.0, 1)
+    ring /= ring.sum()
+    return cv2.filter2D(votable_sub.astype(np.float32), -1, ring, borderType=cv2.BORDER_CONSTANT)
+
+
 def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams,
                     exclude_mask: np.ndarray | None = None, opening_mask: np.ndarray | None = None,
                     pot_class: int = 0, pot_center_mm: np.ndarray | None = None,
                     mm_per_px_at=None, image_bgr: np.ndarray | None = None,
                     camera: CameraModel | None = None) -> list[WinkCandidate]:
-    labels = cs.labels
+    # The band along the mat edge (mixed felt/table pixels, the mat's side wall) is not searched for
+    # foreground: its pixels are unread, not mat. A wink lying over the edge covers it, so it is no evidence
+    # either way (as the table beyond is not), instead of mat inside the wink's disc.
+    labels = cs.labels.copy()
+    unread_idx = _edge_masks(cs)[0]  # a thin frame: its few pixels by index, not a whole-image mask
+    flat = labels.reshape(-1)
+    flat[unread_idx[flat[unread_idx] == CLASS_BG]] = CLASS_HIDDEN
+    vote_ok = votable(cs)
     if exclude_mask is not None:
         # the pot's body: nothing of a wink on the mat shows there (hidden, not evidence either way)
-        labels = labels.copy()
         labels[exclude_mask] = CLASS_HIDDEN
     s = grid.mm_per_px
     wink_px = ((labels >= 1) & (labels <= 4)).astype(np.uint8)
@@ -283,12 +338,19 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             if present[k] < min_area:
                 continue
             mask = (roi == k).astype(np.float32)
-            edges = _edge_directions(mask)
+            # a blob cut by the mat's unread edge band: its outline there is the band's, and does not vote;
+            # the arc a centre needs is then a share of the outline that can vote. Not for the felt's own hue,
+            # whose lighter border along the edge makes such blobs too (it keeps the whole-outline test)
+            vote_sub = vote_ok[ya:yb, xa:xb]
+            cut = k != cs.mat_class and not vote_sub.all()
+            edges = outline_off_band(mask, vote_sub) if cut else _edge_directions(mask)
             for size, r_mm in RADII_MM.items():
                 r_px = r_mm / s
                 acc = _votes(mask, r_px, edges)
                 acc5 = cv2.boxFilter(acc, -1, (5, 5), normalize=False)
                 thr = params.min_arc_fraction * 2 * math.pi * r_px
+                if cut:
+                    thr = thr * np.maximum(outline_share(vote_sub, r_px), MIN_OUTLINE_SHARE)
                 peaks = (acc5 >= thr) & (acc5 >= cv2.dilate(acc5, np.ones((5, 5), np.uint8)))
                 for pr, pc in zip(*np.nonzero(peaks)):
                     r0, r1 = max(0, pr - 2), min(acc.shape[0], pr + 3)
