@@ -183,15 +183,18 @@ def _rank(scene: TiddlywinksScene, params: TiddlywinksParams, counted: list[Wink
 
 
 def judge_squidge_off(
-    scene: TiddlywinksScene, params: TiddlywinksParams = DEFAULT_PARAMS
+    scene: TiddlywinksScene, params: TiddlywinksParams = DEFAULT_PARAMS, *, unseen: tuple[Color, ...] = ()
 ) -> SquidgeOffVerdict:
     """TW 5(a) / TW A1: rank the squidged winks and name the winner, the re-squidgers, or the replays.
 
     Keys are TW P1 edge distances (TW I-1); an on-mat wink beyond the field still ranks by distance (TW I-4).
     Two keys within eps are never separated: ``TOO_CLOSE_TO_CALL``, and if the umpire finds them equal the tied
-    colours re-squidge.
+    colours re-squidge. ``unseen`` are colours in the game whose squidged wink is not in ``scene`` (hidden behind
+    the pot or under another wink, potted out of sight, or gone): no winner is named while one is unaccounted
+    for, since a potted or hidden wink next to the pot could beat every wink seen.
     """
     winks = _one_wink_per_color(scene)
+    unseen = tuple(c for c in COLOR_ORDER if c in set(unseen) and c not in winks)
     rulings, replay, unsure = _baseline_rulings(scene, params, winks)
     counted = [w for c, w in winks.items() if c not in replay and c not in unsure]
     ranking = _rank(scene, params, counted)
@@ -222,6 +225,24 @@ def judge_squidge_off(
             frame_idx=frame,
             confidence=detection_confidence(*winks.values()),
             explanation=f"No winner yet: {names} must first have a wink that counts.",
+        )
+        return verdict(Decision.UNDECIDED, None, (), main)
+    if unseen:
+        names = " and ".join(c.value for c in unseen)
+        missing = f"{names}'s squidged wink is" if len(unseen) == 1 else f"the squidged winks of {names} are"
+        seen = ", ".join(f"{r.color.value} {r.distance_mm:.1f} mm" if r.distance_mm is not None else
+                         f"{r.color.value} {'potted' if r.potted else 'off the mat'}" for r in ranking)
+        main = Ruling(
+            game=GAME,
+            rule=RULE,
+            decision=Decision.UNDECIDED,
+            colors=unseen,
+            frame_idx=frame,
+            confidence=1.0,
+            evidence={"colors_seen_count": float(len(ranking)), "colors_unseen_count": float(len(unseen))},
+            explanation=f"No winner yet: {missing} not seen (behind the pot, under another wink, potted out of "
+            f"sight, or off the table), and a wink near the pot could be nearest; the umpire looks"
+            + (f" (seen: {seen})." if seen else "."),
         )
         return verdict(Decision.UNDECIDED, None, (), main)
     if not ranking:

@@ -22,9 +22,16 @@ from vision.tiddlywinks import (
 
 
 def squidge_off_verdict(scene: TiddlywinksScene) -> dict[str, Any] | None:
-    """The TW 5(a) verdict when the scene is a squidge-off (one wink in play per colour), else None."""
+    """The TW 5(a) verdict when the scene is a squidge-off (one wink in play per colour), else None.
+
+    A colour whose unplayed winks wait behind its baseline but whose squidged wink is nowhere seen is in the game
+    with its wink unaccounted for (the adjudicator then names no winner)."""
     sub = squidge_off_scene(scene)
-    return None if sub is None else judge_squidge_off(sub).to_dict()
+    if sub is None:
+        return None
+    squidged = {w.color for w in sub.winks}
+    unseen = tuple(dict.fromkeys(w.color for w in scene.winks if w.unplayed and w.color not in squidged))
+    return judge_squidge_off(sub, unseen=unseen).to_dict()
 
 
 def add_rulings(document: dict[str, Any], scene: TiddlywinksScene) -> dict[str, Any]:

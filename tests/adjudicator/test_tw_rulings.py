@@ -128,6 +128,19 @@ def test_squidge_off_never_calls_a_winner_inside_eps(keys, sigma):
         assert len(v.resquidge) >= 2
 
 
+def test_squidge_off_names_no_winner_while_a_colour_in_the_game_is_unseen():
+    # red is clearly nearest of the winks seen, but blue's squidged wink is not in the picture (behind the pot,
+    # potted out of sight...): it could be nearest, so the umpire looks; once it is seen, the ranking decides
+    seen = (W("g", "green", "small", 0, 90), W("r", "red", "large", 0, -50))
+    v = judge_squidge_off(scene(*seen), unseen=(B,))
+    assert v.winner is None and v.decision is Decision.UNDECIDED
+    assert v.rulings[-1].colors == (B,) and v.rulings[-1].rule == "TW 5(a)"
+    assert [r.color for r in v.ranking] == [Color.RED, Color.GREEN]  # the seen winks still ranked for the umpire
+    assert judge_squidge_off(scene(*seen)).winner is Color.RED
+    # a colour named unseen but present in the scene is not missing
+    assert judge_squidge_off(scene(*seen), unseen=(Color.RED,)).winner is Color.RED
+
+
 def test_squidge_off_one_wink_per_colour():
     with pytest.raises(AdjudicatorError, match="one wink per colour"):
         judge_squidge_off(scene(W("b1", "blue", "large", 50, 0), W("b2", "blue", "small", 0, 50)))

@@ -32,3 +32,26 @@ def test_a_pot_of_no_wink_colour_hides_nothing(name):
     assert doc["pot"]["hides_color"] is None
     assert not any(r["decision"] == "refer_to_umpire" and r["rule"] == "TW 5(c)" for r in doc["rulings"])
     assert truth["pieces"]  # the sample is a real scene
+
+
+def test_a_squidge_off_with_a_colour_waiting_but_its_squidged_wink_unseen_names_no_winner():
+    # seed 9495's squidge-off render: blue's and yellow's squidged winks lie behind a pot, unseen; their unplayed
+    # winks wait behind their baselines, so both colours are in the game. Red was named winner with confidence,
+    # though blue's hidden wink was nearer.
+    from api.analysis import squidge_off_verdict
+    from geometry.types import Color, TiddlywinksScene, Wink
+
+    def wink(wid, color, x, y, **kw):
+        return Wink(wink_id=wid, color=Color(color), size="small", center_mm=(x, y), **kw)
+
+    waiting = [wink(f"{c}-W{i}", c, sx * 880.0, sy * (330.0 + 20 * i), unplayed=True)
+               for c, sx, sy in (("blue", -1, 1), ("green", 1, 1), ("red", 1, -1), ("yellow", -1, -1))
+               for i in range(1, 4)]
+    squidged = [wink("red-L2", "red", 28.7, -13.8), wink("green-S2", "green", 52.4, -2.0)]
+    verdict = squidge_off_verdict(TiddlywinksScene(winks=(*waiting, *squidged)))
+    assert verdict["winner"] is None and verdict["decision"] == "undecided"
+    assert verdict["rulings"][-1]["colors"] == ["blue", "yellow"]
+    assert [r["color"] for r in verdict["ranking"]] == ["red", "green"]
+    # with every colour's squidged wink seen, the nearest wins
+    seen = [wink("blue-S1", "blue", -60.0, 30.0), wink("yellow-S4", "yellow", -70.0, -40.0)]
+    assert squidge_off_verdict(TiddlywinksScene(winks=(*waiting, *squidged, *seen)))["winner"] == "red"
