@@ -22,12 +22,17 @@ import math
 import numpy as np
 
 from calibration.camera import CameraModel
+from geometry.constants import WINK_THICKNESS_MM
 from vision.winks import (WinkCandidate, WinkDetectorParams, assign_poses, lens_area_mm2, rim_angles_inside,
-                          rim_edge_strength)
+                          rim_edge_strength, top_rim_points)
 
 _PILE_REACH_MM = 80.0  # winks further than this from a pair cannot bear on its poses
 FLAT_OPINION_CONFIDENCE = 0.6  # a flat-rim order at least this sure counts as an opinion ...
 DISAGREEMENT_CONFIDENCE = 0.6  # ... and when the posed test contradicts it, the order is this sure at most
+#: A rim sample this much beyond a third wink's rim reads the pair's edge, not that wink's: the step is taken
+#: over +-1.75 mm of the rim (1 mm of offsets, 0.75 mm each side) and the third wink's edge is blurred by ~1 mm.
+THIRD_RIM_CLEAR_MM = 2.75
+MIN_ARC_SAMPLES = 3  # rim samples (of 48 round the rim) an arc needs to be read
 
 
 def _posed_pair(winks: list[WinkCandidate], upper: WinkCandidate, lower: WinkCandidate
@@ -45,20 +50,54 @@ def _posed_pair(winks: list[WinkCandidate], upper: WinkCandidate, lower: WinkCan
     return twins[upper.wink_id], twins[lower.wink_id]
 
 
+def clear_of_third(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], pair: tuple[str, str],
+                   clear_mm: float = THIRD_RIM_CLEAR_MM) -> np.ndarray:
+    """The plan angles of ``w``'s rim (as posed) clear of every wink of another colour but the pair's: near
+    one the colour step read is that wink's own outline, far stronger than the faint step between two winks of
+    one colour (a third wink of their colour is as faint, and its rim is the pile's own evidence)."""
+    if len(angles) == 0:
+        return angles
+    p = top_rim_points(w, angles, w.radius_mm)[:, :2]
+    keep = np.ones(len(angles), bool)
+    for o in winks:
+        if o.wink_id not in pair and not o.potted and o.color != w.color:
+            keep &= np.linalg.norm(p - o.center_mm, axis=1) > o.radius_mm + clear_mm
+    return angles[keep]
+
+
+def _clear_arc(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], pair: tuple[str, str]
+               ) -> np.ndarray:
+    """The arc clear of third winks of another colour, or the whole arc when too little of it is (the order
+    then rests on all of it, as before, and the flat test's opinion caps it)."""
+    clear = clear_of_third(w, angles, winks, pair)
+    return clear if len(clear) >= MIN_ARC_SAMPLES else angles
+
+
+def _flat_read_third(a: WinkCandidate, b: WinkCandidate, winks: list[WinkCandidate]) -> bool:
+    """Whether the flat-rim test (``winks.decide_order``, both discs flat) read a third wink's edge: its
+    median step over an arc is that wink's once half the arc or more runs along it."""
+    fa, fb = copy.copy(a), copy.copy(b)
+    for f in (fa, fb):
+        f.z_mm, f.tilt_deg = WINK_THICKNESS_MM / 2, 0.0
+    pair = (a.wink_id, b.wink_id)
+    return any(2 * len(clear_of_third(f, arc, winks, pair)) <= len(arc)
+               for f, arc in ((fa, rim_angles_inside(fa, fb)), (fb, rim_angles_inside(fb, fa))) if len(arc))
+
+
 def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
                      camera: CameraModel) -> tuple[float, float, int] | None:
     """(evidence that a is upper, that b is upper, arc samples): visible-rim edge minus hidden-rim edge."""
     ev = []
     n_min = 10**6
+    pair = (a.wink_id, b.wink_id)
     for up, lo in ((a, b), (b, a)):
         pu, pl = _posed_pair(winks, up, lo)
-        arc_u = rim_angles_inside(pu, pl)
-        arc_l = rim_angles_inside(pl, pu)
+        arc_u, arc_l = (_clear_arc(w, rim_angles_inside(w, o), winks, pair) for w, o in ((pu, pl), (pl, pu)))
         n_min = min(n_min, len(arc_u))
-        if len(arc_u) < 3:
+        if len(arc_u) < MIN_ARC_SAMPLES:
             return None
         e_u = rim_edge_strength(image_bgr, camera, pu, arc_u)
-        e_l = rim_edge_strength(image_bgr, camera, pl, arc_l) if len(arc_l) >= 3 else 0.0
+        e_l = rim_edge_strength(image_bgr, camera, pl, arc_l) if len(arc_l) >= MIN_ARC_SAMPLES else 0.0
         ev.append(e_u - e_l)
     return ev[0], ev[1], n_min
 
@@ -87,9 +126,11 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             new_conf = 0.5 + abs(p_a - 0.5)
             a_upper = p_a >= 0.5
             was_a_upper = b.wink_id in a.above
-            if a.color == b.color and a_upper != was_a_upper and conf >= FLAT_OPINION_CONFIDENCE:
-                # one colour: the flat-rim test had an opinion and this one says the opposite; the two read
-                # the same faint edges, so neither is trusted (TW I-13: undecided, not a guess)
+            if (a.color == b.color and a_upper != was_a_upper and conf >= FLAT_OPINION_CONFIDENCE
+                    and not _flat_read_third(a, b, winks)):
+                # one colour: the flat-rim test had an opinion (not one read off a third wink's outline) and
+                # this one says the opposite; the two read the same faint edges, so neither is trusted (TW
+                # I-13: undecided, not a guess)
                 new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
             if a_upper != was_a_upper:
                 changed += 1

@@ -18,11 +18,11 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, WINK_THICKNESS_MM
-from vision.arc_size import fit_known_radius, split_union
+from vision.arc_size import UnionSplitParams, fit_known_radius, split_union, union_of_two
 from vision.colour import COLOR_NAMES, ColourScene
-from vision.crescents import _felt_at, _sample
+from vision.crescents import CrescentParams, _classes, _felt_at, _sample
 from vision.ortho import OrthoGrid
-from vision.winks import RADII_MM, WinkCandidate
+from vision.winks import RADII_MM, WinkCandidate, WinkDetectorParams, baseline_distance_mm
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,8 @@ class UnionRimParams:
     max_miss: float = 0.2  # share of the rays the fitted other disc should reach beyond the rim but does not
     same_blend: float = 0.35  # blend fraction (felt 0, wink 1) of the outline
     max_off_line: float = 0.35  # distance from the wink/felt blend line, in units of their difference
-    mat_edge_clear_mm: float = 4.0
+    mat_edge_clear_mm: float = 2.0  # the mat edge's band of mixed felt and table pixels (plus the blur)
+    paint_clearance_mm: float = WinkDetectorParams().paint_clearance_mm  # baseline paint half-width plus blur
 
 
 def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: OrthoGrid, w: WinkCandidate,
@@ -74,6 +75,10 @@ def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: Or
     a = a.reshape(len(u), len(s))
     off = off.reshape(len(u), len(s))
     mine = (a >= params.same_blend) & (off < params.max_off_line)
+    # a wink of this colour in another pose is lit otherwise (a flat glossy wink mirrors the lamp and looks
+    # pale beside a tilted one): off this wink's blend line, but its calibrated hue is still this colour's
+    k = COLOR_NAMES.index(w.color)
+    mine |= (_classes(bgr, felt, wink_bgr, cs, CrescentParams()) == k).reshape(mine.shape)
     felt_like = (a < params.same_blend) & (off < params.max_off_line)
     stops = ~mine
     j = np.argmax(stops, axis=1)  # the first sample off the wink's colour on each ray
@@ -126,20 +131,15 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
             pair = None if w.size != "large" else split_union(w, [*live, *found], image_bgr, camera, cs, grid,
                                                                exclude_mask)
             if pair is not None:
-                (s1, c1), (s2, c2) = pair
-                w.size, w.center_mm = s1, c1
-                n = WinkCandidate(color=w.color, size=s2, center_mm=c2, votes=w.votes)
-                n.edge_support, n.own_fraction, n.score = w.edge_support, 1.0, w.score
-                n.confidence = min(n.confidence, 0.9)
-                found.append(n)
+                found.append(_split(w, pair))
             continue
         c = w.center_mm
         r_w = w.radius_mm
-        if (abs(c[0]) > MAT_HALF_LENGTH_MM - r_w - params.reach_mm - params.mat_edge_clear_mm
-                or abs(c[1]) > MAT_HALF_WIDTH_MM - r_w - params.reach_mm - params.mat_edge_clear_mm):
-            continue
+        if abs(c[0]) > MAT_HALF_LENGTH_MM - r_w or abs(c[1]) > MAT_HALF_WIDTH_MM - r_w:
+            continue  # overhanging the mat's edge: its outline there is against the table
         mmpp = camera.mm_per_px_at((float(c[0]), float(c[1])))
         blend = params.blend_px * mmpp
+        edge_clear = params.mat_edge_clear_mm + blend
         # first look, in the label image: own-colour pixels beyond the rim and its blur
         ring = c + (r_w + params.look_from_mm + np.arange(0.0, params.reach_mm - 1.0, 1.0))[None, :, None] * u[:, None, :]
         ring = ring.reshape(-1, 2)
@@ -147,13 +147,21 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         ok = (cr[:, 0] >= 0) & (cr[:, 0] < cs.labels.shape[1]) & (cr[:, 1] >= 0) & (cr[:, 1] < cs.labels.shape[0])
         own = np.zeros(len(ring), bool)
         own[ok] = cs.labels[cr[ok, 1], cr[ok, 0]] == k
+        own &= ((np.abs(ring[:, 0]) < MAT_HALF_LENGTH_MM - edge_clear)
+                & (np.abs(ring[:, 1]) < MAT_HALF_WIDTH_MM - edge_clear))
         ring_area_mm2 = 2 * np.pi * (r_w + params.reach_mm / 2) / params.n_rays  # per sample (1 mm deep)
         if own.sum() * ring_area_mm2 < params.first_look_mm2:
             continue
         s = np.arange(r_w - params.inside_mm, r_w + params.reach_mm + 1e-9, params.step_mm)
         e = _edges(image_bgr, camera, cs, grid, w, u, s, params)
         p = c + e[:, None] * u
-        usable = np.isfinite(e)
+        # near the mat's edge, an outline point in its band (felt mixed with table) says nothing; the rest of
+        # the outline still does, so only those rays are set aside
+        usable = (np.isfinite(e) & (np.abs(np.nan_to_num(p[:, 0])) < MAT_HALF_LENGTH_MM - edge_clear)
+                  & (np.abs(np.nan_to_num(p[:, 1])) < MAT_HALF_WIDTH_MM - edge_clear))
+        # nor is an outline against a baseline's paint (a bright line of unknown width, blended with the wink
+        # it keeps the wink's hue) the wink's own
+        usable &= baseline_distance_mm(np.nan_to_num(p)) > params.paint_clearance_mm
         others = [o for o in [*live, *found] if o is not w and np.linalg.norm(o.center_mm - c) < r_w + 30.0]
         for o in others:
             usable &= ~(np.linalg.norm(np.nan_to_num(p) - o.center_mm, axis=1) < o.radius_mm + blend + 0.5)
@@ -174,6 +182,7 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
             if rim.sum() < params.min_rim_rays:
                 break
         if rim.sum() < params.min_rim_rays:
+            found += _two_discs(w, p, usable, mmpp, others, params)
             continue
         centre, bias, _ = fit_known_radius(p[rim], r_w, centre, fit_bias=True)
         res_all = np.linalg.norm(np.nan_to_num(p) - centre, axis=1) - r_w - bias
@@ -217,4 +226,34 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         if new:
             w.center_mm = centre
             found += new
+        else:
+            found += _two_discs(w, p, usable, mmpp, others, params)
     return found
+
+
+def _split(w: WinkCandidate, pair: list[tuple[str, np.ndarray]]) -> WinkCandidate:
+    """``w`` becomes the first of two winks read as one (size, plan centre); the second is returned."""
+    (s1, c1), (s2, c2) = pair
+    w.size, w.center_mm = s1, c1
+    n = WinkCandidate(color=w.color, size=s2, center_mm=c2, votes=w.votes)
+    n.edge_support, n.own_fraction, n.score = w.edge_support, 1.0, w.score
+    n.confidence = min(n.confidence, 0.9)
+    return n
+
+
+def _two_discs(w: WinkCandidate, p: np.ndarray, usable: np.ndarray, mm_per_px: float,
+               others: list[WinkCandidate], params: UnionRimParams) -> list[WinkCandidate]:
+    """A found wink centred between two of its colour (two discs offset by half a radius or so): no rim of its
+    own to trim to, but its outline, seen nearly all round, is the union of two discs of the known radii and
+    no single circle. ``w`` becomes the one nearer its centre; the other is returned."""
+    split = UnionSplitParams(n_rays=params.n_rays)
+    if usable.sum() * 360.0 / params.n_rays < split.min_arc_deg:
+        return []
+    pair = union_of_two(p[usable] - w.center_mm, mm_per_px, split)
+    if pair is None:
+        return []
+    pair = sorted(((s, w.center_mm + c) for s, c in pair), key=lambda sc: float(np.linalg.norm(sc[1] - w.center_mm)))
+    if any(o.color == w.color and np.linalg.norm(o.center_mm - c) < o.radius_mm + RADII_MM[s] - 2.0
+           for o in others for s, c in pair):
+        return []  # one of the two is a wink found already
+    return [_split(w, pair)]

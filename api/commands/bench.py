@@ -95,6 +95,13 @@ class Tally:
     squop_undecided_true: int = 0  # ... of which truth has a squop (either way)
     squop_tp_guessed: int = 0  # ordered pairs right / wrong when undecided orders count as claims
     squop_fp_guessed: int = 0
+    # why each missed squop was missed (they add up to squop_fn), and what each false one was (to squop_fp)
+    squop_fn_wink_missed: int = 0  # a wink of the pair was not found
+    squop_fn_flagged: int = 0  # both found, the order reported undecided (TW I-13: honest, still not a claim)
+    squop_fn_wrong: int = 0  # decided the other way round (also counted as a false pair)
+    squop_fn_unordered: int = 0  # both found, no order reported (their footprints did not overlap)
+    squop_fp_reversed: int = 0  # a truth squop decided the other way round
+    squop_fp_invented: int = 0  # an order claimed between winks truth has no squop between
     so_n: int = 0
     so_wrong: int = 0
     so_tctc: int = 0
@@ -197,6 +204,7 @@ def score_image(truth: dict, found: list[Any], tally: Tally, res_key: str, name:
     order_min = TiddlywinksParams().order_confidence_min  # below it the referee calls the order undecided
     pred_pairs = set()
     every_pair = set()  # also the undecided ones, as the figure before this rule counted them
+    flagged_pairs = set()
     for f in found:
         for lo in f.above:
             pair = (found_id_to_truth.get(f.wink_id, "?" + f.wink_id), found_id_to_truth.get(lo, "?" + lo))
@@ -206,6 +214,7 @@ def score_image(truth: dict, found: list[Any], tally: Tally, res_key: str, name:
                 # here stays missed and a pair that is no squop costs nothing
                 tally.squop_undecided += 1
                 tally.squop_undecided_true += pair in truth_pairs or pair[::-1] in truth_pairs
+                flagged_pairs |= {pair, pair[::-1]}
                 continue
             pred_pairs.add(pair)
     tally.squop_tp_guessed += len(truth_pairs & every_pair)
@@ -214,9 +223,24 @@ def score_image(truth: dict, found: list[Any], tally: Tally, res_key: str, name:
     tally.squop_fp += len(pred_pairs - truth_pairs)
     tally.squop_fn += len(truth_pairs - pred_pairs)
     for a, b in sorted(pred_pairs - truth_pairs):
-        tally.failures.append(f"{name}: false squop {a} over {b}")
+        reversed_ = (b, a) in truth_pairs
+        tally.squop_fp_reversed += reversed_
+        tally.squop_fp_invented += not reversed_
+        tally.failures.append(f"{name}: false squop {a} over {b}{' (truth: the other way round)' if reversed_ else ''}")
     for a, b in sorted((truth_pairs | missing_pairs) - pred_pairs):
-        tally.failures.append(f"{name}: missed squop {a} over {b}")
+        if (a, b) in missing_pairs:
+            why = "a wink not found"
+            tally.squop_fn_wink_missed += 1
+        elif (b, a) in pred_pairs:
+            why = "decided the other way round"
+            tally.squop_fn_wrong += 1
+        elif (a, b) in flagged_pairs:
+            why = "flagged undecided"
+            tally.squop_fn_flagged += 1
+        else:
+            why = "no order reported"
+            tally.squop_fn_unordered += 1
+        tally.failures.append(f"{name}: missed squop {a} over {b} ({why})")
     # squidge-off
     if truth.get("render", {}).get("scene_kind") == "squidge_off" and verdict is not None:
         from geometry import tiddlywinks as tw
@@ -344,6 +368,12 @@ def report_tiddlywinks(result: dict[str, Any], out: Callable[[str], None], show_
                 rows.append((f"centre error {label_res} p95", f"{p95:.3f} mm", f"<= {lim[1]} mm", p95 <= lim[1]))
         rows.append(("squop relation F1 (ordered pairs)",
                      f"{f1:.4f} (tp {t.squop_tp}, fp {t.squop_fp}, fn {t.squop_fn})", ">= 0.99", f1 >= 0.99))
+        if t.squop_fn or t.squop_fp:
+            rows.append(("  squops missed: wink not found / flagged undecided / wrong way / no order",
+                         f"{t.squop_fn_wink_missed} / {t.squop_fn_flagged} / {t.squop_fn_wrong} / "
+                         f"{t.squop_fn_unordered}", "(info)", True))
+            rows.append(("  false squops: a squop the other way round / no squop there",
+                         f"{t.squop_fp_reversed} / {t.squop_fp_invented}", "(info)", True))
         if t.squop_undecided:
             rows.append(("  overlapping pairs reported undecided (not claimed; missed if a squop)",
                          f"{t.squop_undecided} ({t.squop_undecided_true} are squops)", "(info)", True))

@@ -132,3 +132,63 @@ def test_a_same_colour_small_wink_mostly_under_a_large_one_is_found_from_the_out
     assert got["lo"].size == "small" and got["up"].size == "large"
     assert math.dist(got["lo"].center_mm, lower.center_mm) < 1.0
     assert math.dist(got["up"].center_mm, upper.center_mm) < 1.5  # its tilted, raised rim: the posed fit's error
+
+
+def test_a_flat_order_read_along_a_third_wink_of_another_colour_does_not_hold_back_the_posed_one(monkeypatch):
+    # A and B (yellow) overlap; C (blue) lies along more than half of A's arc inside B, so the flat test's
+    # median step there was C's outline (a strong colour step), not the pair's faint one: its 'A on B' is no
+    # opinion, and the posed rims, read clear of C, decide
+    import vision.stacking as stacking
+    from vision.winks import WinkDetectorParams
+    a, b, c = _cand("A", "small", 0.0, 0.0), _cand("B", "small", 6.0, 0.0), _cand("C", "small", 5.0, 9.0)
+    for w in (a, b):
+        w.color = "yellow"
+    c.color = "blue"
+    a.above, a.order_confidence, b.order_confidence = ["B"], {"B": 0.9}, {"A": 0.9}
+    arcs = {}
+
+    def evidence(winks, p, q, image, camera):
+        arcs["A"] = stacking.clear_of_third(p, stacking.rim_angles_inside(p, q), winks, ("A", "B"))
+        return 2.0, 30.0, 12
+    monkeypatch.setattr(stacking, "cut_rim_evidence", evidence)
+    stacking.review_order([a, b, c], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
+    assert b.above == ["A"] and a.above == []
+    assert b.order_confidence["A"] > 0.9
+    # the rim samples kept lie clear of C's rim by the width the step is read over
+    kept = stacking.top_rim_points(a, arcs["A"], a.radius_mm)[:, :2]
+    assert len(kept) and np.all(np.linalg.norm(kept - c.center_mm, axis=1) > c.radius_mm + 2.5)
+    # a third wink of the pair's own colour there is as faint as the pair: the flat opinion stands, the order
+    # stays undecided
+    c.color = "yellow"
+    a.above, b.above, a.order_confidence, b.order_confidence = ["B"], [], {"B": 0.9}, {"A": 0.9}
+    stacking.review_order([a, b, c], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
+    assert b.order_confidence["A"] < 0.75
+
+
+def test_a_same_colour_squop_whose_flat_lower_wink_mirrors_the_lamp_is_found_and_ordered(tmp_path):
+    # a rendered scene (the simulator's own, seed 7071 #1): a tilted yellow small wink on a flat one at the
+    # mat's edge, 5.8 mm apart. The flat one mirrors the lamp and looks pale beside it, off the tilted one's
+    # blend line with the felt, and the coarse centre lay between the two: one wink was found, midway
+    import json
+
+    import cv2
+
+    from calibration.camera import CameraModel
+    from simulation.generate import SCENE_KINDS, make_rig, random_scene, render_tiddlywinks_item
+    rng = np.random.default_rng([7071, 1])
+    scene = random_scene(rng, SCENE_KINDS[1])
+    rig = make_rig("tw_7071_001", 7071 * 1000 + 1, (1920, 1080))
+    path = render_tiddlywinks_item(tmp_path, "tw_7071_001", scene, rig, rng, kind=SCENE_KINDS[1])
+    doc = json.loads(path.with_suffix(".json").read_text())
+    truth = {p["id"]: p for p in doc["pieces"]}
+    assert ["yellow-S2", "yellow-S3"] in doc["squops"]
+    m = measure_tiddlywinks(cv2.imread(str(path)), CameraModel.from_dict(doc["calibration"]["camera"]))
+    got = {}
+    for tid in ("yellow-S2", "yellow-S3"):
+        near = [w for w in m.winks if w.color == "yellow"
+                and math.dist(w.center_mm, truth[tid]["center_mm"]) < 1.5]
+        assert len(near) == 1, tid
+        got[tid] = near[0]
+    up, lo = got["yellow-S2"], got["yellow-S3"]
+    assert up.size == lo.size == "small"
+    assert up.above == (lo.wink_id,) and up.order_confidence[lo.wink_id] >= 0.75
