@@ -12,9 +12,13 @@ rim height, its centre on the rim, is a wink when
   seen through such a disc shows the dark inside of the cup on one side and the wall's top and outside on
   the other: no single colour).
 
+* it hides the rim under it: the outer edge of the pot's top, where it passes inside the disc's image,
+  shows no consistent step. A translucent pot shows a wink on the mat behind it through its wall, with the
+  lip drawn across it; such a disc is no rim wink, and one in between is kept but flagged.
+
 Its colour is the inside's white-balanced hue. The disc's image reaches outside the top opening, which no
-wink lying inside the cup can do, and inside it, which no wink on the mat behind the pot can do (the pot
-hides that part of it).
+wink lying inside the cup can do, and inside it, which no wink on the mat behind an opaque pot can do (the
+pot hides that part of it).
 """
 
 from __future__ import annotations
@@ -47,6 +51,12 @@ class RimParams:
     min_step: float = 18.0  # ... and at least this (8-bit units)
     max_inside_spread: float = 0.35  # inside colour spread (away from the rim) over the outline's median step
     min_chroma: float = 14.0  # Lab C* of a wink colour (grey or white is no wink)
+    lip_probe_mm: float = 1.0  # the lip's step is read this far either side of the top's outer edge ...
+    lip_probe_px: float = 1.2  # ... and at least this many pixels (beyond the blur)
+    lip_min_points: int = 5  # lip samples inside the disc (1 degree apart) needed to read it
+    lip_covered_ratio: float = 1.5  # a consistent lip step within this many sample scatters: the disc covers it
+    lip_seen_ratio: float = 3.0  # beyond this many: the lip shows across the disc, which lies behind the pot
+    lip_unsure_confidence: float = 0.5  # a rim wink whose lip reading lies between the two
 
 
 def _image_noise(image_bgr: np.ndarray, pts_px: np.ndarray) -> float:
@@ -61,6 +71,54 @@ def _image_noise(image_bgr: np.ndarray, pts_px: np.ndarray) -> float:
     d = np.linalg.norm(a - b, axis=1)
     # a - b has sigma sqrt(2) s per channel; the median of its length (chi, 3 degrees of freedom) is 1.54 that
     return max(1.0, float(np.median(d)) / (1.54 * math.sqrt(2.0)))
+
+
+def lip_step(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, center_mm: np.ndarray,
+             radius_mm: float, params: RimParams = RimParams()) -> tuple[float, float] | None:
+    """The colour step across the outer edge of the pot's top where it passes inside a disc's image.
+
+    A wink lying on the rim hides the rim under it: across the hidden edge there is only the wink's own
+    texture and noise, which change from sample to sample. A wink on the mat behind a translucent pot is seen
+    through the wall, so the lip's edge is drawn across it: the same step (wall over wink against wink) at
+    every sample. Returns the consistent step (length of the per-channel median of the differences) and the
+    samples' scatter about it (median length of what is left), or None when too little of the edge lies well
+    inside the disc (clear of the disc's own outline and its blur).
+    """
+    phis = np.radians(np.arange(0.0, 360.0, 1.0))
+    u = np.column_stack([np.cos(phis), np.sin(phis)])
+    c = np.asarray(center_mm, float)
+    mmpp = camera.mm_per_px_at((float(c[0]), float(c[1])), POT_HEIGHT_MM)
+    delta = max(params.lip_probe_mm, params.lip_probe_px * mmpp)
+    margin = params.probe_mm + params.lip_probe_px * mmpp
+    p_in = pot.center_mm + (POT_TOP_RADIUS_MM - delta) * u
+    p_out = pot.center_mm + (POT_TOP_RADIUS_MM + delta) * u
+    keep = ((np.linalg.norm(p_in - c, axis=1) <= radius_mm - margin)
+            & (np.linalg.norm(p_out - c, axis=1) <= radius_mm - margin))
+    n = int(keep.sum())
+    if n < params.lip_min_points:
+        return None
+    z = np.full(n, POT_HEIGHT_MM)
+    q = camera.project_mm(np.vstack([np.column_stack([p_in[keep], z]), np.column_stack([p_out[keep], z])]))
+    v = sample_bilinear(image_bgr, q.astype(np.float32), outside_nan=False).reshape(2, n, 3).astype(np.float32)
+    d = v[0] - v[1]
+    step = np.median(d, axis=0)
+    return float(np.linalg.norm(step)), float(np.median(np.linalg.norm(d - step, axis=1)))
+
+
+def felt_noise_step(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection) -> float:
+    """Median length of the colour difference of two pixels of the felt around the pot (its noise alone)."""
+    ang = np.radians(np.arange(360.0))
+    ring = pot.center_mm + 70.0 * np.column_stack([np.cos(ang), np.sin(ang)])
+    noise = _image_noise(image_bgr, camera.project_mm(np.column_stack([ring, np.zeros(len(ring))])))
+    return 1.54 * math.sqrt(2.0) * noise
+
+
+def lip_ratio(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, center_mm: np.ndarray,
+              radius_mm: float, noise_step: float, params: RimParams = RimParams()) -> float | None:
+    """The lip's consistent step inside a disc's image over its samples' scatter (at least the image's noise):
+    below ``lip_covered_ratio`` the disc hides the lip, from ``lip_seen_ratio`` on the lip shows across it."""
+    lip = lip_step(image_bgr, camera, pot, center_mm, radius_mm, params)
+    return None if lip is None else lip[0] / max(lip[1], noise_step)
 
 
 def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs: ColourScene,
@@ -87,10 +145,8 @@ def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs:
     cpx_all = pq[0]
     jac = np.stack([(pq[1] - pq[0]) / d, (pq[2] - pq[0]) / d], axis=2)  # (m, 2 px, 2 mm)
     # the image's noise on the felt around the pot (a few winks there hardly move the median)
-    ring = pot.center_mm + 70.0 * np.column_stack([np.cos(np.arange(360) * math.pi / 180),
-                                                   np.sin(np.arange(360) * math.pi / 180)])
-    noise = _image_noise(image_bgr, camera.project_mm(np.column_stack([ring, np.zeros(len(ring))])))
-    thr = max(params.min_step, params.step_noise_k * noise)
+    noise_step = felt_noise_step(image_bgr, camera, pot)
+    thr = max(params.min_step, params.step_noise_k * noise_step / (1.54 * math.sqrt(2.0)))
     found: list[tuple[float, float, str, np.ndarray, np.ndarray]] = []
     m = len(centres)
     for size, r in RADII_MM.items():
@@ -122,6 +178,11 @@ def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs:
         name, _, chroma = classify_bgr(med / 255.0, cs.gains_bgr, cs.hue_centres_deg)
         if chroma < params.min_chroma:
             continue
+        # on the rim it hides the lip; behind a translucent pot the lip is drawn across it
+        ratio = lip_ratio(image_bgr, camera, pot, c, r, noise_step, params) or 0.0
+        if ratio >= params.lip_seen_ratio:
+            continue
+        unsure = ratio > params.lip_covered_ratio
         taken.append((c, r))
         cpx = camera.project_mm(np.array([[c[0], c[1], RIM_Z_MM]]))[0]
         r_px = r / camera.mm_per_px_at((float(c[0]), float(c[1])))
@@ -141,7 +202,7 @@ def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs:
         w.sigma_mm = 1.0
         w.center_px = cpx
         w.opening_fraction = 0.5
-        w.confidence = 0.8
+        w.confidence = params.lip_unsure_confidence if unsure else 0.8
         w.fit_fraction = support_i  # the share of its outline seen
         out.append(w)
     return out

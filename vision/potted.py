@@ -28,6 +28,7 @@ from geometry.constants import (
 )
 from vision.colour import COLOR_NAMES, ColourScene, hue_distance_deg
 from vision.pot import PotDetection
+from vision.pot_rim import RIM_Z_MM, RimParams, felt_noise_step, lip_ratio
 from vision.winks import RING_SWITCH_RATIO, WinkCandidate, ring_responses
 
 #: Height of the cup floor where potted winks rest.
@@ -92,6 +93,48 @@ def _cup_ab(image_bgr: np.ndarray, pot: PotDetection, cs: ColourScene) -> np.nda
     return np.median(ab, axis=0)
 
 
+#: Where a wink seen through the top opening can lie (``cup_place``).
+IN_CUP, BEHIND_POT, ON_RIM = "in_cup", "behind_pot", "on_rim"
+
+
+def cup_place(center_px: np.ndarray, radius_mm: float, sigma_mm: float, camera: CameraModel,
+              pot: PotDetection) -> str:
+    """Where a wink seen through the pot's top opening can lie, from where its image meets each height.
+
+    Everything seen of a wink in the cup lies inside the cup, so its image centre taken down to the floor lies
+    within the base radius. A translucent pot also shows, through its wall, a wink on the mat behind it: that
+    one's image centre taken to the mat lies clear of the pot's base (it cannot stand under it). A centre
+    that fits neither is on the rim (``vision.pot_rim`` looks for it there). ``sigma_mm`` is the uncertainty
+    of the centre in the plan.
+    """
+    px = np.asarray(center_px, float).reshape(1, 2)
+    tol_mm = 2.0 * math.hypot(sigma_mm, pot.sigma_mm)
+    floor = camera.image_to_table_mm(px, POT_FLOOR_Z_MM)[0]
+    if float(np.linalg.norm(floor - pot.center_mm)) <= POT_BASE_RADIUS_MM + tol_mm:
+        return IN_CUP
+    mat = camera.image_to_table_mm(px, WINK_THICKNESS_MM / 2)[0]
+    if float(np.linalg.norm(mat - pot.center_mm)) >= POT_BASE_RADIUS_MM + radius_mm - tol_mm:
+        return BEHIND_POT
+    return ON_RIM
+
+
+def _stands_out_from_cup(c: WinkCandidate, image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene,
+                         tint: np.ndarray, params: PottedParams) -> bool:
+    """The candidate's colour (around where it was seen in the image) differs from the cup's own tint."""
+    # around where it was seen in the image (a wink on the rim sits 38 mm above the cup's floor)
+    cpx = c.center_px if c.center_px is not None else camera.project_mm(
+        np.array([[c.center_mm[0], c.center_mm[1], POT_FLOOR_Z_MM]]))[0]
+    r_px = 0.5 * c.radius_mm / camera.mm_per_px_at((float(c.center_mm[0]), float(c.center_mm[1])))
+    ang = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+    rr = np.concatenate([np.zeros(1), np.full(len(ang), r_px)])
+    aa = np.concatenate([np.zeros(1), ang])
+    q = np.column_stack([cpx[0] + rr * np.cos(aa), cpx[1] + rr * np.sin(aa)]).astype(np.float32)
+    v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    px = np.clip(v.reshape(-1, 1, 3).astype(np.float32) / 255.0 * cs.gains_bgr, 0, 1)
+    ab = np.median(cv2.cvtColor(px, cv2.COLOR_BGR2Lab).reshape(-1, 3)[:, 1:], axis=0)
+    return float(np.linalg.norm(ab - tint)) >= params.min_chroma
+
+
 def confirm_potted(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection,
                    cs: ColourScene, params: PottedParams = PottedParams()) -> list[WinkCandidate]:
     """Drop potted candidates whose colour is only the cup's own tint: a wink in the cup must stand out from the
@@ -101,25 +144,37 @@ def confirm_potted(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: Ca
     tint = _cup_ab(image_bgr, pot, cs)
     if tint is None:
         return cands
-    out = []
-    ang = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+    return [c for c in cands if not c.potted or _stands_out_from_cup(c, image_bgr, camera, cs, tint, params)]
+
+
+def split_behind_pot(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection,
+                     cs: ColourScene, plane_z_mm: float, params: PottedParams = PottedParams(),
+                     rim: RimParams = RimParams()) -> None:
+    """Winks seen through the top opening that lie on the mat behind a (translucent) pot: no longer potted.
+
+    One is behind the pot when its image centre fits neither the cup's floor nor a place on the mat under the
+    pot (``cup_place``), it is of a colour of its own (not the cup's tint, which ``confirm_potted`` drops), and
+    the pot's lip is drawn across it where it crosses its image (``vision.pot_rim.lip_step``); a disc that hides
+    the lip lies on the rim and stays potted. A lip reading between the two keeps it potted but flagged.
+    """
+    tint = _cup_ab(image_bgr, pot, cs) if pot.opening_px is not None and len(pot.opening_px) >= 3 else None
+    noise_step = None
     for c in cands:
         if not c.potted:
-            out.append(c)
             continue
-        # around where it was seen in the image (a wink on the rim sits 38 mm above the cup's floor)
-        cpx = c.center_px if c.center_px is not None else camera.project_mm(
-            np.array([[c.center_mm[0], c.center_mm[1], POT_FLOOR_Z_MM]]))[0]
-        r_px = 0.5 * c.radius_mm / camera.mm_per_px_at((float(c.center_mm[0]), float(c.center_mm[1])))
-        rr = np.concatenate([np.zeros(1), np.full(len(ang), r_px)])
-        aa = np.concatenate([np.zeros(1), ang])
-        q = np.column_stack([cpx[0] + rr * np.cos(aa), cpx[1] + rr * np.sin(aa)]).astype(np.float32)
-        v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        px = np.clip(v.reshape(-1, 1, 3).astype(np.float32) / 255.0 * cs.gains_bgr, 0, 1)
-        ab = np.median(cv2.cvtColor(px, cv2.COLOR_BGR2Lab).reshape(-1, 3)[:, 1:], axis=0)
-        if float(np.linalg.norm(ab - tint)) >= params.min_chroma:
-            out.append(c)
-    return out
+        cpx = camera.project_mm(np.array([[c.center_mm[0], c.center_mm[1], plane_z_mm]]))[0]
+        if cup_place(cpx, c.radius_mm, c.sigma_mm, camera, pot) != BEHIND_POT:
+            continue
+        if tint is not None and not _stands_out_from_cup(c, image_bgr, camera, cs, tint, params):
+            continue
+        if noise_step is None:
+            noise_step = felt_noise_step(image_bgr, camera, pot)
+        ratio = lip_ratio(image_bgr, camera, pot, camera.image_to_table_mm(cpx[None, :], RIM_Z_MM)[0],
+                          c.radius_mm, noise_step, rim)
+        if ratio is None or ratio >= rim.lip_seen_ratio:
+            c.potted = False
+        elif ratio > rim.lip_covered_ratio:
+            c.confidence = min(c.confidence, rim.lip_unsure_confidence)
 
 
 def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs: ColourScene,

@@ -29,7 +29,7 @@ from vision.felt_discs import felt_discs
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.pot import PotDetection, PotParams, detect_pot
 from vision.pot_rim import rim_winks
-from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, winks_in_pot
+from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, split_behind_pot, winks_in_pot
 from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
 from vision.stacking import pile_implied_pairs, review_order
@@ -237,6 +237,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # potted: seen through the pot's top opening (inside the cup or on its rim, TW 5(c))
     for c in cands:
         c.potted = bool(pot.found and c.opening_fraction >= 0.5)
+    if pot.found:
+        # a translucent pot shows a wink lying behind it through its wall and opening: on the mat, not potted
+        split_behind_pot(cands, frame_bgr, camera, pot, cs, ORTHO_Z_MM)
     # size of lone winks the labels cannot size (felt-coloured, at the mat edge): the outline's own edge
     check_sizes([c for c in cands if not c.potted], frame_bgr, camera, cs.mat_class)
     _name(cands)
