@@ -57,6 +57,9 @@ class RimParams:
     lip_covered_ratio: float = 1.5  # a consistent lip step within this many sample scatters: the disc covers it
     lip_seen_ratio: float = 3.0  # beyond this many: the lip shows across the disc, which lies behind the pot
     lip_unsure_confidence: float = 0.5  # a rim wink whose lip reading lies between the two
+    # a wink whose image lies wholly under a rim wink's, to within this (the rim search's 1 mm step and about as
+    # much for where a candidate was seen), is hidden by it
+    covered_tol_mm: float = 2.0
 
 
 def _image_noise(image_bgr: np.ndarray, pts_px: np.ndarray) -> float:
@@ -186,15 +189,20 @@ def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs:
         taken.append((c, r))
         cpx = camera.project_mm(np.array([[c[0], c[1], RIM_Z_MM]]))[0]
         r_px = r / camera.mm_per_px_at((float(c[0]), float(c[1])))
-        # a candidate of this colour seen inside this disc's image is this wink, read elsewhere
+        # a candidate of this colour seen inside this disc's image is this wink, read elsewhere; one of another
+        # colour whose whole image lies under this disc cannot be seen at all (the disc lies on top of
+        # everything): it is this wink misread (a highlight's tint)
         same = []
         for o in out:
-            if o.color != name:
-                continue
             opx = o.center_px if o.center_px is not None else camera.project_mm(
                 np.array([[o.center_mm[0], o.center_mm[1], o.z_mm]]))[0]
-            if np.linalg.norm(np.asarray(opx) - cpx) < r_px:
+            d_px = float(np.linalg.norm(np.asarray(opx) - cpx))
+            if o.color == name and d_px < r_px:
                 same.append(o)
+            elif o.color != name:
+                mmpp_o = camera.mm_per_px_at((float(o.center_mm[0]), float(o.center_mm[1])))
+                if d_px + (o.radius_mm - params.covered_tol_mm) / mmpp_o <= r_px:
+                    same.append(o)
         out = [o for o in out if not any(o is s for s in same)]
         w = WinkCandidate(color=name, size=size, center_mm=np.asarray(c, float), votes=score)
         w.potted = True

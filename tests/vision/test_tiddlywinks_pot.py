@@ -15,8 +15,9 @@ from geometry.types import Color, TiddlywinksScene, Wink, WinkSize
 from simulation.photo import PhotoSettings
 from simulation.tiddlywinks_render import render_tiddlywinks
 from synth import SynthWink, default_camera, render
-from vision.pot_rim import RIM_Z_MM
+from vision.pot_rim import RIM_Z_MM, rim_winks
 from vision.tiddlywinks import measure_tiddlywinks, scene_from_measurement
+from vision.winks import WinkCandidate
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images" / "tiddlywinks"
 
@@ -115,3 +116,28 @@ def test_winks_behind_a_translucent_pot_are_on_the_mat_and_only_the_rim_wink_is_
     # TW 5(a): the potted blue wins; neither the red nor the yellow is counted as potted beside it
     verdict = judge_squidge_off(scene_from_measurement(m))
     assert verdict.winner == Color.BLUE
+
+
+def test_a_candidate_wholly_under_a_rim_winks_image_is_that_wink_misread():
+    # a wink on the rim lies on top of everything: a candidate of another colour whose whole image lies under its
+    # image cannot be seen, so it is the rim wink itself (a highlight read as another colour); one that shows
+    # beyond the rim wink's image is a wink of its own
+    cam = CameraModel.look_at(eye_mm=(180.0, 676.0, 1738.0), target_mm=(0.0, 0.0, 0.0), focal_px=1456.0,
+                              image_size_wh_px=(1920, 1080))
+    rim_xy = (0.0, -22.0)  # on the far side of the rim, as the camera sees it
+    winks = (Wink(wink_id="red-S1", color=Color.RED, size=WinkSize.SMALL, center_mm=rim_xy,
+                  z_mm=POT_HEIGHT_MM + WINK_THICKNESS_MM / 2, potted=True),
+             Wink(wink_id="blue-L1", color=Color.BLUE, size=WinkSize.LARGE, center_mm=(200.0, -60.0)))
+    rng = np.random.default_rng(7)
+    img = render_tiddlywinks(TiddlywinksScene(winks=winks, pot_center_mm=(0.0, 0.0)), cam, rng, pot_look="black",
+                             photo=PhotoSettings.random(rng)).bgr
+    m = measure_tiddlywinks(img, cam)
+    assert [(w.color, w.z_mm) for w in m.winks if w.potted] == [("red", pytest.approx(RIM_Z_MM))]
+    # the mat points under the rim wink's image centre and 9 mm beside it, as the mat-plane labels would read them
+    rim_px = cam.project_mm(np.array([[rim_xy[0], rim_xy[1], RIM_Z_MM]]))
+    under_xy = cam.image_to_table_mm(rim_px, WINK_THICKNESS_MM / 2)[0]
+    beside_xy = cam.image_to_table_mm(rim_px + (9.0 / cam.mm_per_px_at(rim_xy), 0.0), WINK_THICKNESS_MM / 2)[0]
+    known = [WinkCandidate(color="yellow", size="small", center_mm=under_xy, votes=1.0),
+             WinkCandidate(color="green", size="small", center_mm=beside_xy, votes=1.0)]
+    out = rim_winks(img, cam, m.pot, m.colour, known)
+    assert sorted(w.color for w in out) == ["green", "red"]
