@@ -46,6 +46,7 @@ MIDDLE_DISC_RATIO = 0.05
 MIDDLE_RING_RATIO = (0.1, 0.15)
 MIDDLE_MARK_CONTRAST = 10.0
 MIDDLE_MARK_CONTRAST_DARK = 30.0
+BLANK_MIDDLE_SEARCH_RATIO = 0.08
 GLARE_PIP_CHROMA_WEAK = 18.0  # ... and this far, joined to such paint, is the rest of the pip
 # A lone mark (a half read as 1) on a black face is either the white pip or the lamp's glare, both lighter than
 # the face. Measured in the tile's plane (``mark_profile``), a pip is a disc of the set's pip size with an edge
@@ -356,23 +357,30 @@ def _blank_is_clean(r: HalfReading, half_lab: np.ndarray, face_lab: np.ndarray, 
 
 
 def _middle_is_clear(r: HalfReading, half_lab: np.ndarray, face_lab: np.ndarray, dark_face: bool) -> HalfReading:
-    """An even count (2, 4, 6, 8) and the odd one above it differ only by the pip at the middle of the half, the
-    place a lamp's highlight most often sits: a pip there washed out of the mask would make a 5 read as a 4.
+    """An even count (0, 2, 4, 6, 8) and the odd one above it differ only by the pip at the middle of the half, the
+    place a lamp's highlight most often sits: a pip there washed out of the mask would make a 5 read as a 4 (a
+    pale blue 1 under glare, a blank).
     So the middle must look like the face around it: a disc there darker (lighter, on a black face) than the
     ring about it, or further from the face's colour, by ``MIDDLE_MARK_CONTRAST`` in all is a pip not
     segmented: unreadable, never n. A highlight is smooth and colourless, so it makes the middle lighter and
     paler than its ring, never a mark; the blur of the pips about it colours the ring, not the middle."""
-    if r.pips not in (2, 4, 6, 8):
+    if r.pips not in (0, 2, 4, 6, 8):
         return r
     w = half_lab.shape[1]
     yy, xx = np.mgrid[0:w, 0:w]
-    rad = np.hypot(xx - (w - 1) / 2, yy - (w - 1) / 2) / w
     lab = half_lab.astype(np.float32)
-    disc = lab[rad <= MIDDLE_DISC_RATIO].mean(axis=0)
-    ring = lab[(rad >= MIDDLE_RING_RATIO[0]) & (rad <= MIDDLE_RING_RATIO[1])].mean(axis=0)
-    dl = float(disc[0] - ring[0])
-    colour = float(np.hypot(*(disc[1:] - face_lab[1:])) - np.hypot(*(ring[1:] - face_lab[1:])))
-    mark = (max(0.0, dl) if dark_face else max(0.0, -dl)) + max(0.0, colour)
+    # a blank half has no pips about its middle to keep clear of, and its reading may come from an outline a
+    # little off the tile: the middle is looked for within BLANK_MIDDLE_SEARCH_RATIO of the half's centre
+    shifts = (0.0,) if r.pips else (-BLANK_MIDDLE_SEARCH_RATIO, 0.0, BLANK_MIDDLE_SEARCH_RATIO)
+    mark = 0.0
+    for sx in shifts:
+        for sy in shifts:
+            rad = np.hypot(xx - (w - 1) / 2 - sx * w, yy - (w - 1) / 2 - sy * w) / w
+            disc = lab[rad <= MIDDLE_DISC_RATIO].mean(axis=0)
+            ring = lab[(rad >= MIDDLE_RING_RATIO[0]) & (rad <= MIDDLE_RING_RATIO[1])].mean(axis=0)
+            dl = float(disc[0] - ring[0])
+            colour = float(np.hypot(*(disc[1:] - face_lab[1:])) - np.hypot(*(ring[1:] - face_lab[1:])))
+            mark = max(mark, (max(0.0, dl) if dark_face else max(0.0, -dl)) + max(0.0, colour))
     limit = MIDDLE_MARK_CONTRAST_DARK if dark_face else MIDDLE_MARK_CONTRAST
     if mark > limit:
         return HalfReading(pips=None, blob_count=r.blob_count, score=0.0, bar_ratio=r.bar_ratio,
