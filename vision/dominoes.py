@@ -47,6 +47,8 @@ MAX_BAR_RATIO = 0.95
 # A blank-blank (no pips to check) must show an edge on each side (seam, shadow or table) this far off the face
 # (Lab, darker counting fully): the pale wood patch that passed for a 0-0 on a real photo scored 6.
 MIN_OUTLINE_CONTRAST = 12.0
+# A traced bar whose middle moves less than this share of the tile's width is placed from the stroke as seen.
+TRACE_MIN_SHIFT_RATIO = 0.1
 # A face-down tile's back is checked for marks this far inside its rectangle (of its size).
 BACK_INSET_SCALE = 0.85
 # A blank-blank placed on its bar (not walked) needs this much on its weakest side.
@@ -797,8 +799,8 @@ def _traced_bar(lab: np.ndarray, bar: _Bar, max_length_px: float) -> _Bar:
                 if misses > 2:
                     break
     length = ends[1] - ends[0]
-    if length <= bar.length + 1.0:
-        return bar
+    if abs(ends[0] + ends[1]) / 2 < TRACE_MIN_SHIFT_RATIO * max_length_px:
+        return bar  # the middle hardly moves: the walks and the edge fits place the tile as well from the stroke
     return _Bar(center=bar.center + bar.along * (ends[0] + ends[1]) / 2, along=bar.along, length=float(length),
                 thickness=bar.thickness, dark_ink=bar.dark_ink)
 

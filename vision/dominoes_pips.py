@@ -9,6 +9,8 @@ twelve values). A half whose blobs do not fit a standard pattern is unreadable: 
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 import cv2
@@ -366,27 +368,35 @@ def _middle_is_clear(r: HalfReading, half_lab: np.ndarray, face_lab: np.ndarray,
     paler than its ring, never a mark; the blur of the pips about it colours the ring, not the middle."""
     if r.pips not in (0, 2, 4, 6, 8):
         return r
-    w = half_lab.shape[1]
-    yy, xx = np.mgrid[0:w, 0:w]
     lab = half_lab.astype(np.float32)
     # a blank half has no pips about its middle to keep clear of, and its reading may come from an outline a
     # little off the tile: the middle is looked for within BLANK_MIDDLE_SEARCH_RATIO of the half's centre
-    shifts = (0.0,) if r.pips else (-BLANK_MIDDLE_SEARCH_RATIO, 0.0, BLANK_MIDDLE_SEARCH_RATIO)
     mark = 0.0
-    for sx in shifts:
-        for sy in shifts:
-            rad = np.hypot(xx - (w - 1) / 2 - sx * w, yy - (w - 1) / 2 - sy * w) / w
-            disc = lab[rad <= MIDDLE_DISC_RATIO].mean(axis=0)
-            ring = lab[(rad >= MIDDLE_RING_RATIO[0]) & (rad <= MIDDLE_RING_RATIO[1])].mean(axis=0)
-            dl = float(disc[0] - ring[0])
-            colour = float(np.hypot(*(disc[1:] - face_lab[1:])) - np.hypot(*(ring[1:] - face_lab[1:])))
-            mark = max(mark, (max(0.0, dl) if dark_face else max(0.0, -dl)) + max(0.0, colour))
+    for disc_mask, ring_mask in _middle_masks(half_lab.shape[1], r.pips == 0):
+        disc, ring = lab[disc_mask].mean(axis=0), lab[ring_mask].mean(axis=0)
+        dl = float(disc[0] - ring[0])
+        colour = float(np.hypot(*(disc[1:] - face_lab[1:])) - np.hypot(*(ring[1:] - face_lab[1:])))
+        mark = max(mark, (max(0.0, dl) if dark_face else max(0.0, -dl)) + max(0.0, colour))
     limit = MIDDLE_MARK_CONTRAST_DARK if dark_face else MIDDLE_MARK_CONTRAST
     if mark > limit:
         return HalfReading(pips=None, blob_count=r.blob_count, score=0.0, bar_ratio=r.bar_ratio,
                            reason=f"read as {r.pips} but its middle, where a pip makes {r.pips + 1}, is marked "
                                   f"({mark:.0f} off its surroundings)")
     return r
+
+
+@functools.lru_cache(maxsize=8)
+def _middle_masks(w: int, search: bool) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """The (disc, ring) masks about the middle of a ``w`` x ``w`` half, and with ``search`` about the points
+    ``BLANK_MIDDLE_SEARCH_RATIO`` of the width around it too."""
+    yy, xx = np.mgrid[0:w, 0:w]
+    shifts = (-BLANK_MIDDLE_SEARCH_RATIO, 0.0, BLANK_MIDDLE_SEARCH_RATIO) if search else (0.0,)
+    out = []
+    for sx in shifts:
+        for sy in shifts:
+            rad = np.hypot(xx - (w - 1) / 2 - sx * w, yy - (w - 1) / 2 - sy * w) / w
+            out.append((rad <= MIDDLE_DISC_RATIO, (rad >= MIDDLE_RING_RATIO[0]) & (rad <= MIDDLE_RING_RATIO[1])))
+    return tuple(out)
 
 
 def _lone_mark_is_pip(a: HalfReading, b: HalfReading, ha: np.ndarray, hb: np.ndarray, face_lab: np.ndarray,
