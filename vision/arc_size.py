@@ -311,7 +311,7 @@ def rim_edges(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarra
 class LocalReference:
     """Per ray, what its rim is read against near the mat's edge (arrays over the rays)."""
 
-    edge_ray: np.ndarray  # bool: the ray's outer part reaches the felt's border zone or beyond the mat
+    edge_ray: np.ndarray  # bool: the ray's rim part reaches the felt's border zone or beyond the mat
     bgr: np.ndarray  # (rays, 3) the reference colour: the median over the ray's last stretch
     noise: np.ndarray  # its chromaticity spread (MAD sigma, per chromaticity unit)
     surface: np.ndarray  # (rays, samples) int8: 1 the mat's top, 2 beyond the mat, 0 its edge line or side wall
@@ -328,7 +328,9 @@ def _local_reference(w: WinkCandidate, c3: np.ndarray, d: np.ndarray, s: np.ndar
     table can be: past the edge line at both it sees beyond the mat, inside at the top it sees the mat, and
     between (the edge line's blur, the side wall) neither, so the mat's edge is never read as the wink's rim."""
     n_r, n_s = cov.shape
-    edge_ray = ~_on_mat(plan[:, s >= params.inner_mm].reshape(-1, 2), zone_mm).reshape(n_r, -1).any(axis=1)
+    # rays whose rim (at either radius) or the felt just beyond it reaches the zone: the rest keep the model
+    near = (s >= params.inner_mm) & (s <= LARGE_WINK_RADIUS_MM + params.chroma_outside_mm[1])
+    edge_ray = ~_on_mat(plan[:, near].reshape(-1, 2), zone_mm).reshape(n_r, -1).any(axis=1)
     if not edge_ray.any():
         return None
     p3 = c3[None, None, :] + s[None, :, None] * d[:, None, :]  # the samples, in the wink's top-face plane
