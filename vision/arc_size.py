@@ -7,9 +7,13 @@ arc of 120 degrees the two radii differ in sagitta by about a millimetre and a h
 along rays in the full-resolution image, in the plane of the wink's top face (at its height, tilted as posed),
 where the chromaticity leaves the wink's for the local felt's (the half-way mix of the two, which blur does
 not move; shading and shadows change brightness, not chromaticity); the rays whose edge is not seen against
-the felt (another wink, paint, the pot, the mat's shaded border) are set aside; a circle with a free radius is
-fitted to the rest. The image's own edge offset (bevel, shading) is taken as half a pixel either way, or
-measured the same way on whole, sure winks of the same picture when that leaves the arc undecided. The size is
+the felt (another wink, paint, the pot) are set aside; a circle with a free radius is fitted to the rest.
+Near the mat's edge the felt model does not hold (the felt's border is shaded by the edge, and beyond the mat
+lies the table or floor): there each ray's rim is read against that ray's own last stretch, and each sample's
+line of sight is followed down to the mat's top and the table, so the mat's edge line and side wall are never
+read as the rim (``_local_reference``). The image's own edge offset (bevel, shading) is taken as half a pixel
+either way, or measured the same way on whole, sure winks of the same picture when that leaves the arc
+undecided. The size is
 decided only when the two radii's likelihoods differ by ``min_likelihood_ratio`` and the fitted radius is a
 wink's (an edge that is not one round rim fits neither); otherwise the flag stays.
 
