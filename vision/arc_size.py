@@ -7,9 +7,13 @@ arc of 120 degrees the two radii differ in sagitta by about a millimetre and a h
 along rays in the full-resolution image, in the plane of the wink's top face (at its height, tilted as posed),
 where the chromaticity leaves the wink's for the local felt's (the half-way mix of the two, which blur does
 not move; shading and shadows change brightness, not chromaticity); the rays whose edge is not seen against
-the felt (another wink, paint, the pot, the mat's shaded border) are set aside; a circle with a free radius is
-fitted to the rest. The image's own edge offset (bevel, shading) is taken as half a pixel either way, or
-measured the same way on whole, sure winks of the same picture when that leaves the arc undecided. The size is
+the felt (another wink, paint, the pot) are set aside; a circle with a free radius is fitted to the rest.
+Near the mat's edge the felt model does not hold (the felt's border is shaded by the edge, and beyond the mat
+lies the table or floor): there each ray's rim is read against that ray's own last stretch, and each sample's
+line of sight is followed down to the mat's top and the table, so the mat's edge line and side wall are never
+read as the rim (``_local_reference``). The image's own edge offset (bevel, shading) is taken as half a pixel
+either way, or measured the same way on whole, sure winks of the same picture when that leaves the arc
+undecided. The size is
 decided only when the two radii's likelihoods differ by ``min_likelihood_ratio`` and the fitted radius is a
 wink's (an edge that is not one round rim fits neither); otherwise the flag stays.
 
@@ -26,7 +30,8 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from geometry.constants import LARGE_WINK_RADIUS_MM, SMALL_WINK_RADIUS_MM, WINK_THICKNESS_MM
+from geometry.constants import (LARGE_WINK_RADIUS_MM, MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, SMALL_WINK_RADIUS_MM,
+                                WINK_THICKNESS_MM)
 from vision.colour import CLASS_BG, CLASS_NEUTRAL, ColourScene
 from vision.crescents import _felt_at
 from vision.ortho import OrthoGrid
@@ -60,6 +65,12 @@ class ArcSizeParams:
     clear_mm: float = 1.0  # ... plus this
     paint_clearance_mm: float = 5.0  # baseline paint half-width (about 2.5-3) plus blur
     mat_edge_zone_mm: float = 8.0  # the felt's border, shaded by the mat's own edge: not in the felt model
+    # Near the mat's edge the rim is read against what lies just beyond it on the ray itself (the felt's shaded
+    # border, or the table or floor beyond the mat), not against the felt model: ``_local_reference``.
+    local_reference: bool = True
+    local_window_mm: float = 2.5  # the ray's last stretch: what lies beyond the wink there is the reference
+    max_mat_thickness_mm: float = 5.0  # the mat's side wall may show this far below its top (sim: 2-4 mm)
+    max_local_noise: float = 0.03  # the reference stretch is uniform: chromaticity spread (MAD sigma) at most
     min_arc_deg: float = 75.0  # visible arc needed to measure a curvature
     corr_px: float = 1.5  # edge samples closer than this along the outline are not independent (blur)
     systematic_px: float = 0.25  # slowly varying edge error (felt texture, shading, a neighbour's blur) ...
@@ -176,7 +187,9 @@ def rim_edges(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarra
               and float(np.linalg.norm(o.center_mm - w.center_mm)) < _reach_mm(o, params) + params.end_mm + blend]
     # first, in plan alone: could enough of the rim (at either radius) be seen against the felt at all?
     rim = w.center_mm + w.radius_mm * d[:, :2]
-    could = _on_mat(rim, params.mat_edge_zone_mm + blend) & (baseline_distance_mm(rim) > params.paint_clearance_mm)
+    zone = params.mat_edge_zone_mm + blend
+    could = (np.ones(len(rim), bool) if params.local_reference else _on_mat(rim, zone)) & (
+        baseline_distance_mm(rim) > params.paint_clearance_mm)
     for o in others:
         could &= np.linalg.norm(rim - o.center_mm, axis=1) > _reach_mm(o, params) + blend
     if int(could.sum()) * 360.0 / n_r < params.min_arc_deg:
@@ -213,7 +226,13 @@ def rim_edges(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarra
         return None
     wink_bgr = np.median(bgr[inner], axis=0)
     # the local felt (a smooth field, 72 mm median): once per ray, at its outer end
-    felt = np.repeat(_felt_at(cs.background_bgr, grid, plan.reshape(n_r, n_s, 2)[:, -1]), n_s, axis=0)
+    felt_ray = _felt_at(cs.background_bgr, grid, plan.reshape(n_r, n_s, 2)[:, -1])
+    # near the mat's edge: the ray's own surroundings (None: no ray reaches the edge zone)
+    local = _local_reference(w, c3, d, s, plan.reshape(n_r, n_s, 2), bgr.reshape(n_r, n_s, 3), cov, camera,
+                             zone, params) if params.local_reference else None
+    if local is not None:
+        felt_ray = np.where(local.edge_ray[:, None], local.bgr, felt_ray)
+    felt = np.repeat(felt_ray, n_s, axis=0)
     # The edge is read in chromaticity: shading (the bevel, a shadow on the felt, uneven light) changes a
     # colour's brightness, not its chromaticity, so a shadow is not taken for more wink nor a shaded bevel for
     # felt. A pixel mixing a fraction f of wink with felt has the chromaticity blend
@@ -271,8 +290,16 @@ def rim_edges(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarra
     edge = w.center_mm + r_edge[:, None] * d[:, :2]
     beyond = edge + (edge - w.center_mm) / np.maximum(np.linalg.norm(edge - w.center_mm, axis=1), 1e-6)[:, None] * 2.0
     lab = _sample_labels(cs.labels, grid.ortho_from_table(beyond))
-    ok &= (lab == CLASS_BG) | (lab == CLASS_NEUTRAL)
-    ok &= _on_mat(edge, params.mat_edge_zone_mm + blend)
+    felt_ok = ((lab == CLASS_BG) | (lab == CLASS_NEUTRAL)) & _on_mat(edge, zone)
+    if local is None:
+        ok &= felt_ok
+    else:
+        # an edge-zone ray: from just inside the edge found to the ray's end one surface (that of its
+        # reference), clear of the mat's edge line and side wall, and the reference itself one surface
+        same = ((local.surface == local.ref_surface[:, None]) | (ks < (j - 1)[:, None])).all(axis=1)
+        contrast = vcn.reshape(n_r, n_s)[:, 0] >= params.min_chroma_contrast * np.maximum(local.noise,
+                                                                                          cs.mat_noise[0])
+        ok &= np.where(local.edge_ray, local.usable & same & contrast, felt_ok)
     ok &= baseline_distance_mm(edge) > params.paint_clearance_mm
     if exclude_mask is not None:
         ok &= _sample_labels(exclude_mask.view(np.uint8), grid.ortho_from_table(edge)) != 1
@@ -282,6 +309,56 @@ def rim_edges(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarra
         return None
     # the wink's own (top-face) plane: ray radius and angle are its polar coordinates there
     return np.column_stack([r_edge * np.cos(ang), r_edge * np.sin(ang)])[ok], float(arc_deg), mmpp
+
+
+@dataclass(frozen=True, slots=True)
+class LocalReference:
+    """Per ray, what its rim is read against near the mat's edge (arrays over the rays)."""
+
+    edge_ray: np.ndarray  # bool: the ray's rim part reaches the felt's border zone or beyond the mat
+    bgr: np.ndarray  # (rays, 3) the reference colour: the median over the ray's last stretch
+    noise: np.ndarray  # its chromaticity spread (MAD sigma, per chromaticity unit)
+    surface: np.ndarray  # (rays, samples) int8: 1 the mat's top, 2 beyond the mat, 0 its edge line or side wall
+    ref_surface: np.ndarray  # the surface under the reference stretch
+    usable: np.ndarray  # bool: that stretch is one surface, uncovered, and uniform
+
+
+def _local_reference(w: WinkCandidate, c3: np.ndarray, d: np.ndarray, s: np.ndarray, plan: np.ndarray,
+                     bgr: np.ndarray, cov: np.ndarray, camera: CameraModel, zone_mm: float,
+                     params: ArcSizeParams) -> LocalReference | None:
+    """The reference each ray's rim is read against where the felt model does not hold (the mat's shaded
+    border, the table or floor beyond it): the ray's own last stretch, beyond either radius. Which surface
+    each sample shows is found by following its line of sight down to the mat's top and to the lowest the
+    table can be: past the edge line at both it sees beyond the mat, inside at the top it sees the mat, and
+    between (the edge line's blur, the side wall) neither, so the mat's edge is never read as the wink's rim."""
+    n_r, n_s = cov.shape
+    # rays whose rim (at either radius) or the felt just beyond it reaches the zone: the rest keep the model
+    near = (s >= params.inner_mm) & (s <= LARGE_WINK_RADIUS_MM + params.chroma_outside_mm[1])
+    edge_ray = ~_on_mat(plan[:, near].reshape(-1, 2), zone_mm).reshape(n_r, -1).any(axis=1)
+    if not edge_ray.any():
+        return None
+    p3 = c3[None, None, :] + s[None, :, None] * d[:, None, :]  # the samples, in the wink's top-face plane
+    cam = camera.center_mm
+
+    def inside_mm(z_mm: float) -> np.ndarray:
+        g = cam[None, None, :2] + (p3[..., :2] - cam[None, None, :2]) * (
+            (cam[2] - z_mm) / np.maximum(cam[2] - p3[..., 2], 1e-3))[..., None]
+        return np.minimum(MAT_HALF_LENGTH_MM - np.abs(g[..., 0]), MAT_HALF_WIDTH_MM - np.abs(g[..., 1]))
+
+    band = params.blend_px * camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1]))) + params.clear_mm
+    top, low = inside_mm(0.0), inside_mm(-params.max_mat_thickness_mm)
+    surface = np.where(top > band, 1, np.where((top < -band) & (low < -band), 2, 0)).astype(np.int8)
+    win = s >= s[-1] - params.local_window_mm
+    ref_surface = surface[:, -1]
+    usable = edge_ray & (ref_surface > 0) & (surface[:, win] == ref_surface[:, None]).all(axis=1) & ~cov[:, win].any(
+        axis=1)
+    ref = np.median(bgr[:, win], axis=1)
+    chroma = bgr[:, win] / np.maximum(bgr[:, win].sum(axis=2, keepdims=True), 1e-6)
+    med = np.median(chroma, axis=1)
+    noise = 1.4826 * np.median(np.abs(chroma - med[:, None, :]), axis=1).max(axis=1)
+    usable &= noise <= params.max_local_noise
+    return LocalReference(edge_ray=edge_ray, bgr=ref.astype(np.float32), noise=noise, surface=surface,
+                          ref_surface=ref_surface, usable=usable)
 
 
 def measure_arc(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,

@@ -2,6 +2,8 @@
 
 import math
 
+import pytest
+
 from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM
 from synth import SynthWink, default_camera, render
 from vision.tiddlywinks import measure_tiddlywinks
@@ -28,3 +30,24 @@ def test_winks_overhanging_the_mat_edge_are_found():
         assert near[0].size == t.size or near[0].size_confidence < 0.9
     # nothing is invented along the edge
     assert len(m.winks) == len(winks)
+
+
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_a_wink_over_the_mat_edge_has_its_size_read_from_its_rim_against_the_table(size):
+    # half of each rim lies over the table beyond the mat, the rest on the felt's border: the rim is read
+    # against what lies beyond it on each ray (felt or table), clear of the mat's edge line, and decided
+    cam = default_camera(1920, 1080)
+    L, W = MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM
+    winks = [SynthWink("b", "blue", size, (-(L - 2.5), -60.0)),
+             SynthWink("y", "yellow", size, (L - 1.5, 40.0)),
+             SynthWink("r", "red", size, (300.0, W - 2.0)),
+             SynthWink("bl", "blue", size, (-250.0, -(W - 4.0)))]
+    m = measure_tiddlywinks(render(winks, cam, seed=7), cam)
+    sure = 0
+    for t in winks:
+        near = [w for w in m.winks if w.color == t.color and math.dist(w.center_mm, t.center_mm) < 6.0]
+        assert len(near) == 1
+        if near[0].size_confidence >= 0.9:
+            assert near[0].size == t.size, t.wink_id  # never a confident wrong size
+            sure += 1
+    assert sure >= 3  # most rims show enough arc against the felt and the table to decide
