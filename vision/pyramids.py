@@ -37,6 +37,7 @@ from vision.pyramids_fit import (
     hull_px,
     single_seeds,
 )
+from vision.pyramids_grain import clear_or_white, grain_ratio, high_pass_gray
 from vision.pyramids_physics import interpenetration_mm, tilted_support_gap_mm
 from vision.pyramids_segment import (
     chroma_zscore,
@@ -436,8 +437,8 @@ def _fit_blob(
     reading = None
     if shade_near is not None and shade_near.area > params.shade_min_ratio * blob.area:
         reading = _shade_reading(fitter, shade_near, candidates, desc, params)
-    return _Verdict(pieces=chosen[1], iou=chosen[0], runner_up_iou=runner[0], runner_up_desc=_describe(runner[1]),
-                    shade_reading=reading)
+    return _Verdict(pieces=chosen[1], iou=chosen[0], runner_up_iou=runner[0],
+                    runner_up_desc=_describe(runner[1]), shade_reading=reading)
 
 
 def estimate_shadow_offset(
@@ -556,6 +557,7 @@ def detect_pyramids(
 
     detections: list[PyramidDetection] = []
     n_ids = 0
+    grain = None  # the photo's fine texture, computed for the first clear/white verdict (``pyramids_grain``)
     inv = 1.0 / scale
     for contour in blobs:
         verdict = _fit_blob(cam, contour, params, shadow_offset, uncertain, reach_px, shade)
@@ -597,6 +599,13 @@ def detect_pyramids(
                 color, ccon = "clear", 0.0
             else:
                 color, ccon = classify_color(work[sel], ref[sel], colours)
+            if color in ("clear", "white") and (stack is None or stack.verdict == "none"):
+                if grain is None:
+                    grain = high_pass_gray(work)
+                ratio = grain_ratio(grain, cam, pose, hulls[k], mask_full)
+                color, why = clear_or_white(color, ratio, colours)
+                if why is not None:
+                    reasons.append(why)
             if hyp.kind == "lying":
                 center_mm = lying_centroid_mm(pose)
                 center_px = cam.project_mm(np.array([[center_mm[0], center_mm[1], 0.0]]))[0]
