@@ -92,7 +92,7 @@ class PyramidDetectorParams:
     # second reading of the shade beside each blob (``_shade_reading``): how many verdicts are refitted with it
     # taken as plastic (0: off), with how many evaluations each, and the least shade (share of the blob's
     # area) worth the refit
-    shade_recheck_count: int = 4
+    shade_recheck_count: int = 8  # every single-piece kind and size (6) and the best pairs
     shade_recheck_evals: int = 150
     shade_min_ratio: float = 0.05
     # covered uncertain pixels count this much of a piece pixel (BlobFitter); 0.3 let cast shadows pull the fits
@@ -358,13 +358,17 @@ def _uncertain_near(uncertain: np.ndarray | None, contour: np.ndarray, reach_px:
     return None if near.is_empty or near.area < 1.0 else near
 
 
-def _shade_reading(fitter: BlobFitter, shade: Polygon, candidates, chosen_desc: str, params) -> str | None:
+def _shade_reading(
+    fitter: BlobFitter, shade: Polygon, candidates, chosen_desc: str, chosen_iou: float, params
+) -> str | None:
     """The verdict when the grey shade beside the blob is read as the piece's own faces, if it differs.
 
     Shade (the table dimmed without a tint) is cut from the foreground as cast shadow, but a translucent face
     over a table of its own hue, or a face turned from the light, dims the table the same way: pixel by pixel
     the two readings cannot be told apart. The best hypotheses of each kind and size are refitted with the
-    shade near the blob taken as plastic; when another verdict then wins, the photo does not decide.
+    shade near the blob taken as plastic; when another verdict then wins, and explains blob and shade together
+    at least as well as the verdict explains the blob alone (a cast shadow beside a piece makes no pyramid's
+    silhouette; a lost face completes one), the photo does not decide.
     """
     best: dict[str, tuple[float, list]] = {}
     for iou, pcs in candidates:
@@ -377,7 +381,11 @@ def _shade_reading(fitter: BlobFitter, shade: Polygon, candidates, chosen_desc: 
     shaded = BlobFitter(fitter.camera, fitter.blob.union(shade).buffer(0))
     scores = {d: shaded.refine(pcs, max_evals=params.shade_recheck_evals)[1] for d, (_, pcs) in top}
     winner = max(scores, key=scores.get)
-    if winner != chosen_desc and scores[winner] > scores[chosen_desc] + params.flag_margin_iou:
+    if (
+        winner != chosen_desc
+        and scores[winner] > scores[chosen_desc] + params.flag_margin_iou
+        and scores[winner] >= chosen_iou
+    ):
         return winner
     return None
 
@@ -436,7 +444,7 @@ def _fit_blob(
     shade_near = _uncertain_near(shade, contour, reach_px, blob)
     reading = None
     if shade_near is not None and shade_near.area > params.shade_min_ratio * blob.area:
-        reading = _shade_reading(fitter, shade_near, candidates, desc, params)
+        reading = _shade_reading(fitter, shade_near, candidates, desc, chosen[0], params)
     return _Verdict(pieces=chosen[1], iou=chosen[0], runner_up_iou=runner[0],
                     runner_up_desc=_describe(runner[1]), shade_reading=reading)
 
@@ -599,7 +607,7 @@ def detect_pyramids(
                 color, ccon = "clear", 0.0
             else:
                 color, ccon = classify_color(work[sel], ref[sel], colours)
-            if color in ("clear", "white") and (stack is None or stack.verdict == "none"):
+            if color == "white" and (stack is None or stack.verdict == "none"):
                 if grain is None:
                     grain = high_pass_gray(work)
                 ratio = grain_ratio(grain, cam, pose, hulls[k], mask_full)
