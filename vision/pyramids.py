@@ -37,6 +37,7 @@ from vision.pyramids_fit import (
     hull_px,
     single_seeds,
 )
+from vision.pyramids_grain import clear_or_white, grain_ratio, high_pass_gray
 from vision.pyramids_physics import interpenetration_mm, tilted_support_gap_mm
 from vision.pyramids_segment import (
     chroma_zscore,
@@ -88,6 +89,12 @@ class PyramidDetectorParams:
     # pieces are looked at 46.5 -> 39.5 %; held-out seed 8118 silent wrong verdicts 3 -> 6): it guesses more.
     uncertain_chroma_z: float = 0.0
     uncertain_reach_mm: float = 8.0
+    # second reading of the shade beside each blob (``_shade_reading``): how many verdicts are refitted with it
+    # taken as plastic (0: off), with how many evaluations each, and the least shade (share of the blob's
+    # area) worth the refit
+    shade_recheck_count: int = 8  # every single-piece kind and size (6) and the best pairs
+    shade_recheck_evals: int = 150
+    shade_min_ratio: float = 0.05
     # covered uncertain pixels count this much of a piece pixel (BlobFitter); 0.3 let cast shadows pull the fits
     # (11 samples: silent wrong verdicts 4 at 0 -> 9 at 0.3, pose 86.6 -> 83.6 %)
     uncertain_weight: float = 0.0
@@ -261,6 +268,7 @@ class _Verdict:
     iou: float
     runner_up_iou: float
     runner_up_desc: str
+    shade_reading: str | None = None  # the verdict when the grey shade beside the blob is read as plastic
 
 
 def _describe(pieces) -> str:
@@ -350,9 +358,41 @@ def _uncertain_near(uncertain: np.ndarray | None, contour: np.ndarray, reach_px:
     return None if near.is_empty or near.area < 1.0 else near
 
 
+def _shade_reading(
+    fitter: BlobFitter, shade: Polygon, candidates, chosen_desc: str, chosen_iou: float, params
+) -> str | None:
+    """The verdict when the grey shade beside the blob is read as the piece's own faces, if it differs.
+
+    Shade (the table dimmed without a tint) is cut from the foreground as cast shadow, but a translucent face
+    over a table of its own hue, or a face turned from the light, dims the table the same way: pixel by pixel
+    the two readings cannot be told apart. The best hypotheses of each kind and size are refitted with the
+    shade near the blob taken as plastic; when another verdict then wins, and explains blob and shade together
+    at least as well as the verdict explains the blob alone (a cast shadow beside a piece makes no pyramid's
+    silhouette; a lost face completes one), the photo does not decide.
+    """
+    best: dict[str, tuple[float, list]] = {}
+    for iou, pcs in candidates:
+        d = _describe(pcs)
+        if d not in best or iou > best[d][0]:
+            best[d] = (iou, pcs)
+    top = sorted(best.items(), key=lambda kv: -kv[1][0])[: params.shade_recheck_count]
+    if chosen_desc not in dict(top):
+        top.append((chosen_desc, best[chosen_desc]))
+    shaded = BlobFitter(fitter.camera, fitter.blob.union(shade).buffer(0))
+    scores = {d: shaded.refine(pcs, max_evals=params.shade_recheck_evals)[1] for d, (_, pcs) in top}
+    winner = max(scores, key=scores.get)
+    if (
+        winner != chosen_desc
+        and scores[winner] > scores[chosen_desc] + params.flag_margin_iou
+        and scores[winner] >= chosen_iou
+    ):
+        return winner
+    return None
+
+
 def _fit_blob(
     camera: CameraModel, contour: np.ndarray, params: PyramidDetectorParams, shadow_offset=None,
-    uncertain: np.ndarray | None = None, reach_px: int = 0,
+    uncertain: np.ndarray | None = None, reach_px: int = 0, shade: np.ndarray | None = None,
 ) -> _Verdict:
     simple = cv2.approxPolyDP(contour, 0.8, True)
     pts = (simple if len(simple) >= 4 else contour).reshape(-1, 2).astype(np.float64)
@@ -401,7 +441,12 @@ def _fit_blob(
         chosen = best_pair
     desc = _describe(chosen[1])
     runner = max((c for c in rivals if _describe(c[1]) != desc), key=lambda t: t[0], default=(0.0, []))
-    return _Verdict(pieces=chosen[1], iou=chosen[0], runner_up_iou=runner[0], runner_up_desc=_describe(runner[1]))
+    shade_near = _uncertain_near(shade, contour, reach_px, blob)
+    reading = None
+    if shade_near is not None and shade_near.area > params.shade_min_ratio * blob.area:
+        reading = _shade_reading(fitter, shade_near, candidates, desc, chosen[0], params)
+    return _Verdict(pieces=chosen[1], iou=chosen[0], runner_up_iou=runner[0],
+                    runner_up_desc=_describe(runner[1]), shade_reading=reading)
 
 
 def estimate_shadow_offset(
@@ -512,15 +557,18 @@ def detect_pyramids(
             blobs, _ = _blobs(mask, cam, params)
 
     reach_px = max(1, round(params.uncertain_reach_mm / mm_per_px))
+    # pixels cut from the foreground only for looking like shade: cast shadow, or a face that dims the table
+    shade = ((mask_full > 0) & (mask == 0)).astype(np.uint8) if params.shade_recheck_count > 0 else None
     uncertain = None
     if params.uncertain_chroma_z > 0:
         uncertain = uncertain_mask(mask, mask_full, chroma_zscore(work, ref), params.uncertain_chroma_z, reach_px)
 
     detections: list[PyramidDetection] = []
     n_ids = 0
+    grain = None  # the photo's fine texture, computed for the first clear/white verdict (``pyramids_grain``)
     inv = 1.0 / scale
     for contour in blobs:
-        verdict = _fit_blob(cam, contour, params, shadow_offset, uncertain, reach_px)
+        verdict = _fit_blob(cam, contour, params, shadow_offset, uncertain, reach_px, shade)
         if verdict.iou < params.min_blob_iou:
             continue  # no pyramid makes this silhouette: tape end, grain, a shadow fragment
         hulls = [hull_px(cam, p.pose()) for p in verdict.pieces]
@@ -559,6 +607,13 @@ def detect_pyramids(
                 color, ccon = "clear", 0.0
             else:
                 color, ccon = classify_color(work[sel], ref[sel], colours)
+            if color == "white" and (stack is None or stack.verdict == "none"):
+                if grain is None:
+                    grain = high_pass_gray(work)
+                ratio = grain_ratio(grain, cam, pose, hulls[k], mask_full)
+                color, why = clear_or_white(color, ratio, colours)
+                if why is not None:
+                    reasons.append(why)
             if hyp.kind == "lying":
                 center_mm = lying_centroid_mm(pose)
                 center_px = cam.project_mm(np.array([[center_mm[0], center_mm[1], 0.0]]))[0]
@@ -571,6 +626,8 @@ def detect_pyramids(
                 reasons.append(f"silhouette fits poorly (IoU {verdict.iou:.2f})")
             if margin < params.flag_margin_iou:
                 reasons.append(f"close alternative {verdict.runner_up_desc} (IoU margin {margin:.3f})")
+            if verdict.shade_reading is not None:
+                reasons.append(f"with the shade beside it read as plastic it is {verdict.shade_reading}")
             if ccon < params.flag_min_color_confidence:
                 reasons.append(f"colour uncertain ({ccon:.2f})")
             if not calibrated:
