@@ -44,6 +44,8 @@ CLASS_HIDDEN = 254  # label of ortho pixels where the pot hides the mat
 #: Ortho pixels next to the mat's unsearched edge band whose labels are unreliable: one for the rounding of the
 #: band's raster and of the probes, one for the blend of a wink's outline into the band's unread pixels.
 EDGE_BLEND_PX = 2
+#: Image pixels over which the camera's blur spreads the mat's edge (table colour into felt).
+EDGE_BLUR_IMAGE_PX = 1.5
 #: Least share of a wink's outline that a centre on the mat leaves on the searched felt (a half, less the band).
 MIN_OUTLINE_SHARE = 0.45
 
@@ -260,28 +262,41 @@ def _grow(mask: np.ndarray, px: int) -> np.ndarray:
     return cv2.dilate(mask.view(np.uint8), np.ones((2 * px + 1,) * 2, np.uint8)).view(bool)
 
 
-#: The edge band's derived masks, per band array (the colour scene's static masks are cached per grid, so a
-#: live feed or a bench meets the same band every frame): band -> (band, the unread pixels' flat indices,
-#: votable). Unread: the band widened inward by the ortho pixels whose labels it rounds or blends into.
-_EDGE_MASKS: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+#: The edge band's derived masks, per band array and blend width (the colour scene's static masks are cached per
+#: grid, so a live feed or a bench meets the same band every frame): (id(band), blend px) -> (band, the unread
+#: pixels' flat indices, votable). Unread: the band widened inward by the ortho pixels whose labels it rounds or
+#: blends into.
+_EDGE_MASKS: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
 
-def _edge_masks(cs: ColourScene) -> tuple[np.ndarray, np.ndarray]:
+def _edge_masks(cs: ColourScene, blend_px: int = EDGE_BLEND_PX) -> tuple[np.ndarray, np.ndarray]:
     band = cs.edge_band
-    hit = _EDGE_MASKS.get(id(band))
+    hit = _EDGE_MASKS.get((id(band), blend_px))
     if hit is None or hit[0] is not band:
-        unread = _grow(band, EDGE_BLEND_PX)
+        unread = _grow(band, blend_px)
         hit = (band, np.flatnonzero(unread), ~_grow(unread, EDGE_BLEND_PX))
         if len(_EDGE_MASKS) >= 4:
             _EDGE_MASKS.clear()
-        _EDGE_MASKS[id(band)] = hit
+        _EDGE_MASKS[(id(band), blend_px)] = hit
     return hit[1], hit[2]
 
 
-def votable(cs: ColourScene) -> np.ndarray:
+def edge_blend_px(grid: OrthoGrid, mm_per_px_at=None) -> int:
+    """Ortho pixels inward of the band that the table's colour blends into: the camera's blur spreads the mat's
+    edge over about ``EDGE_BLUR_IMAGE_PX`` image pixels, several mm on a photo that takes in the whole table
+    (2.7 mm per pixel at a 1080p mat's far end: the red table bled a wink-coloured strip along it)."""
+    if mm_per_px_at is None:
+        return EDGE_BLEND_PX
+    corners = ((MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM), (MAT_HALF_LENGTH_MM, -MAT_HALF_WIDTH_MM),
+               (-MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM), (-MAT_HALF_LENGTH_MM, -MAT_HALF_WIDTH_MM))
+    coarsest_mm = max(mm_per_px_at(c) for c in corners)
+    return max(EDGE_BLEND_PX, int(math.ceil(EDGE_BLUR_IMAGE_PX * coarsest_mm / grid.mm_per_px)))
+
+
+def votable(cs: ColourScene, blend_px: int = EDGE_BLEND_PX) -> np.ndarray:
     """Where a foreground blob's outline is its own: away from the unread band by the outline's blur, as
     ``_edge_directions`` spreads it (a blob cut by the band has the band's straight edge there, not a wink's)."""
-    return _edge_masks(cs)[1]
+    return _edge_masks(cs, blend_px)[1]
 
 
 def outline_off_band(mask: np.ndarray, votable_sub: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -309,10 +324,11 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
     # foreground: its pixels are unread, not mat. A wink lying over the edge covers it, so it is no evidence
     # either way (as the table beyond is not), instead of mat inside the wink's disc.
     labels = cs.labels.copy()
-    unread_idx = _edge_masks(cs)[0]  # a thin frame: its few pixels by index, not a whole-image mask
+    blend_px = edge_blend_px(grid, mm_per_px_at)
+    unread_idx = _edge_masks(cs, blend_px)[0]  # a thin frame: its few pixels by index, not a whole-image mask
     flat = labels.reshape(-1)
     flat[unread_idx[flat[unread_idx] == CLASS_BG]] = CLASS_HIDDEN
-    vote_ok = votable(cs)
+    vote_ok = votable(cs, blend_px)
     if exclude_mask is not None:
         # the pot's body: nothing of a wink on the mat shows there (hidden, not evidence either way)
         labels[exclude_mask] = CLASS_HIDDEN

@@ -86,12 +86,12 @@ def _poly(img, cam, pts2, color):
 
 def render(winks: list[SynthWink], cam: CameraModel, *, seed: int = 0, pot_center_mm=(0.0, 0.0),
            noise: float = 4.0, jpeg_quality: int = 92, shadows: bool = True,
-           mat_bgr=MAT_BGR) -> np.ndarray:
+           mat_bgr=MAT_BGR, table_bgr=TABLE_BGR) -> np.ndarray:
     """Render a BGR image of the scene (painter's order by height)."""
     rng = np.random.default_rng(seed)
     w, h = cam.image_size_wh_px
     img = np.empty((h, w, 3), np.uint8)
-    img[:] = TABLE_BGR
+    img[:] = table_bgr
     L, W = MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM
     _poly(img, cam, [(-L, W), (L, W), (L, -W), (-L, -W)], mat_bgr)
     for sx in (1, -1):
