@@ -213,48 +213,30 @@ def judge_squidge_off(
             rulings=(*rulings, main),
         )
 
-    if replay or unsure:
-        waiting = sorted(replay | unsure, key=COLOR_ORDER.index)
-        names = ", ".join(c.value for c in waiting)
-        main = Ruling(
-            game=GAME,
-            rule=RULE,
-            decision=Decision.UNDECIDED,
-            colors=tuple(waiting),
-            piece_ids=tuple(winks[c].wink_id for c in waiting),
-            frame_idx=frame,
-            confidence=detection_confidence(*winks.values()),
-            explanation=f"No winner yet: {names} must first have a wink that counts.",
-        )
+    def undecided(explanation: str, **found: Any) -> SquidgeOffVerdict:
+        main = Ruling(game=GAME, rule=RULE, decision=Decision.UNDECIDED, frame_idx=frame,
+                      confidence=found.pop("confidence", 1.0), explanation=explanation, **found)
         return verdict(Decision.UNDECIDED, None, (), main)
+
+    if replay or unsure:
+        waiting = tuple(sorted(replay | unsure, key=COLOR_ORDER.index))
+        names = ", ".join(c.value for c in waiting)
+        return undecided(f"No winner yet: {names} must first have a wink that counts.", colors=waiting,
+                         piece_ids=tuple(winks[c].wink_id for c in waiting),
+                         confidence=detection_confidence(*winks.values()))
     if unseen:
         names = " and ".join(c.value for c in unseen)
         missing = f"{names}'s squidged wink is" if len(unseen) == 1 else f"the squidged winks of {names} are"
         seen = ", ".join(f"{r.color.value} {r.distance_mm:.1f} mm" if r.distance_mm is not None else
                          f"{r.color.value} {'potted' if r.potted else 'off the mat'}" for r in ranking)
-        main = Ruling(
-            game=GAME,
-            rule=RULE,
-            decision=Decision.UNDECIDED,
-            colors=unseen,
-            frame_idx=frame,
-            confidence=1.0,
-            evidence={"colors_seen_count": float(len(ranking)), "colors_unseen_count": float(len(unseen))},
-            explanation=f"No winner yet: {missing} not seen (behind the pot, under another wink, potted out of "
-            f"sight, or off the table), and a wink near the pot could be nearest; the umpire looks"
+        return undecided(
+            f"No winner yet: {missing} not seen (behind the pot, under another wink, potted out of sight, or off "
+            f"the table), and a wink near the pot could be nearest; the umpire looks"
             + (f" (seen: {seen})." if seen else "."),
-        )
-        return verdict(Decision.UNDECIDED, None, (), main)
+            colors=unseen,
+            evidence={"colors_seen_count": float(len(ranking)), "colors_unseen_count": float(len(unseen))})
     if not ranking:
-        main = Ruling(
-            game=GAME,
-            rule=RULE,
-            decision=Decision.UNDECIDED,
-            frame_idx=frame,
-            confidence=1.0,
-            explanation="No squidge-off wink is visible, so there is nothing to rank.",
-        )
-        return verdict(Decision.UNDECIDED, None, (), main)
+        return undecided("No squidge-off wink is visible, so there is nothing to rank.")
 
     best = [r for r in ranking if r.place == 1]
     best_colors = tuple(r.color for r in best)
