@@ -62,6 +62,11 @@ class RimParams:
     covered_tol_mm: float = 2.0
 
 
+#: The median length of the difference of two pixels, in units of the per-channel noise s: a - b has sigma
+#: sqrt(2) s per channel, and the median of its length (chi, 3 degrees of freedom) is 1.54 that.
+STEP_PER_NOISE = 1.54 * math.sqrt(2.0)
+
+
 def _image_noise(image_bgr: np.ndarray, pts_px: np.ndarray) -> float:
     """Robust sigma of one pixel's colour (L2 over channels), from differences of neighbouring pixels."""
     h, w = image_bgr.shape[:2]
@@ -72,8 +77,7 @@ def _image_noise(image_bgr: np.ndarray, pts_px: np.ndarray) -> float:
     a = image_bgr[q[:, 1], q[:, 0]].astype(np.float32)
     b = image_bgr[q[:, 1], q[:, 0] + 1].astype(np.float32)
     d = np.linalg.norm(a - b, axis=1)
-    # a - b has sigma sqrt(2) s per channel; the median of its length (chi, 3 degrees of freedom) is 1.54 that
-    return max(1.0, float(np.median(d)) / (1.54 * math.sqrt(2.0)))
+    return max(1.0, float(np.median(d)) / STEP_PER_NOISE)
 
 
 def lip_step(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, center_mm: np.ndarray,
@@ -108,20 +112,20 @@ def lip_step(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cent
     return float(np.linalg.norm(step)), float(np.median(np.linalg.norm(d - step, axis=1)))
 
 
-def felt_noise_step(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection) -> float:
-    """Median length of the colour difference of two pixels of the felt around the pot (its noise alone)."""
+def felt_noise(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection) -> float:
+    """The image's noise (per channel) on the felt around the pot (a few winks there hardly move the median)."""
     ang = np.radians(np.arange(360.0))
     ring = pot.center_mm + 70.0 * np.column_stack([np.cos(ang), np.sin(ang)])
-    noise = _image_noise(image_bgr, camera.project_mm(np.column_stack([ring, np.zeros(len(ring))])))
-    return 1.54 * math.sqrt(2.0) * noise
+    return _image_noise(image_bgr, camera.project_mm(np.column_stack([ring, np.zeros(len(ring))])))
 
 
 def lip_ratio(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, center_mm: np.ndarray,
-              radius_mm: float, noise_step: float, params: RimParams = RimParams()) -> float | None:
-    """The lip's consistent step inside a disc's image over its samples' scatter (at least the image's noise):
-    below ``lip_covered_ratio`` the disc hides the lip, from ``lip_seen_ratio`` on the lip shows across it."""
+              radius_mm: float, noise: float, params: RimParams = RimParams()) -> float | None:
+    """The lip's consistent step inside a disc's image over its samples' scatter (at least what the image's
+    ``noise`` alone scatters a step by): below ``lip_covered_ratio`` the disc hides the lip, from
+    ``lip_seen_ratio`` on the lip shows across it."""
     lip = lip_step(image_bgr, camera, pot, center_mm, radius_mm, params)
-    return None if lip is None else lip[0] / max(lip[1], noise_step)
+    return None if lip is None else lip[0] / max(lip[1], STEP_PER_NOISE * noise)
 
 
 def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs: ColourScene,
@@ -147,9 +151,8 @@ def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs:
     pq = camera.project_mm(np.vstack([c3, c3 + (d, 0.0, 0.0), c3 + (0.0, d, 0.0)])).reshape(3, -1, 2)
     cpx_all = pq[0]
     jac = np.stack([(pq[1] - pq[0]) / d, (pq[2] - pq[0]) / d], axis=2)  # (m, 2 px, 2 mm)
-    # the image's noise on the felt around the pot (a few winks there hardly move the median)
-    noise_step = felt_noise_step(image_bgr, camera, pot)
-    thr = max(params.min_step, params.step_noise_k * noise_step / (1.54 * math.sqrt(2.0)))
+    noise = felt_noise(image_bgr, camera, pot)
+    thr = max(params.min_step, params.step_noise_k * noise)
     found: list[tuple[float, float, str, np.ndarray, np.ndarray]] = []
     m = len(centres)
     for size, r in RADII_MM.items():
@@ -182,7 +185,7 @@ def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs:
         if chroma < params.min_chroma:
             continue
         # on the rim it hides the lip; behind a translucent pot the lip is drawn across it
-        ratio = lip_ratio(image_bgr, camera, pot, c, r, noise_step, params) or 0.0
+        ratio = lip_ratio(image_bgr, camera, pot, c, r, noise, params) or 0.0
         if ratio >= params.lip_seen_ratio:
             continue
         unsure = ratio > params.lip_covered_ratio

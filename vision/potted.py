@@ -28,7 +28,7 @@ from geometry.constants import (
 )
 from vision.colour import COLOR_NAMES, ColourScene, hue_distance_deg
 from vision.pot import PotDetection
-from vision.pot_rim import RIM_Z_MM, RimParams, felt_noise_step, lip_ratio
+from vision.pot_rim import RIM_Z_MM, RimParams, felt_noise, lip_ratio
 from vision.winks import RING_SWITCH_RATIO, WinkCandidate, ring_responses
 
 #: Height of the cup floor where potted winks rest.
@@ -158,7 +158,7 @@ def split_behind_pot(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: 
     the lip lies on the rim and stays potted. A lip reading between the two keeps it potted but flagged.
     """
     tint = _cup_ab(image_bgr, pot, cs) if pot.opening_px is not None and len(pot.opening_px) >= 3 else None
-    noise_step = None
+    noise = None
     for c in cands:
         if not c.potted:
             continue
@@ -167,10 +167,10 @@ def split_behind_pot(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: 
             continue
         if tint is not None and not _stands_out_from_cup(c, image_bgr, camera, cs, tint, params):
             continue
-        if noise_step is None:
-            noise_step = felt_noise_step(image_bgr, camera, pot)
+        if noise is None:
+            noise = felt_noise(image_bgr, camera, pot)
         ratio = lip_ratio(image_bgr, camera, pot, camera.image_to_table_mm(cpx[None, :], RIM_Z_MM)[0],
-                          c.radius_mm, noise_step, rim)
+                          c.radius_mm, noise, rim)
         if ratio is None or ratio >= rim.lip_seen_ratio:
             c.potted = False
         elif ratio > rim.lip_covered_ratio:
