@@ -98,19 +98,35 @@ def _felt_at(felt: np.ndarray, grid: OrthoGrid, pts: np.ndarray) -> np.ndarray:
 
 
 def _clear_of(pts: np.ndarray, near: list[WinkCandidate], blend: float, exclude_mask: np.ndarray | None,
-              grid: OrthoGrid, params: CrescentParams) -> np.ndarray:
-    """Plan samples on the felt, clear of its edge, of the pot and of other winks found (and their blur)."""
+              grid: OrthoGrid, params: CrescentParams) -> tuple[np.ndarray, np.ndarray]:
+    """Plan samples on the felt, clear of its edge, of the pot and of other winks' rims (and their blur), with
+    the index in ``near`` (-1: none) of the found wink each lies inside.
+
+    A sample inside another found wink is kept: in a pile the middle wink lies over one wink and under
+    another, so what shows of it lies inside the lower one's disc. Where that wink's own colour shows, it is
+    not the wink looked for (``_own_colour_shows``)."""
     edge = params.mat_edge_clear_mm + blend
     pts = pts[(np.abs(pts[:, 0]) < MAT_HALF_LENGTH_MM - edge) & (np.abs(pts[:, 1]) < MAT_HALF_WIDTH_MM - edge)]
-    for o in near:
-        pts = pts[np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + blend]
+    inside = np.full(len(pts), -1)
+    for j, o in enumerate(near):
+        d = np.linalg.norm(pts - o.center_mm, axis=1)
+        keep = np.abs(d - o.radius_mm) > blend
+        pts, d, inside = pts[keep], d[keep], inside[keep]
+        inside[d < o.radius_mm] = j
     if exclude_mask is not None and len(pts):
         cr = np.rint(grid.ortho_from_table(pts)).astype(int)
         ok = (cr[:, 0] >= 0) & (cr[:, 0] < exclude_mask.shape[1]) & (cr[:, 1] >= 0) & (cr[:, 1] < exclude_mask.shape[0])
         hit = np.ones(len(pts), bool)
         hit[ok] = exclude_mask[cr[ok, 1], cr[ok, 0]]
-        pts = pts[~hit]
-    return pts
+        pts, inside = pts[~hit], inside[~hit]
+    return pts, inside
+
+
+def _own_colour_shows(cls: np.ndarray, inside: np.ndarray, near: list[WinkCandidate]) -> np.ndarray:
+    """Samples inside a found wink that show its own colour (or no wink colour at all: its shading): that
+    wink is seen there, so nothing under it is."""
+    own = np.array([COLOR_NAMES.index(o.color) for o in near] + [-2])[inside]
+    return (inside >= 0) & ((cls == own) | (cls < 0))
 
 
 def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene,
@@ -143,12 +159,14 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         # First look, in the label image: a crescent the label opening thinned still leaves some of its own
         # colour's pixels just beyond the rim; none there, nothing to search.
         cp = upper.center_mm + coarse[(d_coarse > r_up + blend + 0.5) & (d_coarse < r_up + params.first_look_mm)]
-        cp = _clear_of(cp, near, blend, exclude_mask, grid, params)
+        cp, cp_in = _clear_of(cp, near, blend, exclude_mask, grid, params)
         if len(cp) == 0:
             continue
         cr = np.rint(grid.ortho_from_table(cp)).astype(int)
         ok = (cr[:, 0] >= 0) & (cr[:, 0] < cs.labels.shape[1]) & (cr[:, 1] >= 0) & (cr[:, 1] < cs.labels.shape[0])
         lab = cs.labels[cr[ok, 1], cr[ok, 0]]
+        lab_cls = np.where((lab >= 1) & (lab < CLASS_NEUTRAL), lab - 1, -1)
+        lab = np.where(_own_colour_shows(lab_cls, cp_in[ok], near), 0, lab)
         k_up = COLOR_NAMES.index(upper.color) + 1
         want_other = int(((lab >= 1) & (lab < CLASS_NEUTRAL) & (lab != k_up)).sum()) >= params.first_look_min_mm2
         # a lower wink of the upper's own colour: its colour well beyond the upper's rim and blur (not on a
@@ -161,12 +179,14 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         inner = upper.center_mm + offsets[d_off < r_up - 1.5]
         upper_bgr = np.median(_sample(image_bgr, camera, inner[::4], WINK_THICKNESS_MM), axis=0)
         ring = (d_off > r_up + blend) & (d_off < r_up + params.reach_mm)
-        pts = _clear_of(upper.center_mm + offsets[ring], near, blend, exclude_mask, grid, params)
+        pts, pts_in = _clear_of(upper.center_mm + offsets[ring], near, blend, exclude_mask, grid, params)
         if len(pts) < 20:
             continue
         colours = _sample(image_bgr, camera, pts, WINK_THICKNESS_MM)
         felt_pts = _felt_at(felt, grid, pts)
         cls = _classes(colours, felt_pts, upper_bgr, cs, params)
+        # where a found wink shows its own colour, a wink under it is hidden and one over it is not there
+        hidden = _own_colour_shows(cls, pts_in, near)
         for k, name in enumerate(COLOR_NAMES):
             same = name == upper.color
             if same and not want_same or not same and not want_other:
@@ -176,8 +196,9 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
                 # beyond its rim by more than the blur and the coarse centre's error
                 mine = _same_colour(colours, felt_pts, upper_bgr, params)
                 mine &= np.linalg.norm(pts - upper.center_mm, axis=1) > r_up + blend + params.same_clear_mm
+                mine &= pts_in < 0  # inside another found wink, a blend of the two is not told from this colour
             else:
-                mine = cls == k
+                mine = (cls == k) & ~hidden
             if mine.sum() * cell_mm2 < params.min_area_mm2:
                 continue
             best = None
@@ -195,7 +216,13 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
                 dy = sp[None, :, 1] - cgf[:, None, 1]
                 inside = dx * dx + dy * dy < r * r  # (n centres, n samples)
                 inter = (inside & sm[None, :]).sum(axis=1)
-                union = (inside | sm[None, :]).sum(axis=1) + int((mine & ~local).sum())
+                sh, si = hidden[local], pts_in[local]
+                union = (inside & ~sh[None, :] | sm[None, :]).sum(axis=1) + int((mine & ~local).sum())
+                for j in np.unique(si[sh]):
+                    # a disc showing its colour inside found wink j lies over it: j's own colour in the
+                    # disc's part over j is then a miss (one wink cannot be both over and under another)
+                    over_j = (inside & (sm & (si == j))[None, :]).any(axis=1)
+                    union += over_j * (inside & (sh & (si == j))[None, :]).sum(axis=1)
                 iou = inter / np.maximum(union, 1)
                 i = int(np.argmax(iou))
                 if best is None or iou[i] > best[0]:
