@@ -32,7 +32,7 @@ from vision.pot_rim import rim_winks
 from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, split_behind_pot, winks_in_pot
 from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
-from vision.stacking import pile_implied_pairs, review_order
+from vision.stacking import cap_by_overlap, pile_implied_pairs, review_order
 from vision.winks import (
     RADII_MM,
     WinkCandidate,
@@ -298,6 +298,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         z0, t0_ = before[c.wink_id]
         if c.tilt_deg > 0 and (abs(c.z_mm - z0) > 0.1 or abs(c.tilt_deg - t0_) > 0.5):
             refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+    # an order only as sure as the overlap it rests on, given the fitted centres and unconfirmed sizes
+    cap_by_overlap(live, lambda c: c.fit_fraction < wp.size_fit_fraction)
     for c in live:
         # a wink whose own radius the fit could not see (mostly hidden) may be the other size: its edge may
         # then be 3 mm elsewhere, and its uncertainty says so
