@@ -1,0 +1,120 @@
+"""Is a candidate's middle a wink's pigment, or only tinted felt? Chromaticity against the local felt.
+
+A wink is opaque plastic of one pigment: the middle of its disc, well inside the camera's blur of its rim, shows
+that pigment's chromaticity (``bgr / sum``, which a shadow leaves nearly unchanged, as it scales all three
+channels) wherever it lies. Felt tinted by something beside it is another matter: the penumbra beside a red pot
+catches the pot's red, the felt around a wink takes some of its colour through the blur and the JPEG's halved
+colour resolution. Such a tint lies only a small part of the way from the felt's chromaticity to the pigment's.
+So each candidate's middle (the part no other wink or the pot covers) is placed on the line from the felt just
+around it to the median middle of the same colour's winks in this photograph: a wink sits near 1 (blur and
+highlights take a little off), tinted felt near 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry.constants import WINK_THICKNESS_MM
+from vision.ortho import OrthoGrid
+from vision.winks import WinkCandidate, _interior_offsets, _on_mat, _sample_labels
+
+#: The middle read: within this share of the radius (its rim's blur and bevel stay outside).
+CORE_RADIUS_RATIO = 0.6
+#: Plan clearance kept from another wink's rim or the pot's outline (their blur and shadow), mm.
+CLEAR_MM = 2.0
+#: The felt read around a candidate: a ring this far beyond its rim, mm (beyond its blur and contact shadow).
+FELT_RING_MM = (4.0, 10.0)
+#: Least samples that make a middle or a felt ring readable.
+MIN_SAMPLES = 6
+#: Least winks of one colour whose middles give that colour's pigment in this photograph.
+MIN_REFERENCE_WINKS = 3
+#: A middle less than this share of the way from the felt to its colour's pigment is tinted felt, not a wink.
+#: A wink's middle, more than 0.4 of its radius (3 mm, over a pixel at the coarsest 2.3 mm per pixel) inside
+#: its rim, mixes a few tens of per cent of felt at most through a blur of about a pixel; a tint from beside it
+#: reaches a small part of the way (0.25 and less in the renders looked at, dim winks 0.46 and more).
+MIN_PIGMENT_SHARE = 0.35
+
+
+@dataclass(frozen=True, slots=True)
+class CoreReading:
+    core_chroma: np.ndarray | None  # (3,) median chromaticity of the visible middle (None: too little of it)
+    felt_chroma: np.ndarray | None  # (3,) median chromaticity of the felt ring around it
+    brightness_ratio: float = float("nan")  # the middle's channel sum over the felt's
+
+
+def _colours_at(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray, z_mm: float) -> np.ndarray:
+    px = camera.project_mm(np.column_stack([pts_mm, np.full(len(pts_mm), z_mm)])).astype(np.float32)
+    v = cv2.remap(image_bgr, px[:, 0:1], px[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return v.reshape(-1, 3).astype(np.float32) + 1.0
+
+
+def _chroma(bgr: np.ndarray) -> np.ndarray:
+    return np.median(bgr / bgr.sum(axis=1, keepdims=True), axis=0)
+
+
+def _clear(pts: np.ndarray, others: list[WinkCandidate], block: np.ndarray | None, grid: OrthoGrid) -> np.ndarray:
+    ok = _on_mat(pts, 2.0)
+    for o in others:
+        ok &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + CLEAR_MM
+    if block is not None:
+        ok &= _sample_labels(block.view(np.uint8), grid.ortho_from_table(pts)) != 1
+    return ok
+
+
+def read_core(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
+              grid: OrthoGrid, block_mask: np.ndarray | None = None) -> CoreReading:
+    """The chromaticity of ``w``'s visible middle and of the felt around it."""
+    others = [o for o in winks if o is not w and o.potted == w.potted
+              and abs(o.center_mm[0] - w.center_mm[0]) < 45 and abs(o.center_mm[1] - w.center_mm[1]) < 45]
+    core = w.center_mm + _interior_offsets(CORE_RADIUS_RATIO * w.radius_mm, 1.0)
+    core = core[_clear(core, others, block_mask, grid)]
+    ring = w.center_mm + _interior_offsets(w.radius_mm + FELT_RING_MM[1], 1.5)
+    d = np.linalg.norm(ring - w.center_mm, axis=1)
+    ring = ring[d >= w.radius_mm + FELT_RING_MM[0]]
+    ring = ring[_clear(ring, others, block_mask, grid)]
+    if len(core) < MIN_SAMPLES or len(ring) < MIN_SAMPLES:
+        return CoreReading(None, None)
+    core_bgr = _colours_at(image_bgr, camera, core, w.z_mm + WINK_THICKNESS_MM / 2)
+    felt_bgr = _colours_at(image_bgr, camera, ring, 0.0)
+    return CoreReading(core_chroma=_chroma(core_bgr), felt_chroma=_chroma(felt_bgr),
+                       brightness_ratio=float(np.median(core_bgr.sum(axis=1)) / np.median(felt_bgr.sum(axis=1))))
+
+
+def pigment_share(reading: CoreReading, pigment_chroma: np.ndarray, min_separation: float = 0.0) -> float:
+    """Where the middle lies on the line from the felt (0) to the pigment (1); nan when unreadable, or when the
+    pigment lies within ``min_separation`` (chromaticity units) of the felt, where the line has no direction."""
+    if reading.core_chroma is None or reading.felt_chroma is None:
+        return float("nan")
+    axis = pigment_chroma - reading.felt_chroma
+    n2 = float(axis @ axis)
+    if n2 < max(min_separation, 1e-3) ** 2:
+        return float("nan")  # the pigment is the felt's own chromaticity: this test cannot speak
+    return float((reading.core_chroma - reading.felt_chroma) @ axis / n2)
+
+
+def tinted_felt(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, grid: OrthoGrid,
+                block_mask: np.ndarray | None = None, light_floor: float = 0.10,
+                min_separation: float = 0.0) -> list[WinkCandidate]:
+    """The candidates whose middle is tinted felt rather than a pigment (see the module's docstring).
+
+    A middle brighter than the felt by more than ``light_floor`` (the colour labels' own least brightening of
+    a foreground) is something lying on the felt, whatever its chromaticity: a glossy wink near the lamp, its
+    channels near saturation, loses chromaticity but not brightness. Only the others are judged here, and only
+    for a pigment at least ``min_separation`` from the felt's chromaticity (the labels' foreground threshold)."""
+    readings = {id(w): read_core(w, winks, image_bgr, camera, grid, block_mask) for w in winks}
+    out = []
+    for color in {w.color for w in winks}:
+        same = [w for w in winks if w.color == color and readings[id(w)].core_chroma is not None]
+        if len(same) < MIN_REFERENCE_WINKS:
+            continue
+        pigment = np.median([readings[id(w)].core_chroma for w in same], axis=0)
+        for w in same:
+            share = pigment_share(readings[id(w)], pigment, min_separation)
+            if (np.isfinite(share) and share < MIN_PIGMENT_SHARE
+                    and readings[id(w)].brightness_ratio <= 1.0 + light_floor):
+                out.append(w)
+    return out
