@@ -23,9 +23,9 @@ def _blend_disc(img, cam, center_mm, radius_mm, blur_px, to_bgr):
     return np.clip(f * (1 - mask) + to_bgr(f) * mask, 0, 255).astype(np.uint8)
 
 
-def test_a_red_tinted_penumbra_is_no_red_wink_and_a_shadowed_red_wink_still_is():
-    # Felt in a penumbra that caught a red pot's colour: darker, and a quarter of the way to red, in patches the
-    # size of a wink (6162_003's phantoms beside a red pot). A real red wink in a deep shadow keeps its
+def test_felt_tinted_a_little_red_is_no_red_wink_and_a_shadowed_red_wink_still_is():
+    # Felt a tenth of the way to red at the felt's own brightness, in patches the size of a wink (a red
+    # neighbour's halo, 6162_003's red phantom at the mat's end). A real red wink in a deep shadow keeps its
     # chromaticity (a shadow scales all three channels) and stays a wink.
     cam = default_camera(1920, 1080)
     winks = [SynthWink("r1", "red", "small", (300.0, 100.0)), SynthWink("r2", "red", "large", (-300.0, -150.0)),
@@ -34,7 +34,7 @@ def test_a_red_tinted_penumbra_is_no_red_wink_and_a_shadowed_red_wink_still_is()
     img = render(winks, cam, seed=3, mat_bgr=BEIGE_BGR)
     tints = [(-120.0, 60.0, 9.0), (150.0, -120.0, 12.0)]
     for x, y, r in tints:
-        img = _blend_disc(img, cam, (x, y), r, 1.5, lambda f: 0.7 * (0.72 * f + 0.28 * RED_BGR))
+        img = _blend_disc(img, cam, (x, y), r, 1.5, lambda f: 0.9 * f + 0.1 * RED_BGR)
     img = _blend_disc(img, cam, (-500.0, 200.0), 35.0, 4.0, lambda f: 0.55 * f)
     m = measure_tiddlywinks(img, cam)
     for x, y, _ in tints:
