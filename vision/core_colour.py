@@ -13,6 +13,7 @@ highlights take a little off), tinted felt near 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from geometry.constants import WINK_THICKNESS_MM
 from vision.ortho import OrthoGrid
-from vision.winks import WinkCandidate, _interior_offsets, _on_mat, _sample_labels
+from vision.winks import WinkCandidate, _interior_offsets, _near_mask, _on_mat, _sample_labels
 
 #: The middle read: within this share of the radius (its rim's blur and bevel stay outside).
 CORE_RADIUS_RATIO = 0.6
@@ -48,42 +49,65 @@ class CoreReading:
     brightness_ratio: float = float("nan")  # the middle's channel sum over the felt's
 
 
-def _colours_at(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray, z_mm: float) -> np.ndarray:
-    px = camera.project_mm(np.column_stack([pts_mm, np.full(len(pts_mm), z_mm)])).astype(np.float32)
+def _colours_at(image_bgr: np.ndarray, camera: CameraModel, pts_mm3: np.ndarray) -> np.ndarray:
+    px = camera.project_mm(pts_mm3).astype(np.float32)
     v = cv2.remap(image_bgr, px[:, 0:1], px[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return v.reshape(-1, 3).astype(np.float32) + 1.0
 
 
-def _chroma(bgr: np.ndarray) -> np.ndarray:
-    return np.median(bgr / bgr.sum(axis=1, keepdims=True), axis=0)
-
-
 def _clear(pts: np.ndarray, others: list[WinkCandidate], block: np.ndarray | None, grid: OrthoGrid) -> np.ndarray:
     ok = _on_mat(pts, 2.0)
-    for o in others:
-        ok &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + CLEAR_MM
-    if block is not None:
+    if others:
+        oc = np.array([o.center_mm for o in others])
+        lim = np.array([o.radius_mm + CLEAR_MM for o in others])
+        d2 = ((pts[:, None, :] - oc[None, :, :]) ** 2).sum(axis=2)
+        ok &= ~np.any(d2 <= lim[None, :] ** 2, axis=1)
+    if block is not None and _near_mask(block, grid, pts.mean(axis=0), float(np.ptp(pts, axis=0).max())):
         ok &= _sample_labels(block.view(np.uint8), grid.ortho_from_table(pts)) != 1
     return ok
 
 
-def read_core(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
-              grid: OrthoGrid, block_mask: np.ndarray | None = None) -> CoreReading:
-    """The chromaticity of ``w``'s visible middle and of the felt around it."""
-    others = [o for o in winks if o is not w and o.potted == w.potted
-              and abs(o.center_mm[0] - w.center_mm[0]) < 45 and abs(o.center_mm[1] - w.center_mm[1]) < 45]
-    core = w.center_mm + _interior_offsets(CORE_RADIUS_RATIO * w.radius_mm, 1.0)
-    core = core[_clear(core, others, block_mask, grid)]
-    ring = w.center_mm + _interior_offsets(w.radius_mm + FELT_RING_MM[1], 1.5)
-    d = np.linalg.norm(ring - w.center_mm, axis=1)
-    ring = ring[d >= w.radius_mm + FELT_RING_MM[0]]
-    ring = ring[_clear(ring, others, block_mask, grid)]
-    if len(core) < MIN_SAMPLES or len(ring) < MIN_SAMPLES:
-        return CoreReading(None, None)
-    core_bgr = _colours_at(image_bgr, camera, core, w.z_mm + WINK_THICKNESS_MM / 2)
-    felt_bgr = _colours_at(image_bgr, camera, ring, 0.0)
-    return CoreReading(core_chroma=_chroma(core_bgr), felt_chroma=_chroma(felt_bgr),
-                       brightness_ratio=float(np.median(core_bgr.sum(axis=1)) / np.median(felt_bgr.sum(axis=1))))
+def read_cores(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, grid: OrthoGrid,
+               block_mask: np.ndarray | None = None) -> list[CoreReading]:
+    """The chromaticity of each wink's visible middle and of the felt around it (one image read for all)."""
+    cores, rings = [], []
+    for w in winks:
+        others = [o for o in winks if o is not w and o.potted == w.potted
+                  and abs(o.center_mm[0] - w.center_mm[0]) < 45 and abs(o.center_mm[1] - w.center_mm[1]) < 45]
+        core = w.center_mm + _interior_offsets(CORE_RADIUS_RATIO * w.radius_mm, 1.0)
+        core = core[_clear(core, others, block_mask, grid)]
+        ring = w.center_mm + _ring_offsets(w.radius_mm)
+        ring = ring[_clear(ring, others, block_mask, grid)]
+        if len(core) < MIN_SAMPLES or len(ring) < MIN_SAMPLES:
+            core, ring = core[:0], ring[:0]
+        cores.append(np.column_stack([core, np.full(len(core), w.z_mm + WINK_THICKNESS_MM / 2)]))
+        rings.append(np.column_stack([ring, np.zeros(len(ring))]))
+    n_core = np.cumsum([0] + [len(c) for c in cores])
+    n_ring = np.cumsum([0] + [len(r) for r in rings])
+    if n_core[-1] == 0:
+        return [CoreReading(None, None) for _ in winks]
+    core_bgr = _colours_at(image_bgr, camera, np.concatenate(cores))
+    felt_bgr = _colours_at(image_bgr, camera, np.concatenate(rings))
+    core_sum, felt_sum = core_bgr.sum(axis=1, keepdims=True), felt_bgr.sum(axis=1, keepdims=True)
+    core_ch, felt_ch = core_bgr / core_sum, felt_bgr / felt_sum
+    out = []
+    for i in range(len(winks)):
+        a, b = n_core[i], n_core[i + 1]
+        c, d = n_ring[i], n_ring[i + 1]
+        if a == b:
+            out.append(CoreReading(None, None))
+            continue
+        out.append(CoreReading(core_chroma=np.median(core_ch[a:b], axis=0),
+                               felt_chroma=np.median(felt_ch[c:d], axis=0),
+                               brightness_ratio=float(np.median(core_sum[a:b]) / np.median(felt_sum[c:d]))))
+    return out
+
+
+@lru_cache(maxsize=4)
+def _ring_offsets(radius_mm: float) -> np.ndarray:
+    """Plan offsets of the felt ring read around a wink of this radius."""
+    ring = _interior_offsets(radius_mm + FELT_RING_MM[1], 1.5)
+    return ring[np.linalg.norm(ring, axis=1) >= radius_mm + FELT_RING_MM[0]]
 
 
 def pigment_share(reading: CoreReading, pigment_chroma: np.ndarray, min_separation: float = 0.0) -> float:
@@ -107,7 +131,7 @@ def tinted_felt(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Camer
     a foreground) is something lying on the felt, whatever its chromaticity: a glossy wink near the lamp, its
     channels near saturation, loses chromaticity but not brightness. Only the others are judged here, and only
     for a pigment at least ``min_separation`` from the felt's chromaticity (the labels' foreground threshold)."""
-    readings = {id(w): read_core(w, winks, image_bgr, camera, grid, block_mask) for w in winks}
+    readings = dict(zip(map(id, winks), read_cores(winks, image_bgr, camera, grid, block_mask)))
     out = []
     for color in {w.color for w in winks}:
         same = [w for w in winks if w.color == color and readings[id(w)].core_chroma is not None]
