@@ -216,8 +216,10 @@ def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, 
             continue
         region = ((cls == k) & (mask > 0)).astype(np.uint8)
         region = cv2.morphologyEx(region, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        if region.sum() < params.min_region_fraction * small_area:
-            continue
+        if region.sum() < params.min_region_fraction * small_area and (
+                region.sum() < params.min_crescent_fraction * small_area
+                or blend_of_neighbours(region.astype(bool), image_bgr[y0:y1, x0:x1], cls, mask > 0)):
+            continue  # a fringe: the blurred blend of the colours around it (a crescent of a pigment goes on)
         explained = np.zeros_like(region)
         for c in known:
             if c.color != name:
@@ -257,6 +259,34 @@ def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, 
         if lower is not None:
             out.append(lower)
     return out
+
+
+#: A colour region lying within this share of its distance to its nearest neighbour's colour off the blend line of
+#: two neighbouring colours is their blurred mix (a fringe), not a pigment of its own.
+BLEND_RESIDUAL_RATIO = 0.5
+
+
+def blend_of_neighbours(region: np.ndarray, crop_bgr: np.ndarray, cls: np.ndarray, inside: np.ndarray) -> bool:
+    """Whether a small colour region's mean colour is a mix of two colours beside it (a fringe).
+
+    Where two colours meet, the camera's blur mixes them over a pixel or two, and the mix can take a third
+    wink hue (red beside green reads yellow); a pigment no two of its neighbours can mix (red beside green and
+    blue) is a wink's own, however little of it shows. The neighbours are the colour classes, and the cup's
+    uncoloured inside, in a thin ring around the region."""
+    ring = cv2.dilate(region.view(np.uint8), np.ones((5, 5), np.uint8)).astype(bool) & ~region & inside
+    colours = crop_bgr.astype(np.float32)
+    c = colours[region].mean(axis=0)
+    sources = [colours[ring & (cls == k)].mean(axis=0) for k in np.unique(cls[ring]) if (ring & (cls == k)).sum() >= 3]
+    if len(sources) < 2:
+        return True  # nothing to judge it by: left a fringe, as before
+    nearest = min(float(np.linalg.norm(c - a)) for a in sources)
+    for i, a in enumerate(sources):
+        for b in sources[i + 1:]:
+            ab = b - a
+            t = float(np.clip((c - a) @ ab / max(float(ab @ ab), 1e-6), 0.0, 1.0))
+            if float(np.linalg.norm(c - (a + t * ab))) <= BLEND_RESIDUAL_RATIO * nearest:
+                return True
+    return False
 
 
 def _cup_crescent(region: np.ndarray, explained: np.ndarray, floor: np.ndarray, winks: list[WinkCandidate],

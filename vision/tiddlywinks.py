@@ -24,6 +24,7 @@ from geometry.records import scene_to_document
 from geometry.types import DEFAULT_CORNER_SIGNS, Color, TiddlywinksScene, Wink
 from vision.arc_size import decide_sizes_from_arcs
 from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene, classify_bgr
+from vision.core_colour import tinted_felt
 from vision.crescents import crescent_lowers
 from vision.felt_discs import felt_discs
 from vision.ortho import OrthoGrid, ortho_maps
@@ -240,6 +241,11 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     if pot.found:
         # a translucent pot shows a wink lying behind it through its wall and opening: on the mat, not potted
         split_behind_pot(cands, frame_bgr, camera, pot, cs, ORTHO_Z_MM)
+    # a middle that is only tinted felt (a penumbra that caught the pot's colour, a neighbour's blurred halo, a
+    # lighter band at the mat's end) is no wink: a wink's middle is its pigment
+    tinted = tinted_felt([c for c in cands if not c.potted], frame_bgr, camera, grid, block,
+                         params.colour.light_floor, params.colour.noise_k * cs.mat_noise[0])
+    cands = [c for c in cands if not any(c is t for t in tinted)]
     # size of lone winks the labels cannot size (felt-coloured, at the mat edge): the outline's own edge
     check_sizes([c for c in cands if not c.potted], frame_bgr, camera, cs.mat_class)
     _name(cands)
