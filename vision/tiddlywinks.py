@@ -207,9 +207,13 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         # The pot's own colour, from the top of its inner wall (a band just inside the top opening: potted
         # winks lie on the floor below it, one on the rim covers a small part of it), calibrated like the
         # winks. A chromatic pot of a wink's hue hides such winks in its shaded inside; a grey one does not.
-        band = opening & ~cv2.erode(opening.astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool)
+        # (on the opening's bounding box with the erosion's reach around it: the same band, read on a patch)
+        bx, by, bw, bh = cv2.boundingRect(opening.view(np.uint8))
+        r0, r1, c0, c1 = max(by - 3, 0), by + bh + 3, max(bx - 3, 0), bx + bw + 3
+        op = opening[r0:r1, c0:c1]
+        band = op & ~cv2.erode(op.astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool)
         if band.sum() >= 30:
-            med = np.median(ortho[band].astype(np.float32) / 255.0, axis=0)
+            med = np.median(ortho[r0:r1, c0:c1][band].astype(np.float32) / 255.0, axis=0)
             name, _, chroma = classify_bgr(med, cs.gains_bgr, cs.hue_centres_deg)
             if chroma >= POT_CHROMA_MIN:
                 pot_class = COLOR_NAMES.index(name) + 1
