@@ -371,17 +371,20 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
         lin_i = lin.reshape(-1)[idx]
         lmax_i = local_max.reshape(-1)[idx]
         deep = strong_core & (lin_i >= 0.85 * lmax_i)
-        d = x_bgr - m_bgr
+        # per-channel columns: the same sums, in the same order, as row reductions over (N, 3) arrays
+        d0, d1, d2 = (x_bgr[:, c] - m_bgr[:, c] for c in range(3))
+        m0, m1, m2 = (np.ascontiguousarray(m_bgr[:, c]) for c in range(3))
         resid = np.full((len(idx), len(COLOR_NAMES)), np.inf, np.float32)
         for k in range(len(COLOR_NAMES)):
             sel = deep & (cls == k)
             if sel.sum() < 12:
                 continue
             wk = np.median(x_bgr[sel], axis=0)
-            v = wk[None, :] - m_bgr
-            vv = np.maximum((v * v).sum(axis=1), 1.0)
-            a_k = np.clip((d * v).sum(axis=1) / vv, 0.0, 1.3)
-            resid[:, k] = np.linalg.norm(d - a_k[:, None] * v, axis=1)
+            v0, v1, v2 = wk[0] - m0, wk[1] - m1, wk[2] - m2
+            vv = np.maximum(v0 * v0 + v1 * v1 + v2 * v2, 1.0)
+            a_k = np.clip((d0 * v0 + d1 * v1 + d2 * v2) / vv, 0.0, 1.3)
+            e0, e1, e2 = d0 - a_k * v0, d1 - a_k * v1, d2 - a_k * v2
+            resid[:, k] = np.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
         known = np.isfinite(resid[np.arange(len(idx)), cls]) & np.isfinite(resid).any(axis=1)
         best = np.argmin(resid, axis=1)
         # only move a pixel to another class when that class explains it clearly better
