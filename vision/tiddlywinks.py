@@ -26,7 +26,7 @@ from vision.arc_size import decide_sizes_from_arcs
 from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene, classify_bgr
 from vision.crescents import crescent_lowers
 from vision.felt_discs import felt_discs
-from vision.ortho import OrthoGrid, ortho_maps
+from vision.ortho import OrthoGrid, pyramid_size, rectify_pyramid
 from vision.pot import PotDetection, PotParams, detect_pot
 from vision.pot_rim import rim_winks
 from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, split_behind_pot, winks_in_pot
@@ -146,11 +146,6 @@ def _ortho_grid(params: TiddlywinksParams) -> OrthoGrid:
                               MAT_HALF_WIDTH_MM + m, params.ortho_mm_per_px, ORTHO_Z_MM)
 
 
-def _valid_mask(mx: np.ndarray, my: np.ndarray, wh: tuple[int, int]) -> np.ndarray:
-    w, h = wh
-    return (mx >= 0) & (mx <= w - 1) & (my >= 0) & (my <= h - 1)
-
-
 def _polygon_to_ortho_mask(camera: CameraModel, grid: OrthoGrid, poly_px: np.ndarray) -> np.ndarray:
     xy = camera.image_to_table_mm(poly_px, grid.z_mm)
     cr = grid.ortho_from_table(xy)
@@ -181,14 +176,11 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     t1 = time.perf_counter()
     grid = _ortho_grid(params)
     mm_per_px = camera.mm_per_px_at((0.0, 0.0))
-    src = frame_bgr
-    scale = 1.0
-    while mm_per_px / scale * 2 <= params.ortho_mm_per_px * 1.25 and min(src.shape[:2]) > 600:
-        src = cv2.pyrDown(src)
+    levels, scale = 0, 1.0
+    while mm_per_px / scale * 2 <= params.ortho_mm_per_px * 1.25 and min(pyramid_size((w, h), levels)) > 600:
+        levels += 1
         scale *= 0.5
-    mx, my = ortho_maps(camera, grid, source_scale=scale)
-    ortho = cv2.remap(src, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
-    valid = _valid_mask(mx, my, (src.shape[1], src.shape[0]))
+    ortho, valid = rectify_pyramid(frame_bgr, camera, grid, levels)
     timing["rectify"] = (time.perf_counter() - t1) * 1e3
 
     t2 = time.perf_counter()
