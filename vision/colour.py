@@ -106,7 +106,8 @@ def _median_background(small: np.ndarray, valid: np.ndarray, ksize: int) -> np.n
     img[~valid] = fill
     k = ksize if ksize % 2 == 1 else ksize + 1
     ref = _median_image(img, k)
-    dev = np.linalg.norm(img - ref, axis=2)
+    e = img - ref
+    dev = np.sqrt(e[..., 0] * e[..., 0] + e[..., 1] * e[..., 1] + e[..., 2] * e[..., 2])  # the norm's sums, in order
     if valid.any():
         sig = 1.4826 * float(np.median(dev[valid])) + 1e-3
         out = valid & (dev > max(4.0 * sig, 0.03))
@@ -399,16 +400,42 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
         if bw and bh:
             r0, r1, c0, c1 = by, by + bh, bx, bx + bw
             sub = labels[r0:r1, c0:c1]
-            keep = np.zeros(sub.shape, bool)
-            for k in range(1, len(COLOR_NAMES) + 1):
-                mk = (sub == k).astype(np.uint8)
-                if mk.any():
-                    keep |= cv2.morphologyEx(mk, cv2.MORPH_OPEN, kern).astype(bool)
-            thin = (sub >= 1) & (sub <= len(COLOR_NAMES)) & ~keep
-            sub[thin] = CLASS_NEUTRAL
+            classed = (sub >= 1) & (sub <= len(COLOR_NAMES))
+            keep = _opened_classes(sub, classed, kern)
+            sub[classed & ~keep] = CLASS_NEUTRAL
     return ColourScene(labels=labels, foreground=fg, hue_centres_deg=centres, gains_bgr=gains,
                        mat_bgr=mat_bgr, paint_bgr=paint_bgr, mat_noise=(sig_c, sig_l), background_bgr=bg_u8,
                        mat_mask=mat_mask, edge_band=edge_band, mat_class=mat_class)
+
+
+def _opened_classes(sub: np.ndarray, classed: np.ndarray, kern: np.ndarray) -> np.ndarray:
+    """Pixels each colour class keeps through a morphological opening of its own mask by ``kern`` (the patch's
+    outside counted as the class while eroding, as ``cv2.morphologyEx`` does).
+
+    With the 3 x 3 cross the openings of all classes come at once from the label image: a pixel survives the
+    erosion when its four neighbours carry its own label, and the opening keeps it when it or a neighbour
+    survived (a surviving neighbour's label is its own). Other kernels take the class masks one by one.
+    """
+    if kern.shape != (3, 3) or not np.array_equal(kern, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))):
+        keep = np.zeros(sub.shape, bool)
+        for k in range(1, len(COLOR_NAMES) + 1):
+            mk = (sub == k).astype(np.uint8)
+            if mk.any():
+                keep |= cv2.morphologyEx(mk, cv2.MORPH_OPEN, kern).astype(bool)
+        return keep
+    same_v = sub[1:] == sub[:-1]
+    same_h = sub[:, 1:] == sub[:, :-1]
+    core = classed.copy()
+    core[1:] &= same_v
+    core[:-1] &= same_v
+    core[:, 1:] &= same_h
+    core[:, :-1] &= same_h
+    keep = core.copy()
+    keep[1:] |= core[:-1]
+    keep[:-1] |= core[1:]
+    keep[:, 1:] |= core[:, :-1]
+    keep[:, :-1] |= core[:, 1:]
+    return keep
 
 
 def _assign(hue: np.ndarray, centres: dict[str, float]) -> np.ndarray:
