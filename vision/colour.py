@@ -105,21 +105,43 @@ def _median_background(small: np.ndarray, valid: np.ndarray, ksize: int) -> np.n
     fill = np.array([np.median(sel[:, c]) for c in range(sel.shape[1])], small.dtype)
     img[~valid] = fill
     k = ksize if ksize % 2 == 1 else ksize + 1
-
-    def med(a: np.ndarray) -> np.ndarray:
-        u8 = np.clip(a * 255.0 + 0.5, 0, 255).astype(np.uint8)
-        return cv2.medianBlur(u8, k).astype(np.float32) / 255.0
-
-    ref = med(img)
-    dev = np.linalg.norm(img - ref, axis=2)
+    ref = _median_image(img, k)
+    e = img - ref
+    dev = np.sqrt(e[..., 0] * e[..., 0] + e[..., 1] * e[..., 1] + e[..., 2] * e[..., 2])  # the norm's sums, in order
     if valid.any():
         sig = 1.4826 * float(np.median(dev[valid])) + 1e-3
         out = valid & (dev > max(4.0 * sig, 0.03))
         out = cv2.dilate(out.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool) & valid
         if out.any():
             img[out] = ref[out]
-            ref = med(img)
+            ref = _median_again(img, ref, out, k)
     return ref
+
+
+def _median_image(a: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` x ``k`` median of a (0..1) float image, taken on its 8-bit quantisation."""
+    u8 = np.clip(a * 255.0 + 0.5, 0, 255).astype(np.uint8)
+    return cv2.medianBlur(u8, k).astype(np.float32) / 255.0
+
+
+def _median_again(img: np.ndarray, ref: np.ndarray, changed: np.ndarray, k: int) -> np.ndarray:
+    """``_median_image(img, k)`` when ``ref`` is that of the image before the ``changed`` cells were replaced.
+
+    Only cells whose window holds a changed cell can differ; those are recomputed on patches reaching ``k // 2``
+    beyond them (an image edge keeps its replicated border), the same medians at a fraction of the cost.
+    """
+    h, w = changed.shape
+    r = k // 2
+    near = cv2.dilate(changed.view(np.uint8), np.ones((k, k), np.uint8))
+    _, _, stats, _ = cv2.connectedComponentsWithStats(near, connectivity=8)
+    boxes = stats[1:, :4]
+    if int(((boxes[:, 2] + 2 * r) * (boxes[:, 3] + 2 * r)).sum()) > h * w // 2:
+        return _median_image(img, k)
+    out = ref.copy()
+    for x, y, bw, bh in boxes.tolist():
+        y0, y1, x0, x1 = max(y - r, 0), min(y + bh + r, h), max(x - r, 0), min(x + bw + r, w)
+        out[y:y + bh, x:x + bw] = _median_image(img[y0:y1, x0:x1], k)[y - y0:y - y0 + bh, x - x0:x - x0 + bw]
+    return out
 
 
 def _upsample(small: np.ndarray, cell: int, wh: tuple[int, int]) -> np.ndarray:
@@ -225,7 +247,8 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     # shadow-invariant tests on those candidate pixels only.
     eps = 1e-4
     diff = cv2.absdiff(ortho_bgr, bg_u8)
-    dmax = cv2.max(cv2.max(diff[..., 0], diff[..., 1]), diff[..., 2])
+    d0, d1, d2 = cv2.split(diff)  # one pass into planes (a strided channel view is copied per call)
+    dmax = cv2.max(cv2.max(d0, d1), d2)
     noise_px = dmax[fy, fx].astype(np.float32)
     noise_u8 = max(1.0, float(np.median(noise_px)) / 1.6)  # median of the max of 3 |N(0, s)| ~ 1.6 s
     cand = (dmax > 3.5 * noise_u8) & valid_mask & ~edge_band
@@ -239,8 +262,9 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
 
     def features(flat):
         # per-channel columns: far fewer temporaries than (N, 3) reductions on a hundred thousand pixels
-        x = ortho_flat[flat].astype(np.float32)
-        b = bg_flat[flat].astype(np.float32)
+        # np.take gathers whole pixel rows several times faster than fancy indexing (the same values)
+        x = np.take(ortho_flat, flat, axis=0).astype(np.float32)
+        b = np.take(bg_flat, flat, axis=0).astype(np.float32)
         x *= 1.0 / 255.0
         b *= 1.0 / 255.0
         x0, x1, x2 = x[:, 0], x[:, 1], x[:, 2]
@@ -290,7 +314,7 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
                      + (np.maximum(1.0 - ratio, 0.0) / (1.0 - params.dark_ratio)) ** 2)
     # the blend fraction must be linear in the mix: the plain colour difference is, chromaticity is not
     lin = np.zeros((h, w), np.float32)
-    dc = diff.reshape(-1, 3)[cflat].astype(np.float32)
+    dc = np.take(diff.reshape(-1, 3), cflat, axis=0).astype(np.float32)
     lin.reshape(-1)[cflat] = np.sqrt(np.einsum("ij,ij->i", dc, dc))
     k = params.core_window_px
     local_max = cv2.dilate(lin, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
@@ -305,7 +329,8 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     idx = np.flatnonzero(fg)
     centres = dict(HUE_PROTOTYPES_DEG)
     if len(idx):
-        px = np.clip(ortho_bgr.reshape(-1, 3)[idx].astype(np.float32) / 255.0 * gains, 0, 1).reshape(-1, 1, 3)
+        x_bgr = np.take(ortho_flat, idx, axis=0).astype(np.float32)
+        px = np.clip(x_bgr / 255.0 * gains, 0, 1).reshape(-1, 1, 3)
         lab = cv2.cvtColor(px, cv2.COLOR_BGR2Lab).reshape(-1, 3)
         hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0
         chroma = np.hypot(lab[:, 1], lab[:, 2])
@@ -343,22 +368,24 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
         # Unmixing: an outline pixel is a blend a*W + (1 - a)*M of a wink colour W and the local felt M;
         # hue alone misreads blends (red on green felt looks yellow). Each class's W is measured on its deep
         # core pixels; every labelled pixel takes the class whose blend line explains it best.
-        x_bgr = ortho_bgr.reshape(-1, 3)[idx].astype(np.float32)
-        m_bgr = bg_u8.reshape(-1, 3)[idx].astype(np.float32)
+        m_bgr = np.take(bg_flat, idx, axis=0).astype(np.float32)
         lin_i = lin.reshape(-1)[idx]
         lmax_i = local_max.reshape(-1)[idx]
         deep = strong_core & (lin_i >= 0.85 * lmax_i)
-        d = x_bgr - m_bgr
+        # per-channel columns: the same sums, in the same order, as row reductions over (N, 3) arrays
+        d0, d1, d2 = (x_bgr[:, c] - m_bgr[:, c] for c in range(3))
+        m0, m1, m2 = (np.ascontiguousarray(m_bgr[:, c]) for c in range(3))
         resid = np.full((len(idx), len(COLOR_NAMES)), np.inf, np.float32)
         for k in range(len(COLOR_NAMES)):
             sel = deep & (cls == k)
             if sel.sum() < 12:
                 continue
             wk = np.median(x_bgr[sel], axis=0)
-            v = wk[None, :] - m_bgr
-            vv = np.maximum((v * v).sum(axis=1), 1.0)
-            a_k = np.clip((d * v).sum(axis=1) / vv, 0.0, 1.3)
-            resid[:, k] = np.linalg.norm(d - a_k[:, None] * v, axis=1)
+            v0, v1, v2 = wk[0] - m0, wk[1] - m1, wk[2] - m2
+            vv = np.maximum(v0 * v0 + v1 * v1 + v2 * v2, 1.0)
+            a_k = np.clip((d0 * v0 + d1 * v1 + d2 * v2) / vv, 0.0, 1.3)
+            e0, e1, e2 = d0 - a_k * v0, d1 - a_k * v1, d2 - a_k * v2
+            resid[:, k] = np.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
         known = np.isfinite(resid[np.arange(len(idx)), cls]) & np.isfinite(resid).any(axis=1)
         best = np.argmin(resid, axis=1)
         # only move a pixel to another class when that class explains it clearly better
@@ -373,16 +400,42 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
         if bw and bh:
             r0, r1, c0, c1 = by, by + bh, bx, bx + bw
             sub = labels[r0:r1, c0:c1]
-            keep = np.zeros(sub.shape, bool)
-            for k in range(1, len(COLOR_NAMES) + 1):
-                mk = (sub == k).astype(np.uint8)
-                if mk.any():
-                    keep |= cv2.morphologyEx(mk, cv2.MORPH_OPEN, kern).astype(bool)
-            thin = (sub >= 1) & (sub <= len(COLOR_NAMES)) & ~keep
-            sub[thin] = CLASS_NEUTRAL
+            classed = (sub >= 1) & (sub <= len(COLOR_NAMES))
+            keep = _opened_classes(sub, classed, kern)
+            sub[classed & ~keep] = CLASS_NEUTRAL
     return ColourScene(labels=labels, foreground=fg, hue_centres_deg=centres, gains_bgr=gains,
                        mat_bgr=mat_bgr, paint_bgr=paint_bgr, mat_noise=(sig_c, sig_l), background_bgr=bg_u8,
                        mat_mask=mat_mask, edge_band=edge_band, mat_class=mat_class)
+
+
+def _opened_classes(sub: np.ndarray, classed: np.ndarray, kern: np.ndarray) -> np.ndarray:
+    """Pixels each colour class keeps through a morphological opening of its own mask by ``kern`` (the patch's
+    outside counted as the class while eroding, as ``cv2.morphologyEx`` does).
+
+    With the 3 x 3 cross the openings of all classes come at once from the label image: a pixel survives the
+    erosion when its four neighbours carry its own label, and the opening keeps it when it or a neighbour
+    survived (a surviving neighbour's label is its own). Other kernels take the class masks one by one.
+    """
+    if kern.shape != (3, 3) or not np.array_equal(kern, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))):
+        keep = np.zeros(sub.shape, bool)
+        for k in range(1, len(COLOR_NAMES) + 1):
+            mk = (sub == k).astype(np.uint8)
+            if mk.any():
+                keep |= cv2.morphologyEx(mk, cv2.MORPH_OPEN, kern).astype(bool)
+        return keep
+    same_v = sub[1:] == sub[:-1]
+    same_h = sub[:, 1:] == sub[:, :-1]
+    core = classed.copy()
+    core[1:] &= same_v
+    core[:-1] &= same_v
+    core[:, 1:] &= same_h
+    core[:, :-1] &= same_h
+    keep = core.copy()
+    keep[1:] |= core[:-1]
+    keep[:-1] |= core[1:]
+    keep[:, 1:] |= core[:, :-1]
+    keep[:, :-1] |= core[:, 1:]
+    return keep
 
 
 def _assign(hue: np.ndarray, centres: dict[str, float]) -> np.ndarray:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -36,13 +37,15 @@ class OrthoGrid:
         h = int(np.ceil((y_max_mm - y_min_mm) / mm_per_px)) + 1
         return cls(float(x_min_mm), float(y_max_mm), float(mm_per_px), w, h, float(z_mm))
 
+    # Both as two operations on the (N, 2) array with a per-axis step of (+s, -s): the same numbers as the
+    # per-column formulas (negation is exact), without np.column_stack's cost on the few points of most calls.
     def table_from_ortho(self, colrow: np.ndarray) -> np.ndarray:
         cr = np.asarray(colrow, float).reshape(-1, 2)
-        return np.column_stack([self.x0_mm + cr[:, 0] * self.mm_per_px, self.y0_mm - cr[:, 1] * self.mm_per_px])
+        return cr * np.array((self.mm_per_px, -self.mm_per_px)) + np.array((self.x0_mm, self.y0_mm))
 
     def ortho_from_table(self, xy_mm: np.ndarray) -> np.ndarray:
         xy = np.asarray(xy_mm, float).reshape(-1, 2)
-        return np.column_stack([(xy[:, 0] - self.x0_mm) / self.mm_per_px, (self.y0_mm - xy[:, 1]) / self.mm_per_px])
+        return (xy - np.array((self.x0_mm, self.y0_mm))) / np.array((self.mm_per_px, -self.mm_per_px))
 
 
 def camera_key(camera: CameraModel) -> str:
@@ -62,7 +65,13 @@ def ortho_maps(camera: CameraModel, grid: OrthoGrid, step_px: int = 16,
 
 @lru_cache(maxsize=8)
 def _ortho_maps_cached(key: str, grid: OrthoGrid, step_px: int, source_scale: float):
-    camera = _CAMERAS[key]
+    fx, fy, _ = _maps(_CAMERAS[key], grid, step_px, source_scale)
+    return np.ascontiguousarray(fx), np.ascontiguousarray(fy)
+
+
+def _maps(camera: CameraModel, grid: OrthoGrid, step_px: int, source_scale: float):
+    """The remap tables (views) and the range of their knots ``(x_min, x_max, y_min, y_max)``: bilinear tables
+    stay within it (up to float rounding)."""
     k = step_px
     # Coarse samples at fine coordinates j*k + (k-1)/2 - k, so cv2.resize(INTER_LINEAR) by k aligns exactly
     # (fine index i <-> source (i + 0.5)/k - 0.5); one extra sample each side avoids border clamping.
@@ -80,9 +89,8 @@ def _ortho_maps_cached(key: str, grid: OrthoGrid, step_px: int, source_scale: fl
     fx = cv2.resize(mx, (big_w, big_h), interpolation=cv2.INTER_LINEAR)
     fy = cv2.resize(my, (big_w, big_h), interpolation=cv2.INTER_LINEAR)
     # fine index i of the big map corresponds to ortho coordinate i - k
-    fx = np.ascontiguousarray(fx[k:k + grid.height_px, k:k + grid.width_px])
-    fy = np.ascontiguousarray(fy[k:k + grid.height_px, k:k + grid.width_px])
-    return fx, fy
+    span = (float(mx.min()), float(mx.max()), float(my.min()), float(my.max()))
+    return fx[k:k + grid.height_px, k:k + grid.width_px], fy[k:k + grid.height_px, k:k + grid.width_px], span
 
 
 def rectify(image_bgr: np.ndarray, camera: CameraModel, grid: OrthoGrid, source_scale: float = 1.0,
@@ -90,3 +98,58 @@ def rectify(image_bgr: np.ndarray, camera: CameraModel, grid: OrthoGrid, source_
     """The orthophoto of ``grid`` sampled from ``image_bgr`` (the camera image scaled by ``source_scale``)."""
     mx, my = ortho_maps(camera, grid, source_scale=source_scale)
     return cv2.remap(image_bgr, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=border_bgr)
+
+
+def pyramid_size(wh: tuple[int, int], levels: int) -> tuple[int, int]:
+    """Size of an image of size ``wh`` after ``cv2.pyrDown`` ``levels`` times."""
+    w, h = wh
+    for _ in range(levels):
+        w, h = (w + 1) // 2, (h + 1) // 2
+    return w, h
+
+
+def _pyramid_window(lo: float, hi: float, size_full: int, size_level: int, levels: int) -> tuple[int, int]:
+    """The full-resolution window ``[a, b)`` whose pyramid holds the level's pixels ``lo - 2 .. hi + 3`` as the
+    whole image's pyramid does: each level's 5-tap filter reaches two pixels beyond twice its output's span,
+    and the window starts on a multiple of ``2**levels`` so every level stays aligned (an image edge is kept)."""
+    s = 2 ** levels
+    reach = 2 * s - 2
+    a_l = min(max(0, int(math.floor(lo)) - 2), max(size_level - 1, 0))
+    b_l = max(min(size_level, int(math.ceil(hi)) + 3), a_l + 1)
+    return max(0, (a_l * s - reach) // s * s), min(size_full, b_l * s + reach)
+
+
+@lru_cache(maxsize=8)
+def _pyramid_maps_cached(key: str, grid: OrthoGrid, step_px: int, levels: int, frame_wh: tuple[int, int]):
+    fx, fy, (x_lo, x_hi, y_lo, y_hi) = _maps(_CAMERAS[key], grid, step_px, 0.5 ** levels)
+    wl, hl = pyramid_size(frame_wh, levels)
+    x0, x1 = _pyramid_window(x_lo, x_hi, frame_wh[0], wl, levels)
+    y0, y1 = _pyramid_window(y_lo, y_hi, frame_wh[1], hl, levels)
+    # the tables shifted to the window's own level (an integer shift: exact in float32), and where they see the
+    # level's picture (the same exact comparisons, shifted)
+    ox, oy = x0 >> levels, y0 >> levels
+    mx = np.subtract(fx, np.float32(ox), dtype=np.float32)
+    my = np.subtract(fy, np.float32(oy), dtype=np.float32)
+    valid = (mx >= -ox) & (mx <= wl - 1 - ox) & (my >= -oy) & (my <= hl - 1 - oy)
+    for a in (mx, my, valid):
+        a.setflags(write=False)
+    return mx, my, valid, (x0, y0, x1, y1)
+
+
+def rectify_pyramid(image_bgr: np.ndarray, camera: CameraModel, grid: OrthoGrid,
+                    levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """The orthophoto of ``grid`` from the image's pyramid level ``levels`` (``cv2.pyrDown`` that many times)
+    with the mask of where it sees the picture (black elsewhere).
+
+    Only the window of the image the grid reaches goes down the pyramid: the same pixels as the whole image's
+    pyramid there, for the part of the frame the mat and its margin cover.
+    """
+    key = camera_key(camera)
+    _CAMERAS[key] = camera
+    h, w = image_bgr.shape[:2]
+    mx, my, valid, (x0, y0, x1, y1) = _pyramid_maps_cached(key, grid, 16, int(levels), (w, h))
+    src = image_bgr[y0:y1, x0:x1]
+    for _ in range(levels):
+        src = cv2.pyrDown(src)
+    ortho = cv2.remap(src, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
+    return ortho, valid

@@ -138,9 +138,10 @@ def detect_pot(frame_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid
 def _rim_score_map(gx: np.ndarray, gy: np.ndarray, px0: np.ndarray, nrm: np.ndarray, jac: np.ndarray,
                    deltas: np.ndarray) -> np.ndarray:
     """Mean normal gradient along the projected rim for each plan shift (robust to a few strong outliers)."""
-    pts = px0[None, :, :] + np.einsum("nij,gj->gni", jac, deltas)
-    mx = pts[..., 0].astype(np.float32)
-    my = pts[..., 1].astype(np.float32)
+    # the rim points of every shift, per image axis (the same sums as an einsum over both, at a quarter the cost)
+    dx, dy = deltas[:, 0:1], deltas[:, 1:2]
+    mx = (px0[None, :, 0] + (jac[None, :, 0, 0] * dx + jac[None, :, 0, 1] * dy)).astype(np.float32)
+    my = (px0[None, :, 1] + (jac[None, :, 1, 0] * dx + jac[None, :, 1, 1] * dy)).astype(np.float32)
     sx = cv2.remap(gx, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     sy = cv2.remap(gy, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     g = np.abs(sx * nrm[None, :, 0] + sy * nrm[None, :, 1])

@@ -73,17 +73,62 @@ def _angles(n: int) -> np.ndarray:
     return a
 
 
+@lru_cache(maxsize=8)
+def _unit_circle(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cosines and sines of ``_angles(n)`` (an outline is drawn tens of times per frame)."""
+    a = _angles(n)
+    cos, sin = np.cos(a), np.sin(a)
+    cos.setflags(write=False)
+    sin.setflags(write=False)
+    return cos, sin
+
+
+@lru_cache(maxsize=64)
+def _neighbours(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the next and the previous of ``k`` points around a closed polygon (``np.roll`` by -1 and 1)."""
+    i = np.arange(k)
+    nxt, prv = np.roll(i, -1), np.roll(i, 1)
+    nxt.setflags(write=False)
+    prv.setflags(write=False)
+    return nxt, prv
+
+
+def _row_norms(v: np.ndarray) -> np.ndarray:
+    """Lengths of the rows of an ``(N, 2)`` array (the same sums as ``np.linalg.norm(v, axis=1)``)."""
+    x, y = v[:, 0], v[:, 1]
+    return np.sqrt(x * x + y * y)
+
+
+def _both_rims(c: np.ndarray, solid: RoundSolid, n: int, zc: float) -> np.ndarray:
+    """The top rim's ``n`` points, the bottom rim's, and the centre at ``zc`` as one ``(2n + 1, 3)`` array."""
+    if solid.tilt_deg != 0.0:
+        ang = _angles(n)
+        top = rim_points_mm(c, solid.r_top_mm, solid.z_top_mm, ang, solid.tilt_deg, solid.tilt_azimuth_deg)
+        bot = rim_points_mm(c, solid.r_bottom_mm, solid.z_bottom_mm, ang, solid.tilt_deg, solid.tilt_azimuth_deg)
+        return np.vstack([top, bot, [[c[0], c[1], zc]]])
+    # level rims: rim_points_mm's arithmetic on cached cosines and sines
+    cos, sin = _unit_circle(n)
+    out = np.empty((2 * n + 1, 3))
+    out[:n, 0] = c[0] + solid.r_top_mm * cos
+    out[:n, 1] = c[1] + solid.r_top_mm * sin
+    out[:n, 2] = solid.z_top_mm
+    out[n:2 * n, 0] = c[0] + solid.r_bottom_mm * cos
+    out[n:2 * n, 1] = c[1] + solid.r_bottom_mm * sin
+    out[n:2 * n, 2] = solid.z_bottom_mm
+    out[2 * n] = (c[0], c[1], zc)
+    return out
+
+
 def outline(camera: CameraModel, solid: RoundSolid, center_mm: np.ndarray, n: int = 96) -> Outline:
     """Silhouette points: rim points that are vertices of the hull of both projected rims."""
     ang = _angles(n)
     c = np.asarray(center_mm, float)
-    top = rim_points_mm(c, solid.r_top_mm, solid.z_top_mm, ang, solid.tilt_deg, solid.tilt_azimuth_deg)
-    bot = rim_points_mm(c, solid.r_bottom_mm, solid.z_bottom_mm, ang, solid.tilt_deg, solid.tilt_azimuth_deg)
     d = 0.25
-    pts3 = np.vstack([top, bot])
     zc = 0.5 * (solid.z_top_mm + solid.z_bottom_mm)
-    allp = camera.project_mm(np.vstack([pts3, [[c[0], c[1], zc]]]))
-    m = len(pts3)
+    rims = _both_rims(c, solid, n, zc)
+    allp = camera.project_mm(rims)
+    m = 2 * n
+    pts3 = rims[:m]
     p0 = allp[:m]
     cen = allp[-1]
     hull = cv2.convexHull(p0.astype(np.float32), returnPoints=False).ravel()
@@ -91,12 +136,12 @@ def outline(camera: CameraModel, solid: RoundSolid, center_mm: np.ndarray, n: in
     on_hull[hull] = True
     # Keep, per angle, the rim point that lies on the hull (both may; take the farther from the centre).
     top_on, bot_on = on_hull[:n], on_hull[n:]
-    dt = np.linalg.norm(p0[:n] - cen, axis=1)
-    db = np.linalg.norm(p0[n:] - cen, axis=1)
+    dt = _row_norms(p0[:n] - cen)
+    db = _row_norms(p0[n:] - cen)
     use_bot = bot_on & (~top_on | (db > dt))
     keep = top_on | bot_on
     sel_pts = np.flatnonzero(keep)
-    idx = np.where(use_bot, np.arange(n) + n, np.arange(n))[keep]
+    idx = sel_pts + n * use_bot[sel_pts]
     if len(idx) < 3:
         idx = np.arange(n)
         sel_pts = np.arange(n)
@@ -106,19 +151,29 @@ def outline(camera: CameraModel, solid: RoundSolid, center_mm: np.ndarray, n: in
     inv = np.empty_like(order)
     inv[order] = np.arange(len(order))
     ps = pts[order]
-    tang = np.roll(ps, -1, axis=0) - np.roll(ps, 1, axis=0)
-    nrm = np.column_stack([tang[:, 1], -tang[:, 0]])
-    nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-9)
+    nxt, prv = _neighbours(len(ps))
+    tang = ps[nxt] - ps[prv]
+    nrm = np.empty_like(tang)
+    nrm[:, 0] = tang[:, 1]
+    nrm[:, 1] = -tang[:, 0]
+    nrm /= np.maximum(_row_norms(nrm), 1e-9)[:, None]
     radial = ps - cen
     flip = (nrm * radial).sum(axis=1) < 0
     nrm[flip] *= -1
     nrm = nrm[inv]
     # the plan Jacobian by finite differences, projected for the kept rim points only (the hull needs them all)
     k = len(idx)
-    pd = camera.project_mm(np.vstack([pts3[idx] + (d, 0.0, 0.0), pts3[idx] + (0.0, d, 0.0)]))
+    shifted = np.empty((2 * k, 3))
+    shifted[:k] = pts3[idx]
+    shifted[k:] = shifted[:k]
+    shifted[:k, 0] += d
+    shifted[k:, 1] += d
+    pd = camera.project_mm(shifted)
     jx = (pd[:k] - pts) / d
     jy = (pd[k:] - pts) / d
-    jac = np.column_stack([(jx * nrm).sum(axis=1), (jy * nrm).sum(axis=1)])
+    jac = np.empty((k, 2))
+    jac[:, 0] = (jx * nrm).sum(axis=1)
+    jac[:, 1] = (jy * nrm).sum(axis=1)
     return Outline(angles=ang[sel_pts], points_px=pts, normals_px=nrm, jac=jac,
                    jac_full=np.stack([jx, jy], axis=2),
                    is_top=idx < n, center_px=cen)
@@ -142,6 +197,16 @@ def sample_profiles(image_bgr: np.ndarray, points_px: np.ndarray, normals_px: np
     return prof.astype(np.float32)
 
 
+def _mean_of_samples(profiles: np.ndarray, cols: range) -> np.ndarray:
+    """``profiles[:, cols].mean(axis=1)`` for a few columns: the same sums in the same order, without the
+    reduction machinery that costs more than the arithmetic on a hundred profiles."""
+    acc = profiles[:, cols[0]].copy()
+    for j in cols[1:]:
+        acc += profiles[:, j]
+    acc /= len(cols)
+    return acc
+
+
 def edge_crossings(profiles: np.ndarray, half_px: float, step_px: float, ref_px: float = 1.5,
                    level: float = 0.35) -> EdgeSamples:
     """Sub-pixel position where each profile leaves the outside colour (``level`` of the full contrast).
@@ -153,8 +218,8 @@ def edge_crossings(profiles: np.ndarray, half_px: float, step_px: float, ref_px:
     n, tn, _ = profiles.shape
     t = np.arange(-half_px, half_px + 1e-9, step_px)
     k = max(1, int(round(ref_px / step_px)))
-    inside = profiles[:, :k].mean(axis=1)
-    outside = profiles[:, -k:].mean(axis=1)
+    inside = _mean_of_samples(profiles, range(k))
+    outside = _mean_of_samples(profiles, range(tn - k, tn))
     dio = inside - outside
     contrast = np.sqrt(np.einsum("ij,ij->i", dio, dio))
     dp = profiles - outside[:, None, :]
@@ -199,6 +264,13 @@ def _adjugate(M: np.ndarray) -> tuple[np.ndarray, float]:
     return np.array(adj), a * adj[0][0] + b * adj[1][0] + c * adj[2][0]
 
 
+@lru_cache(maxsize=4)
+def _ridge(p: int) -> np.ndarray:
+    r = 1e-9 * np.eye(p)
+    r.setflags(write=False)
+    return r
+
+
 def solve_shift(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, fit_bias: bool,
                 bias_px: float = 0.0, huber_px: float = 0.7) -> tuple[np.ndarray, float, np.ndarray, float]:
     """Weighted robust least squares: ``offset_k = bias + jac_k . delta``.
@@ -208,14 +280,16 @@ def solve_shift(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, fi
     ok = np.isfinite(offsets_px) & (weights > 0)
     if np.count_nonzero(ok) < (4 if fit_bias else 3):
         return np.zeros(2), bias_px, np.full((2, 2), np.inf), float("nan")
-    A = jac[ok]
     if fit_bias:
-        A = np.column_stack([A, np.ones(len(A))])
+        A = np.ones((int(np.count_nonzero(ok)), 3))
+        A[:, :2] = jac[ok]
+    else:
+        A = jac[ok]
     y = offsets_px[ok] - (0.0 if fit_bias else bias_px)
     w0 = weights[ok]
     w = w0.copy()
     x = np.zeros(A.shape[1])
-    ridge = 1e-9 * np.eye(A.shape[1])
+    ridge = _ridge(A.shape[1])
     for _ in range(3):
         Aw = A * w[:, None]
         x_new = _solve_sym(A.T @ Aw + ridge, Aw.T @ y)

@@ -27,7 +27,7 @@ from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_s
 from vision.core_colour import tinted_felt
 from vision.crescents import crescent_lowers
 from vision.felt_discs import felt_discs
-from vision.ortho import OrthoGrid, ortho_maps
+from vision.ortho import OrthoGrid, pyramid_size, rectify_pyramid
 from vision.pot import PotDetection, PotParams, detect_pot
 from vision.pot_rim import rim_winks
 from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, split_behind_pot, winks_in_pot
@@ -147,11 +147,6 @@ def _ortho_grid(params: TiddlywinksParams) -> OrthoGrid:
                               MAT_HALF_WIDTH_MM + m, params.ortho_mm_per_px, ORTHO_Z_MM)
 
 
-def _valid_mask(mx: np.ndarray, my: np.ndarray, wh: tuple[int, int]) -> np.ndarray:
-    w, h = wh
-    return (mx >= 0) & (mx <= w - 1) & (my >= 0) & (my <= h - 1)
-
-
 def _polygon_to_ortho_mask(camera: CameraModel, grid: OrthoGrid, poly_px: np.ndarray) -> np.ndarray:
     xy = camera.image_to_table_mm(poly_px, grid.z_mm)
     cr = grid.ortho_from_table(xy)
@@ -182,14 +177,11 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     t1 = time.perf_counter()
     grid = _ortho_grid(params)
     mm_per_px = camera.mm_per_px_at((0.0, 0.0))
-    src = frame_bgr
-    scale = 1.0
-    while mm_per_px / scale * 2 <= params.ortho_mm_per_px * 1.25 and min(src.shape[:2]) > 600:
-        src = cv2.pyrDown(src)
+    levels, scale = 0, 1.0
+    while mm_per_px / scale * 2 <= params.ortho_mm_per_px * 1.25 and min(pyramid_size((w, h), levels)) > 600:
+        levels += 1
         scale *= 0.5
-    mx, my = ortho_maps(camera, grid, source_scale=scale)
-    ortho = cv2.remap(src, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
-    valid = _valid_mask(mx, my, (src.shape[1], src.shape[0]))
+    ortho, valid = rectify_pyramid(frame_bgr, camera, grid, levels)
     timing["rectify"] = (time.perf_counter() - t1) * 1e3
 
     t2 = time.perf_counter()
@@ -208,9 +200,13 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         # The pot's own colour, from the top of its inner wall (a band just inside the top opening: potted
         # winks lie on the floor below it, one on the rim covers a small part of it), calibrated like the
         # winks. A chromatic pot of a wink's hue hides such winks in its shaded inside; a grey one does not.
-        band = opening & ~cv2.erode(opening.astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool)
+        # (on the opening's bounding box with the erosion's reach around it: the same band, read on a patch)
+        bx, by, bw, bh = cv2.boundingRect(opening.view(np.uint8))
+        r0, r1, c0, c1 = max(by - 3, 0), by + bh + 3, max(bx - 3, 0), bx + bw + 3
+        op = opening[r0:r1, c0:c1]
+        band = op & ~cv2.erode(op.astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool)
         if band.sum() >= 30:
-            med = np.median(ortho[band].astype(np.float32) / 255.0, axis=0)
+            med = np.median(ortho[r0:r1, c0:c1][band].astype(np.float32) / 255.0, axis=0)
             name, _, chroma = classify_bgr(med, cs.gains_bgr, cs.hue_centres_deg)
             if chroma >= POT_CHROMA_MIN:
                 pot_class = COLOR_NAMES.index(name) + 1

@@ -36,6 +36,7 @@ from geometry.constants import (
 )
 from vision.colour import CLASS_BG, CLASS_NEUTRAL, COLOR_NAMES, ColourScene
 from vision.ortho import OrthoGrid
+from vision.ring_filter import correlate_window
 from vision.silhouette import RoundSolid, edge_crossings, outline, rim_points_mm, sample_profiles, solve_shift
 
 RADII_MM = {"large": LARGE_WINK_RADIUS_MM, "small": SMALL_WINK_RADIUS_MM}
@@ -1091,13 +1092,11 @@ def ring_responses(image_bgr: np.ndarray, camera: CameraModel, center_mm: np.nda
         # the radial colour derivative averaged along the ring, per channel, then its length: a real outline
         # keeps one sign all round (wink against felt), pixel noise averages away
         k, kc, ks = _ring_kernel(RADII_MM[size] / RING_STEP_MM)
-        den = cv2.filter2D(mask, -1, k, borderType=cv2.BORDER_CONSTANT)
-        # all three colour channels in one call each (the same kernel on every channel)
-        r_ch = (cv2.filter2D(gxm, -1, kc, borderType=cv2.BORDER_CONSTANT)
-                + cv2.filter2D(gym, -1, ks, borderType=cv2.BORDER_CONSTANT))
+        # only the centres within the search radius are read: the correlation there alone
+        start, count = int(c0) - s_px, 2 * s_px + 1
+        den = correlate_window(mask, k, start, count)
+        r_ch = correlate_window(gxm, kc, start, count) + correlate_window(gym, ks, start, count)
         num = np.sqrt(np.einsum("ijc,ijc->ij", r_ch, r_ch))
-        sl = slice(int(c0) - s_px, int(c0) + s_px + 1)
-        num, den = num[sl, sl], den[sl, sl]
         resp = np.where(den >= RING_MIN_VISIBLE, num / np.maximum(den, 1e-6), 0.0)
         # the centre must also stay near the candidate: a mild prior against sliding along a straight edge
         i = int(np.argmax(resp))

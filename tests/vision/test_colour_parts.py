@@ -1,0 +1,40 @@
+"""Shortcuts in the colour scene give what the plain operations give: the coarse background's second median pass
+recomputed only around the replaced cells, and the per-class opening taken from the label image at once."""
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.colour import _median_again, _median_image, _opened_classes
+
+MEDIAN_CELLS = 9
+
+
+@pytest.mark.parametrize("share", [0.001, 0.01, 0.1])
+def test_patched_median_equals_whole_median(share):
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        h, w = int(rng.integers(12, 120)), int(rng.integers(12, 240))
+        img = rng.random((h, w, 3)).astype(np.float32)
+        ref = _median_image(img, MEDIAN_CELLS)
+        changed = rng.random((h, w)) < share
+        changed[0, 0] = changed[-1, -1] = changed[h // 2, 0] = True  # corners and an edge: replicated borders
+        img[changed] = rng.random((int(changed.sum()), 3)).astype(np.float32)
+        np.testing.assert_array_equal(_median_again(img, ref, changed, MEDIAN_CELLS),
+                                      _median_image(img, MEDIAN_CELLS))
+
+
+@pytest.mark.parametrize("kernel_px", [3, 5])
+def test_opening_of_every_class_at_once_equals_one_opening_per_class(kernel_px):
+    rng = np.random.default_rng(4)
+    kern = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (kernel_px, kernel_px))
+    for trial in range(60):
+        h, w = int(rng.integers(1, 40)), int(rng.integers(1, 40))
+        labels = rng.choice(6, size=(h, w), p=[0.3, 0.3, 0.2, 0.1, 0.05, 0.05]).astype(np.uint8)
+        if trial % 2:  # blobs several pixels wide, as winks are, beside speckle
+            labels = cv2.resize(labels, (3 * w, 3 * h), interpolation=cv2.INTER_NEAREST)
+        want = np.zeros(labels.shape, bool)
+        for k in range(1, 5):
+            want |= cv2.morphologyEx((labels == k).astype(np.uint8), cv2.MORPH_OPEN, kern).astype(bool)
+        got = _opened_classes(labels, (labels >= 1) & (labels <= 4), kern)
+        np.testing.assert_array_equal(got, want)
