@@ -444,11 +444,15 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
                                       pixels.reach_px)
         # link ends at the edge midpoints rank them (cheap); the few best are read
         maps = sorted(maps, key=lambda M: -midpoint_band_share(M, board_px, pixels.bands))[:GAP_CANDIDATES_READ]
-        cands = [_fit_lattice(blobs, segs, labels, bare, M, diag, params, anchored=True) for M in maps]
+
+        def gap_fit(M: np.ndarray) -> _Fit:
+            return _grow_by_link_ends(_fit_lattice(blobs, segs, labels, bare, M, diag, params, anchored=True),
+                                      pixels.bands, pixels.reach_px)
+
+        cands = [gap_fit(M) for M in maps]
         scored = [(_board_faces(c, lab, params)[2], -k) for k, c in enumerate(cands) if c.tiles]
         if scored:
-            fit = _refit_to_read_tiles(cands[-max(scored)[1]], lambda M: _fit_lattice(
-                blobs, segs, labels, bare, M, diag, params, anchored=True), lab, params)
+            fit = _refit_to_read_tiles(cands[-max(scored)[1]], gap_fit, lab, params, grows=True)
             from_gaps = _unread_where_link_ends(read_with(fit), fit, pixels.bands, pixels.reach_px)
             if reading is None or _read_share(from_gaps) > _read_share(reading):
                 reading = from_gaps
@@ -521,6 +525,34 @@ def _unread_where_link_ends(reading: TantrixReading, fit: _Fit, bands: np.ndarra
     return replace(reading, tiles=reading.tiles + tuple(added)) if added else reading
 
 
+def _grow_by_link_ends(fit: _Fit, bands: np.ndarray, reach_px: int) -> _Fit:
+    """The board's group grown over the lattice to every hex beside it whose edge midpoints show link ends.
+
+    On a table as dark as the tiles the silhouette follows the link bands only roughly and leaves whole tiles out
+    of the board, though the lattice from the gaps lies on them: the lattice is one rigid plane, and a hex holds a
+    tile when (nearly) all six of its edges show the link each tile's edge carries. Such hexes join the board to
+    be read like any other (a face that does not spell stays unread), and the re-fit to the tiles read then
+    uses them across the whole board.
+    """
+    board = _board_group(fit.tiles)
+    if not board:
+        return fit
+    Minv = np.linalg.inv(fit.M)
+    taken = {t.hex for t in fit.tiles if t.hex is not None}
+    free_hexes = {tuple(int(v) for v in nearest_hex(t.center_u[None, :])[0]) for t in fit.tiles if t.hex is None}
+    added: list[_Tile] = []
+    frontier, occupied = board, set(board)
+    while frontier:
+        ring = sorted({n for hx in frontier for n in neighbours(hx)} - occupied - taken - free_hexes)
+        found = [hx for hx, k in zip(ring, link_end_counts(Minv, ring, bands, reach_px)) if k >= MIN_LINK_ENDS]
+        added += [_Tile(hex_center_u(*hx), 0.0, hx, 0) for hx in found]
+        occupied |= set(found)
+        frontier = set(found)
+    if not added:
+        return fit
+    return _Fit(fit.M, fit.tiles + added, fit.pairs, fit.free_pairs)
+
+
 # Lattices from the gaps (best by link ends at edge midpoints) whose board is read to choose among them.
 GAP_CANDIDATES_READ = 2
 
@@ -544,7 +576,8 @@ def _board_faces(fit: _Fit, lab: np.ndarray, params: TantrixParams) -> tuple[np.
     return ideal[read], apply_h(Minv, cen[read]), int(read.sum())
 
 
-def _refit_to_read_tiles(fit: _Fit, refit, lab: np.ndarray, params: TantrixParams) -> _Fit:
+def _refit_to_read_tiles(fit: _Fit, refit, lab: np.ndarray, params: TantrixParams, *, grows: bool = False
+                         ) -> _Fit:
     """The board plane re-fitted to the tiles it lets us read, until no more board faces read.
 
     The outline-based plane can drift across a steeply tilted board (the near tiles' sides and shadows widen
@@ -554,11 +587,12 @@ def _refit_to_read_tiles(fit: _Fit, refit, lab: np.ndarray, params: TantrixParam
     The homography fitted to those centres (RANSAC, then least squares on the inliers) replaces the plane, the
     lattice is found again in it, and the board is re-read: tiles near the read ones now fall within the band
     search and read in turn. A round stands only if more board hexes spell a face than before (a geometric
-    test: a lattice off the tiles spells none).
+    test: a lattice off the tiles spells none). ``grows``: ``refit`` may add hexes to the board (link ends seen
+    once the plane is right), so a board whose every hex reads is re-fitted all the same.
     """
     ideal, meas, best = _board_faces(fit, lab, params)
     for _ in range(REFIT_ROUNDS):
-        if len(ideal) < 8 or best == len(_board_group(fit.tiles)):
+        if len(ideal) < 8 or (best == len(_board_group(fit.tiles)) and not grows):
             break  # too few tiles to fit a plane to, or every board hex reads already
         Minv = np.linalg.inv(fit.M)
         px_per_u = math.sqrt(abs(np.linalg.det(_jac(Minv, np.mean(ideal, axis=0)))))
