@@ -539,18 +539,22 @@ def _grow_by_link_ends(fit: _Fit, bands: np.ndarray, reach_px: int) -> _Fit:
         return fit
     Minv = np.linalg.inv(fit.M)
     taken = {t.hex for t in fit.tiles if t.hex is not None}
-    free_hexes = {tuple(int(v) for v in nearest_hex(t.center_u[None, :])[0]) for t in fit.tiles if t.hex is None}
     added: list[_Tile] = []
     frontier, occupied = board, set(board)
     while frontier:
-        ring = sorted({n for hx in frontier for n in neighbours(hx)} - occupied - taken - free_hexes)
+        ring = sorted({n for hx in frontier for n in neighbours(hx)} - occupied - taken)
         found = [hx for hx, k in zip(ring, link_end_counts(Minv, ring, bands, reach_px)) if k >= MIN_LINK_ENDS]
         added += [_Tile(hex_center_u(*hx), 0.0, hx, 0) for hx in found]
         occupied |= set(found)
         frontier = set(found)
     if not added:
         return fit
-    return _Fit(fit.M, fit.tiles + added, fit.pairs, fit.free_pairs)
+    # a hexagon posed off the lattice from the rough outline, overlapping a hex whose link ends show a tile, was
+    # that tile seen badly (tiles do not overlap)
+    grown = np.array([t.center_u for t in added])
+    kept = [t for t in fit.tiles if t.hex is not None
+            or np.min(np.hypot(*(grown - t.center_u).T)) >= OVERLAP_SHARE * SQ3]
+    return _Fit(fit.M, kept + added, fit.pairs, fit.free_pairs)
 
 
 # Lattices from the gaps (best by link ends at edge midpoints) whose board is read to choose among them.
