@@ -748,6 +748,8 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
              for i, f in enumerate(faces)]
     _search_flagged_hand_tiles(lab, Minv, cen, ang, faces, free, unread, model, params)
     faces = _flag_duplicates(faces[:n_seen]) + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
+    faces = _read_by_elimination(faces, edge_lab, model, params,
+                                 [i for i in range(n_seen) if i not in unread and i not in single])
     centers_px = apply_h(Minv, cen)
     board_cy = np.mean([centers_px[i, 1] for i, t in enumerate(tiles) if t.hex in board_hexes]) if board_hexes \
         else h / 2.0
@@ -874,6 +876,23 @@ def _search_flagged_hand_tiles(lab: np.ndarray, Minv: np.ndarray, cen: np.ndarra
             continue
         cen[i], ang[i], faces[i] = c2[0], a2[0], f
         numbers.add(f.number)
+
+
+def _read_by_elimination(faces: list[FaceRead], edge_lab: np.ndarray, model, params: TantrixParams,
+                         eligible: list[int]) -> list[FaceRead]:
+    """Flagged tiles read again among the numbers no other tile reads: a set holds each number once, so a face
+    whose seen edges fit it nearly as well as another face read on the table (edges washed by a lamp leave that
+    tie) is the one whose seen edges fit best among the rest, when that is clear by the usual margin."""
+    taken = frozenset(f.number for f in faces if f.number is not None)
+    idx = [i for i in eligible if faces[i].number is None]
+    if not idx or not taken:
+        return faces
+    again = read_faces(edge_lab[idx], model, params.links, exclude=taken)
+    out = list(faces)
+    for i, f in zip(idx, again):
+        if f.number is not None:
+            out[i] = f
+    return _flag_duplicates(out)
 
 
 def _flag_duplicates(faces):
