@@ -444,11 +444,15 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
                                       pixels.reach_px)
         # link ends at the edge midpoints rank them (cheap); the few best are read
         maps = sorted(maps, key=lambda M: -midpoint_band_share(M, board_px, pixels.bands))[:GAP_CANDIDATES_READ]
-        cands = [_fit_lattice(blobs, segs, labels, bare, M, diag, params, anchored=True) for M in maps]
+
+        def gap_fit(M: np.ndarray) -> _Fit:
+            return _grow_by_link_ends(_fit_lattice(blobs, segs, labels, bare, M, diag, params, anchored=True),
+                                      pixels.bands, pixels.reach_px)
+
+        cands = [gap_fit(M) for M in maps]
         scored = [(_board_faces(c, lab, params)[2], -k) for k, c in enumerate(cands) if c.tiles]
         if scored:
-            fit = _refit_to_read_tiles(cands[-max(scored)[1]], lambda M: _fit_lattice(
-                blobs, segs, labels, bare, M, diag, params, anchored=True), lab, params)
+            fit = _refit_to_read_tiles(cands[-max(scored)[1]], gap_fit, lab, params, grows=True)
             from_gaps = _unread_where_link_ends(read_with(fit), fit, pixels.bands, pixels.reach_px)
             if reading is None or _read_share(from_gaps) > _read_share(reading):
                 reading = from_gaps
@@ -521,6 +525,38 @@ def _unread_where_link_ends(reading: TantrixReading, fit: _Fit, bands: np.ndarra
     return replace(reading, tiles=reading.tiles + tuple(added)) if added else reading
 
 
+def _grow_by_link_ends(fit: _Fit, bands: np.ndarray, reach_px: int) -> _Fit:
+    """The board's group grown over the lattice to every hex beside it whose edge midpoints show link ends.
+
+    On a table as dark as the tiles the silhouette follows the link bands only roughly and leaves whole tiles out
+    of the board, though the lattice from the gaps lies on them: the lattice is one rigid plane, and a hex holds a
+    tile when (nearly) all six of its edges show the link each tile's edge carries. Such hexes join the board to
+    be read like any other (a face that does not spell stays unread), and the re-fit to the tiles read then
+    uses them across the whole board.
+    """
+    board = _board_group(fit.tiles)
+    if not board:
+        return fit
+    Minv = np.linalg.inv(fit.M)
+    taken = {t.hex for t in fit.tiles if t.hex is not None}
+    added: list[_Tile] = []
+    frontier, occupied = board, set(board)
+    while frontier:
+        ring = sorted({n for hx in frontier for n in neighbours(hx)} - occupied - taken)
+        found = [hx for hx, k in zip(ring, link_end_counts(Minv, ring, bands, reach_px)) if k >= MIN_LINK_ENDS]
+        added += [_Tile(hex_center_u(*hx), 0.0, hx, 0) for hx in found]
+        occupied |= set(found)
+        frontier = set(found)
+    if not added:
+        return fit
+    # a hexagon posed off the lattice from the rough outline, overlapping a hex whose link ends show a tile, was
+    # that tile seen badly (tiles do not overlap)
+    grown = np.array([t.center_u for t in added])
+    kept = [t for t in fit.tiles if t.hex is not None
+            or np.min(np.hypot(*(grown - t.center_u).T)) >= OVERLAP_SHARE * SQ3]
+    return _Fit(fit.M, kept + added, fit.pairs, fit.free_pairs)
+
+
 # Lattices from the gaps (best by link ends at edge midpoints) whose board is read to choose among them.
 GAP_CANDIDATES_READ = 2
 
@@ -544,7 +580,8 @@ def _board_faces(fit: _Fit, lab: np.ndarray, params: TantrixParams) -> tuple[np.
     return ideal[read], apply_h(Minv, cen[read]), int(read.sum())
 
 
-def _refit_to_read_tiles(fit: _Fit, refit, lab: np.ndarray, params: TantrixParams) -> _Fit:
+def _refit_to_read_tiles(fit: _Fit, refit, lab: np.ndarray, params: TantrixParams, *, grows: bool = False
+                         ) -> _Fit:
     """The board plane re-fitted to the tiles it lets us read, until no more board faces read.
 
     The outline-based plane can drift across a steeply tilted board (the near tiles' sides and shadows widen
@@ -554,11 +591,12 @@ def _refit_to_read_tiles(fit: _Fit, refit, lab: np.ndarray, params: TantrixParam
     The homography fitted to those centres (RANSAC, then least squares on the inliers) replaces the plane, the
     lattice is found again in it, and the board is re-read: tiles near the read ones now fall within the band
     search and read in turn. A round stands only if more board hexes spell a face than before (a geometric
-    test: a lattice off the tiles spells none).
+    test: a lattice off the tiles spells none). ``grows``: ``refit`` may add hexes to the board (link ends seen
+    once the plane is right), so a board whose every hex reads is re-fitted all the same.
     """
     ideal, meas, best = _board_faces(fit, lab, params)
     for _ in range(REFIT_ROUNDS):
-        if len(ideal) < 8 or best == len(_board_group(fit.tiles)):
+        if len(ideal) < 8 or (best == len(_board_group(fit.tiles)) and not grows):
             break  # too few tiles to fit a plane to, or every board hex reads already
         Minv = np.linalg.inv(fit.M)
         px_per_u = math.sqrt(abs(np.linalg.det(_jac(Minv, np.mean(ideal, axis=0)))))
@@ -710,6 +748,8 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
              for i, f in enumerate(faces)]
     _search_flagged_hand_tiles(lab, Minv, cen, ang, faces, free, unread, model, params)
     faces = _flag_duplicates(faces[:n_seen]) + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
+    faces = _read_by_elimination(faces, edge_lab, model, params,
+                                 [i for i in range(n_seen) if i not in unread and i not in single])
     centers_px = apply_h(Minv, cen)
     board_cy = np.mean([centers_px[i, 1] for i, t in enumerate(tiles) if t.hex in board_hexes]) if board_hexes \
         else h / 2.0
@@ -836,6 +876,23 @@ def _search_flagged_hand_tiles(lab: np.ndarray, Minv: np.ndarray, cen: np.ndarra
             continue
         cen[i], ang[i], faces[i] = c2[0], a2[0], f
         numbers.add(f.number)
+
+
+def _read_by_elimination(faces: list[FaceRead], edge_lab: np.ndarray, model, params: TantrixParams,
+                         eligible: list[int]) -> list[FaceRead]:
+    """Flagged tiles read again among the numbers no other tile reads: a set holds each number once, so a face
+    whose seen edges fit it nearly as well as another face read on the table (edges washed by a lamp leave that
+    tie) is the one whose seen edges fit best among the rest, when that is clear by the usual margin."""
+    taken = frozenset(f.number for f in faces if f.number is not None)
+    idx = [i for i in eligible if faces[i].number is None]
+    if not idx or not taken:
+        return faces
+    again = read_faces(edge_lab[idx], model, params.links, exclude=taken)
+    out = list(faces)
+    for i, f in zip(idx, again):
+        if f.number is not None:
+            out[i] = f
+    return _flag_duplicates(out)
 
 
 def _flag_duplicates(faces):

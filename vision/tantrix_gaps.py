@@ -41,15 +41,18 @@ MAX_ANISOTROPY = 2.0
 # degrees apart by up to 1.26 (the next shells of the spectrum differ by 1.15-1.32, so the third, the difference
 # of the other two, must agree as well).
 MAX_TRIPLE_RATIO = 1.3
+# The gaps' difference of Gaussians (px): a gap is a line a few pixels wide.
+GAP_DOG_SIGMAS_PX = (1.0, 3.0)
 # Local maxima of the spectrum considered for the lattice's triple.
 MAX_PEAKS = 12
 
 
-def _dft(sig: np.ndarray, q: np.ndarray) -> complex:
-    """Fourier coefficient of ``sig`` (rows, cols) at frequency ``q`` = (cycles/px along x, along y)."""
+def _dft(sig: np.ndarray, q: np.ndarray, at: np.ndarray = np.zeros(2)) -> complex:
+    """Fourier coefficient of ``sig`` (rows, cols) at frequency ``q`` = (cycles/px along x, along y), its phase
+    taken at the pixel ``at`` (x, y)."""
     rows, cols = sig.shape
-    ex = np.exp(-2j * np.pi * q[0] * np.arange(cols))
-    ey = np.exp(-2j * np.pi * q[1] * np.arange(rows))
+    ex = np.exp(-2j * np.pi * q[0] * (np.arange(cols) - at[0]))
+    ey = np.exp(-2j * np.pi * q[1] * (np.arange(rows) - at[1]))
     return complex(ey @ sig @ ex)
 
 
@@ -65,14 +68,18 @@ def gap_lattice_candidates(L: np.ndarray, region: np.ndarray, bands: np.ndarray,
     x0, x1, y0, y1 = xs.min(), xs.max() + 1, ys.min(), ys.max() + 1
     crop_l = L[y0:y1, x0:x1].astype(np.float32)
     # the gaps are lines a few pixels wide: a difference of Gaussians keeps them and drops the table's mottling
-    hp = cv2.GaussianBlur(crop_l, (0, 0), 1.0) - cv2.GaussianBlur(crop_l, (0, 0), 3.0)
-    k = 4 * reach_px + 1
+    hp = cv2.GaussianBlur(crop_l, (0, 0), GAP_DOG_SIGMAS_PX[0]) - cv2.GaussianBlur(crop_l, (0, 0), GAP_DOG_SIGMAS_PX[1])
+    # the bands' own edges are masked out, as far as the difference of Gaussians spreads them (2 outer sigmas):
+    # wider, and the gaps, which every band end crosses at an edge midpoint, are masked out with them
+    k = 2 * (reach_px + int(math.ceil(2 * GAP_DOG_SIGMAS_PX[1]))) + 1
     keep = region[y0:y1, x0:x1] & ~(cv2.dilate(bands[y0:y1, x0:x1].astype(np.uint8),
                                                cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))) > 0)
     window = cv2.GaussianBlur(keep.astype(np.float32), (0, 0), float(reach_px))
     hp = np.clip(hp, -15.0, 15.0)  # a glare streak or a shadow edge must not dominate the spectrum
     sig = hp * window
     sig -= window * float(np.sum(sig) / max(float(np.sum(window)), 1e-6))
+    wr, wc = np.nonzero(window > 0.5 * float(window.max())) if window.max() > 0 else (np.zeros(1), np.zeros(1))
+    mid = np.array([wc.mean(), wr.mean()])  # where the gaps are seen (crop px)
     rows, cols = sig.shape
     n = int(2 ** math.ceil(math.log2(2 * max(rows, cols))))
     spec = np.abs(np.fft.fft2(sig, s=(n, n))) ** 2
@@ -110,17 +117,19 @@ def gap_lattice_candidates(L: np.ndarray, region: np.ndarray, bands: np.ndarray,
             sv = np.linalg.svd(A, compute_uv=False)
             if np.linalg.det(A) >= 0 or sv[0] > MAX_ANISOTROPY * sv[1]:
                 continue  # image y down, U y up: the map must flip; and a phone over a table foreshortens little
+            # phases taken at the board's middle: a frequency a little off (the spectrum's finite resolution, a
+            # tilt's perspective) then misplaces the centres least where the tiles are, not across the crop
             phases = np.array([math.atan2(c.imag, c.real) / (2 * np.pi)
-                               for c in (_dft(sig, Qa[:, 0]), _dft(sig, Qa[:, 1]))])
+                               for c in (_dft(sig, Qa[:, 0], mid), _dft(sig, Qa[:, 1], mid))])
             # the pattern is symmetric about each hex centre, so both coefficients are real there: the phases fix
             # the centre up to the gaps' sign (darker or lighter than the tops: half a period on both) and the
             # offsets these components cannot tell apart
             for shift in (0.0, 0.5):
-                t_crop = np.linalg.solve(basis.T, phases + shift)  # b . (A x0 + t) = phase for both b
+                t_mid = np.linalg.solve(basis.T, phases + shift)  # b . (A (x - mid) + t) = phase for both b
                 for off in offsets:
                     M = np.eye(3)
                     M[:2, :2] = A
-                    M[:2, 2] = t_crop - A @ np.array([x0, y0], float) + off
+                    M[:2, 2] = t_mid - A @ (mid + np.array([x0, y0], float)) + off
                     out.append(M)
     return out
 

@@ -360,14 +360,17 @@ def fit_colour_model(edge_lab: np.ndarray, params: LinkParams) -> ColourModel:
     return ColourModel(tuple(hues), colorblind, tuple(chroma))
 
 
-def read_faces(edge_lab: np.ndarray, model: ColourModel, params: LinkParams) -> list[FaceRead]:
-    """The least-cost consistent face of every tile, flagged when not clearly the best."""
+def read_faces(edge_lab: np.ndarray, model: ColourModel, params: LinkParams,
+               exclude: frozenset[int] = frozenset()) -> list[FaceRead]:
+    """The least-cost consistent face of every tile, flagged when not clearly the best. ``exclude``: numbers
+    that cannot be these tiles (a set holds each number once, and those are read elsewhere)."""
     costs = class_costs(edge_lab, model, params)  # (T, 6, 4)
+    allowed = ~np.isin(FACE_NUMBERS, list(exclude))
     out = []
     for i in range(len(costs)):
         c = costs[i]
         per_edge = c[np.arange(EDGE_COUNT)[None, :], FACE_PATTERNS]  # (336, 6)
-        total = per_edge.sum(axis=1)
+        total = np.where(allowed, per_edge.sum(axis=1), np.inf)
         order = np.argsort(total)
         best, second = order[0], order[1]
         margin = float(total[second] - total[best])

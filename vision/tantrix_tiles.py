@@ -304,7 +304,14 @@ def find_blobs(image_bgr: np.ndarray, lab: np.ndarray | None = None, *, min_area
     near_px = max(int(round(near_dark_ratio * min(h, w))), reach_px)
     raw = tile_mask(smooth, table, near_px=near_px)
     if confine_to_bands and reach_px > 0:
-        raw[~band_hull(band_pixels(link_mask(smooth, table), near_px), reach_px)] = 0
+        link0 = link_mask(smooth, table)
+        bands0 = band_pixels(link0, near_px)
+        # a tile lying on a coloured mat is told from the mat, not from the cloth: what the mat's broad colour
+        # encloses is a tile (the table's lightness beside it, taken from the cloth around the mat, says nothing)
+        broad0 = (link0 & ~bands0).astype(np.uint8) * 255
+        on_mat = (fill_holes(broad0) > 0) & (broad0 == 0)
+        raw[~band_hull(bands0, reach_px)] = 0
+        raw[on_mat] = 255
     raw = cv2.morphologyEx(raw, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     min_area = min_area_ratio * h * w
     blobs, filled = _silhouettes(raw, k, min_area)

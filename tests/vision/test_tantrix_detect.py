@@ -397,13 +397,18 @@ def test_link_under_a_lamp_highlight_is_read_from_its_unwashed_part(tilted_scene
     assert read == 8  # before the glare re-read: one wrong face, 7 read
 
 
-def test_tiles_as_light_as_a_neutral_table_are_a_named_error():
-    """A grey cloth under a lamp as light as the glossy black: no silhouette can be trusted, so the reader says so
-    (it used to return 105 tiles made of the table's mottling)."""
-    sample = Path(__file__).resolve().parents[2] / "sample_images" / "tantrix" / "tantrix_02_big_board.jpg"
-    img = cv2.imread(str(sample))
-    with pytest.raises(TantrixVisionError, match="cannot be told from the table"):
-        detect_tantrix(img)
+def test_tiles_as_light_as_a_neutral_table_are_read_from_the_gaps_lattice():
+    """A grey cloth as light as the glossy black (0.3 sigma apart): the silhouettes cannot be trusted (they once
+    gave 105 tiles of the table's mottling, then a named refusal), but the lattice from the gaps between the tiles
+    is rigid, and every hex beside the board whose six edge midpoints show link ends holds a tile: all 56 read,
+    none wrong (the reader before refused the photo: 20 hexes of the rough outline, 33 more only flagged)."""
+    import json
+
+    stem = Path(__file__).resolve().parents[2] / "sample_images" / "tantrix" / "tantrix_02_big_board"
+    truth = json.loads(stem.with_suffix(".json").read_text())["tiles"]
+    tally = tally_against_truth(detect_tantrix(cv2.imread(str(stem.with_suffix(".jpg")))), truth)
+    assert tally["wrong"] == 0 and tally["missed"] == 0
+    assert tally["exact"] >= 0.95 * len(truth)  # 56 of 56 when measured
 
 
 def test_tiles_on_a_cloth_nearly_as_dark_are_read_when_every_face_spells_a_tile():

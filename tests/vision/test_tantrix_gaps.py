@@ -133,4 +133,28 @@ def test_simulated_board_on_a_cloth_as_dark_as_the_tiles_is_read_never_guessed(t
     tally = tally_against_truth(detect_tantrix(img), truth)
     assert tally["wrong"] == 0
     assert tally["missed"] == 0
-    assert tally["exact"] >= 0.8 * len(truth)  # 47 of 56 when measured; the rest unread
+    # 55 of 56 when measured (47 before the board was grown over the hexes whose edge midpoints show link ends);
+    # the rest unread
+    assert tally["exact"] >= 0.95 * len(truth)
+
+
+def test_dense_board_and_hands_on_mats_on_a_dark_cloth(tmp_path):
+    """Held-out seed 8128, board 8: 33 board tiles dense with links (tilt 19 degrees) and two hands on coloured
+    mats, on a cloth as dark as the tiles. Masking two band reaches round every link left 1.4 % of the board for
+    the gaps' spectrum (every band end crosses a gap), so the lattice came out 15 % off and the photo was refused;
+    masked only as far as the filter spreads the bands' edges, every board tile reads. The hand tiles are what
+    the mats enclose (the links' reach left most of them out)."""
+    img, truth = simulated_photo(tmp_path, 8128, 8)
+    reading = detect_tantrix(img)
+    tally = tally_against_truth(reading, truth)
+    assert tally["wrong"] == 0 and tally["missed"] == 0
+    board = [t for t in truth if t["place"] == "board"]
+    hand = [t for t in truth if t["place"] == "hand"]
+    pitch_px = float(np.median([min(math.dist(t["center_px"], u["center_px"]) for u in board if u is not t)
+                                for t in board]))
+
+    def read_right(t):
+        r = min(reading.tiles, key=lambda x: math.dist(x.center_px, t["center_px"]))
+        return math.dist(r.center_px, t["center_px"]) < 0.5 * pitch_px and r.number == t["number"]
+    assert all(read_right(t) for t in board)
+    assert sum(read_right(t) for t in hand) >= len(hand) - 2  # 11 of 12 when measured (before: none, refused)

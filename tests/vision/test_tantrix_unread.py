@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from test_tantrix_detect import _lamp_highlight, draw_scene, sample_board
+from test_tantrix_detect import _lamp_highlight, draw_scene, sample_board, simulated_photo, tally_against_truth
 
 from adjudicator.tantrix import judge_board
 from api.tantrix_service import judge_document, reading_document
@@ -66,3 +66,14 @@ def test_tile_washed_out_by_a_lamp_is_unread_not_an_empty_space(scene, sigma_pit
             assert r.number == nearest["number"], (r.number, nearest["number"])
     if on_it.number is None:
         assert doc["legal"] is None
+
+
+def test_tile_washed_by_a_lamp_reads_by_elimination_among_the_numbers_left(tmp_path):
+    """Seed 777, board 13: a lamp washes two edges of tile 45 (BBG??Y seen), which then fits 45 and a face already
+    read elsewhere on the table about equally; a set holds each number once, so among the numbers left 45 is
+    clearly best. The reader before flagged it (the board's scores too close to call); no face is wrong."""
+    img, truth = simulated_photo(tmp_path, 777, 13)
+    reading = detect_tantrix(img)
+    tally = tally_against_truth(reading, truth)
+    assert tally["wrong"] == 0 and tally["missed"] == 0
+    assert tally["exact"] == len(truth)  # 38 of 39 before
