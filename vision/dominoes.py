@@ -65,6 +65,10 @@ KNOWN_SIZE_BAR_RATIO = (0.4, 1.0)
 # Share of a candidate's quad that may lie under tiles already taken (read cleanly / flagged).
 OVERLAP_CLEAN = 0.4
 OVERLAP_FLAGGED = 0.25
+# A bar as seen may be turned this far by a glare patch run into it (30 degrees on a render): placed tiles are tried
+# along the neighbour's line too when it is this near, and more than the least angle off.
+LINE_SNAP_DEG = 40.0
+LINE_SNAP_MIN_DEG = 3.0
 KNOWN_SIZE_TRIES = 2  # the nearest cleanly read tiles whose plane a placed tile is laid in
 # A placed tile's size comes from a neighbour's outline, good to about a tenth on an oblique view (the outline
 # there takes in the near side face): when the placed quad does not read, its face inset to this is read.
@@ -702,7 +706,7 @@ _UNIT_TILE_UV = np.float32([[-0.5, -1.0], [0.5, -1.0], [0.5, 1.0], [-0.5, 1.0]])
 
 
 def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_Bar], cands: list,
-                           params: DominoDetectorParams) -> list:
+                           params: DominoDetectorParams, plane: TilePlane | None = None) -> list:
     """Tiles placed on bars whose own tile could not be measured or read, at the size of the tiles that were.
 
     A glare patch on a black tile, a spinner's stud, or a neighbour touching its long side can defeat the walks,
@@ -713,6 +717,10 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
     foreshortening comes out right), its sides then fitted to edge points. The nearest read tiles are tried in
     turn; a placed tile is kept only if both its halves read cleanly and show pips, or, a blank-blank, its outline
     meets a clear edge on every side. A bar's faint rest under glare is traced first (``_traced_bar``).
+
+    With the plane of the tile tops fitted to all the read tiles (``plane``), the set's rectangle is laid in it
+    first: one neighbour's quad, a pixel off at a corner, extrapolates to a tile a tenth too big or small a tile
+    away, while the fit over all of them holds the size to a few per cent.
     """
     good = [c for c in cands if c[0][0] == 2]
     if not good or not bars:
@@ -721,6 +729,13 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
     good = [c for c in good if SIZE_BAND[0] * med <= c[2] <= SIZE_BAND[1] * med]  # one set: one size
     centres = np.array([c[1].mean(axis=0) for c in good])
     homographies = [cv2.getPerspectiveTransform(_UNIT_TILE_UV, np.float32(c[1])) for c in good]
+    unit_axes = (np.array([1.0, 0.0]), np.array([0.0, 1.0]))  # a read tile's own frame: across it, along it
+    plane_from_unit = None
+    if plane is not None:
+        # the plane in tile widths (its map takes pixels to the plane's units, the set's tile plane.width wide)
+        plane_from_unit = np.linalg.inv(plane.plane_from_image) @ np.diag([plane.width, plane.width, 1.0])
+        in_plane = [plane.to_plane(c[1]) for c in good]
+        across = [(q[1] - q[0]) / max(float(np.linalg.norm(q[1] - q[0])), 1e-12) for q in in_plane]
     lo, hi = min(c[2] for c in good), max(c[2] for c in good)
     out = []
     for bar in bars:
@@ -738,27 +753,49 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
         traced = _traced_bar(lab, bar, KNOWN_SIZE_BAR_RATIO[1] * hi)
         for b in (traced, bar) if traced is not bar else (bar,):
             near = np.argsort(np.linalg.norm(centres - b.center, axis=1))[:KNOWN_SIZE_TRIES]
-            cand = _placed_on_any(frame_bgr, lab, b, [homographies[k] for k in near], params)
+            frames = [(homographies[k], LENGTH_TO_WIDTH_RATIO, unit_axes, False) for k in near]
+            if plane_from_unit is not None:
+                # the neighbours' lines in the plane: along each of the nearest read tiles, or across it
+                axes = tuple(v for k in near for v in (across[k], np.array([-across[k][1], across[k][0]])))
+                frames.insert(0, (plane_from_unit, plane.aspect_ratio, axes, True))
+            cand = _placed_on_any(frame_bgr, lab, b, frames, params)
             if cand is not None:
                 out.append(cand)
                 break
     return out
 
 
-def _placed_on_any(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, homographies: list[np.ndarray],
-                   params: DominoDetectorParams):
-    """The tile on ``bar`` laid in the plane of each read tile's homography in turn: the first that reads."""
+def _placed_on_any(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, frames: list, params: DominoDetectorParams):
+    """The tile on ``bar`` laid in each frame in turn (the fitted plane, then the nearest read tiles' own):
+    the first that reads. A frame is (image-from-plane homography in tile widths, the tile's length over its
+    width, the directions of the neighbours' lines in it, whether it is the fitted plane)."""
     half = bar.along * bar.length / 2
     ends = np.float32([bar.center - half, bar.center, bar.center + half])
-    for H in homographies:
+    for H, rho, axes, fitted in frames:
         uv = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
         d = uv[2] - uv[0]
         if not np.all(np.isfinite(uv)) or np.linalg.norm(d) < 1e-6:
             continue
-        cand = _placed_on_bar(frame_bgr, lab, bar, H, uv[1], d / np.linalg.norm(d), params)
-        if cand is not None:
-            return cand
+        d = d / np.linalg.norm(d)
+        for dd in [d] + _line_directions(d, axes):
+            cand = _placed_on_bar(frame_bgr, lab, bar, H, uv[1], dd, params, rho=rho, fitted=fitted)
+            if cand is not None:
+                return cand
     return None
+
+
+def _line_directions(d: np.ndarray, axes) -> list[np.ndarray]:
+    """Of the neighbours' line directions ``axes`` (in the frame of ``d``), the nearest to ``d`` when within
+    ``LINE_SNAP_DEG`` of it and not already ``d``: tiles in a line share its direction, and turn a quarter at a
+    corner, while a glare patch run into a bar turns the stroke as seen (the minimum-area box of bar and glare
+    together). Nothing is taken that does not then read cleanly."""
+    best = max(axes, key=lambda a: abs(float(a @ d)), default=None)
+    if best is None:
+        return []
+    cos = abs(float(best @ d))
+    if math.cos(math.radians(LINE_SNAP_DEG)) <= cos < math.cos(math.radians(LINE_SNAP_MIN_DEG)):
+        return [best if best @ d > 0 else -best]
+    return []
 
 
 def _traced_bar(lab: np.ndarray, bar: _Bar, max_length_px: float) -> _Bar:
@@ -806,13 +843,16 @@ def _traced_bar(lab: np.ndarray, bar: _Bar, max_length_px: float) -> _Bar:
 
 
 def _placed_on_bar(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, H: np.ndarray, c: np.ndarray, d: np.ndarray,
-                   params: DominoDetectorParams):
-    """The set's rectangle laid across ``bar`` centred at ``c`` (plane of the tile tops, tile widths, ``d`` along
-    the bar), its sides fitted to edges and read: the candidate when both halves read cleanly with pips, else
-    None."""
-    nv = np.array([-d[1], d[0]])
+                   params: DominoDetectorParams, *, rho: float = LENGTH_TO_WIDTH_RATIO, fitted: bool = False):
+    """The set's rectangle (``rho`` widths long) laid across ``bar`` centred at ``c`` (plane of the tile tops,
+    tile widths, ``d`` along the bar), its sides fitted to edges and read: the candidate when both halves read
+    cleanly with pips, else None. In the ``fitted`` plane the fit to edges is kept only while the tile stays the
+    set's size in it (the plane holds that to a few per cent; an edge fit run on to a touching neighbour's end
+    does not)."""
+    nv = np.array([-d[1], d[0]]) * rho / 2
     rect = np.float32([c - nv - d / 2, c - nv + d / 2, c + nv + d / 2, c + nv - d / 2])
     quad = cv2.perspectiveTransform(rect.reshape(-1, 1, 2), H).reshape(-1, 2).astype(np.float64)
+    laid = quad
     width_px = _quad_size(quad)[0]
     if not KNOWN_SIZE_BAR_RATIO[0] * width_px <= bar.length <= KNOWN_SIZE_BAR_RATIO[1] * width_px:
         return None  # not the centre bar of a tile here (seen at this distance)
@@ -823,6 +863,12 @@ def _placed_on_bar(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, H: np.ndar
     if centre_bar_ratio(frame_bgr, quad, 0.5, face, dark_face) < MIN_BAR_RATIO:
         return None  # laid on the bar, yet no stroke across its middle: a pip row, grain, print
     quad = _refine_quad(lab, _refine_quad(lab, quad, face, dark_face), face, dark_face)
+    if fitted:
+        in_plane = cv2.perspectiveTransform(np.float32(quad).reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
+        width_ratio, length_ratio = _quad_size(in_plane)
+        if not (SHORT_TILE_RATIO <= width_ratio <= 1 / SHORT_TILE_RATIO
+                and SHORT_TILE_RATIO <= length_ratio / rho <= 1 / SHORT_TILE_RATIO):
+            quad = laid
     mid_a, mid_b = (quad[0] + quad[1]) / 2, (quad[2] + quad[3]) / 2
     axis = mid_b - mid_a
     split = float(np.clip((bar.center - mid_a) @ axis / (axis @ axis), 0.3, 0.7))
@@ -905,7 +951,7 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
     cands, short = _distrust_short(cands, plane)
     tried = {id(bar) for bar in unmeasured}
     unmeasured += [bar for bar in bars if id(bar) not in tried and any(_inside(c[1], bar.center) for c in short)]
-    placed = _known_size_candidates(frame_bgr, lab, unmeasured, cands, params)
+    placed = _known_size_candidates(frame_bgr, lab, unmeasured, cands, params, plane)
     # (a placed tile is the set's size by construction: its sides are only fitted to edges within a fifth of a
     # width of where its neighbour's size puts them, so it cannot have lost a pip row the way a walk can)
     cands += placed
