@@ -47,6 +47,13 @@ MAX_BAR_RATIO = 0.95
 # A blank-blank (no pips to check) must show an edge on each side (seam, shadow or table) this far off the face
 # (Lab, darker counting fully): the pale wood patch that passed for a 0-0 on a real photo scored 6.
 MIN_OUTLINE_CONTRAST = 12.0
+# An unseen tile's place (its middle: this share of it) with less than this share marked (off the lightness or
+# colour around it by MARK_CONTRAST, Lab, against a median over MARK_WINDOW_RATIO of the width) is bare table, even
+# of the face's colour. A tile shows its bar (0.7 x 0.05 of the width: 1.7 % of it), pips, shaded outline, shadow.
+UNSEEN_TILE_CORE = 0.85
+UNSEEN_TILE_MIN_MARKS = 0.005
+MARK_CONTRAST = 25.0
+MARK_WINDOW_RATIO = 0.35
 # A traced bar whose middle moves less than this share of the tile's width is placed from the stroke as seen.
 TRACE_MIN_SHIFT_RATIO = 0.1
 # A face-down tile's back is checked for marks this far inside its rectangle (of its size).
@@ -1024,7 +1031,41 @@ def face_share(frame_bgr: np.ndarray, quad_px: np.ndarray, tiles: tuple[TileDete
     for style in sorted({st for st, _ in faces}):
         face = np.median([f for st, f in faces if st == style], axis=0).astype(np.float32)
         best = max(best, float(_is_face(lab, face, params.face_tolerance, style == "black").mean()))
+    if best > 0.0 and mark_share(frame_bgr, q, tiles) < UNSEEN_TILE_MIN_MARKS:
+        return 0.0  # the face's colour, but not a mark on it: a table of that colour, bare
     return best
+
+
+def mark_share(frame_bgr: np.ndarray, quad_px: np.ndarray, tiles) -> float:
+    """Share of the middle of ``quad_px`` (``UNSEEN_TILE_CORE`` of it, clear of the ``tiles`` found) marked: off
+    the lightness or colour around it (a median over ``MARK_WINDOW_RATIO`` of the tiles' width) by
+    ``MARK_CONTRAST``. A tile lying there shows its bar, pips, shaded outline or shadow; a bare table of the face's
+    colour shows nothing but its grain."""
+    h, w = frame_bgr.shape[:2]
+    width_px = float(np.median([t.width_px for t in tiles])) if tiles else 0.0
+    if width_px <= 0:
+        return 1.0
+    core = _scaled_quad(np.asarray(quad_px, np.float64), UNSEEN_TILE_CORE)
+    k = max(5, round(MARK_WINDOW_RATIO * width_px) | 1)
+    x0, y0 = np.floor(core.min(axis=0)).astype(int) - k
+    x1, y1 = np.ceil(core.max(axis=0)).astype(int) + k + 1
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    if x1 - x0 < k or y1 - y0 < k:
+        return 1.0
+    inside = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(inside, [_quad_poly(core - [x0, y0])], 1)
+    found = np.zeros_like(inside)
+    for t in tiles:
+        cv2.fillPoly(found, [_quad_poly(np.asarray(t.quad_px) - [x0, y0])], 1)
+    found = cv2.dilate(found, np.ones((3, 3), np.uint8), iterations=max(1, round(0.1 * width_px)))
+    keep = (inside > 0) & (found == 0)
+    if keep.sum() < 0.1 * inside.sum() or not keep.any():
+        return 1.0  # the place is mostly under tiles found: nothing to judge by
+    crop = cv2.cvtColor(frame_bgr[y0:y1, x0:x1], cv2.COLOR_BGR2LAB)
+    local = cv2.medianBlur(crop, k).astype(np.float32)
+    d = crop.astype(np.float32) - local
+    off = np.maximum(np.abs(d[..., 0]), np.hypot(d[..., 1], d[..., 2]))
+    return float((off[keep] > MARK_CONTRAST).mean())
 
 
 def _face_down_tiles(frame_bgr: np.ndarray, lab: np.ndarray, tiles: list[TileDetection], taken: np.ndarray,
