@@ -574,6 +574,40 @@ def _refine_quad(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_face:
 # --- the detector -------------------------------------------------------------------------------------------
 
 
+def _best_outline_of_each_reading(cands: list, plane: TilePlane | None) -> list:
+    """Of candidates found the same way (measured or placed) that read the same on both halves and lie on one
+    another (each one's centre inside the other), keep the one whose outline is nearest the set's tile: in the
+    plane of the tile tops when there is one, else beside the median read tile's width and length. Two bar finds
+    of one tile can walk to different outlines (one run on over a neighbour's side), and the pips, read alike,
+    cannot tell them apart; the outline decides where the tile joins the line."""
+    read = [c for c in cands if c[0][0] == 2]
+    if len(read) < 2:
+        return cands
+    med_w = float(np.median([c[2] for c in read]))
+    med_l = float(np.median([c[3] for c in read]))
+
+    def misfit(c) -> float:
+        if plane is not None:
+            return max(abs(r - 1.0) for r in plane.size_ratios(c[1]))
+        return max(abs(c[2] / med_w - 1.0), abs(c[3] / med_l - 1.0))
+
+    drop: set[int] = set()
+    for i, c in enumerate(cands):
+        if c[0][0] != 2 or i in drop:
+            continue
+        for j in range(i + 1, len(cands)):
+            o = cands[j]
+            if (j in drop or o[0][0] != 2 or o[0][1] != c[0][1]
+                    or sorted((o[5].pips, o[6].pips)) != sorted((c[5].pips, c[6].pips))
+                    or not (_inside(c[1], o[1].mean(axis=0)) and _inside(o[1], c[1].mean(axis=0)))):
+                continue
+            if misfit(o) < misfit(c):
+                drop.add(i)
+                break
+            drop.add(j)
+    return [c for k, c in enumerate(cands) if k not in drop]
+
+
 def _drop_seam_tiles(cands: list) -> list:
     """Drop a candidate built on the seam between two tiles: it covers half of each of two other candidates that
     do not overlap each other (two blank halves either side of a seam look like a 0-0 double)."""
@@ -760,11 +794,11 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
         traced = _traced_bar(lab, bar, KNOWN_SIZE_BAR_RATIO[1] * hi)
         for b in (traced, bar) if traced is not bar else (bar,):
             near = np.argsort(np.linalg.norm(centres - b.center, axis=1))[:KNOWN_SIZE_TRIES]
-            frames = [(homographies[k], LENGTH_TO_WIDTH_RATIO, unit_axes, False) for k in near]
+            frames = [(homographies[k], LENGTH_TO_WIDTH_RATIO, unit_axes) for k in near]
             if plane_from_unit is not None:
                 # the neighbours' lines in the plane: along each of the nearest read tiles, or across it
                 axes = tuple(v for k in near for v in (across[k], np.array([-across[k][1], across[k][0]])))
-                frames.insert(0, (plane_from_unit, plane.aspect_ratio, axes, True))
+                frames.insert(0, (plane_from_unit, plane.aspect_ratio, axes))
             cand = _placed_on_any(frame_bgr, lab, b, frames, params)
             if cand is not None:
                 out.append(cand)
@@ -775,17 +809,17 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
 def _placed_on_any(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, frames: list, params: DominoDetectorParams):
     """The tile on ``bar`` laid in each frame in turn (the fitted plane, then the nearest read tiles' own):
     the first that reads. A frame is (image-from-plane homography in tile widths, the tile's length over its
-    width, the directions of the neighbours' lines in it, whether it is the fitted plane)."""
+    width, the directions of the neighbours' lines in it)."""
     half = bar.along * bar.length / 2
     ends = np.float32([bar.center - half, bar.center, bar.center + half])
-    for H, rho, axes, fitted in frames:
+    for H, rho, axes in frames:
         uv = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
         d = uv[2] - uv[0]
         if not np.all(np.isfinite(uv)) or np.linalg.norm(d) < 1e-6:
             continue
         d = d / np.linalg.norm(d)
         for dd in [d] + _line_directions(d, axes):
-            cand = _placed_on_bar(frame_bgr, lab, bar, H, uv[1], dd, params, rho=rho, fitted=fitted)
+            cand = _placed_on_bar(frame_bgr, lab, bar, H, uv[1], dd, params, rho=rho)
             if cand is not None:
                 return cand
     return None
@@ -850,12 +884,12 @@ def _traced_bar(lab: np.ndarray, bar: _Bar, max_length_px: float) -> _Bar:
 
 
 def _placed_on_bar(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, H: np.ndarray, c: np.ndarray, d: np.ndarray,
-                   params: DominoDetectorParams, *, rho: float = LENGTH_TO_WIDTH_RATIO, fitted: bool = False):
+                   params: DominoDetectorParams, *, rho: float = LENGTH_TO_WIDTH_RATIO):
     """The set's rectangle (``rho`` widths long) laid across ``bar`` centred at ``c`` (plane of the tile tops,
     tile widths, ``d`` along the bar), its sides fitted to edges and read: the candidate when both halves read
-    cleanly with pips, else None. In the ``fitted`` plane the fit to edges is kept only while the tile stays the
-    set's size in it (the plane holds that to a few per cent; an edge fit run on to a touching neighbour's end
-    does not)."""
+    cleanly with pips, else None. The fit to edges is kept only while the tile stays the set's size in the frame
+    to ``SHORT_TILE_RATIO`` (it corrects a few per cent; one that changes the size by a pip row ran on to a
+    touching neighbour's end, or to a highlight's rim)."""
     nv = np.array([-d[1], d[0]]) * rho / 2
     rect = np.float32([c - nv - d / 2, c - nv + d / 2, c + nv + d / 2, c + nv - d / 2])
     quad = cv2.perspectiveTransform(rect.reshape(-1, 1, 2), H).reshape(-1, 2).astype(np.float64)
@@ -870,12 +904,11 @@ def _placed_on_bar(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, H: np.ndar
     if centre_bar_ratio(frame_bgr, quad, 0.5, face, dark_face) < MIN_BAR_RATIO:
         return None  # laid on the bar, yet no stroke across its middle: a pip row, grain, print
     quad = _refine_quad(lab, _refine_quad(lab, quad, face, dark_face), face, dark_face)
-    if fitted:
-        in_plane = cv2.perspectiveTransform(np.float32(quad).reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
-        width_ratio, length_ratio = _quad_size(in_plane)
-        if not (SHORT_TILE_RATIO <= width_ratio <= 1 / SHORT_TILE_RATIO
-                and SHORT_TILE_RATIO <= length_ratio / rho <= 1 / SHORT_TILE_RATIO):
-            quad = laid
+    in_frame = cv2.perspectiveTransform(np.float32(quad).reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
+    width_ratio, length_ratio = _quad_size(in_frame)
+    if not (SHORT_TILE_RATIO <= width_ratio <= 1 / SHORT_TILE_RATIO
+            and SHORT_TILE_RATIO <= length_ratio / rho <= 1 / SHORT_TILE_RATIO):
+        quad = laid
     mid_a, mid_b = (quad[0] + quad[1]) / 2, (quad[2] + quad[3]) / 2
     axis = mid_b - mid_a
     split = float(np.clip((bar.center - mid_a) @ axis / (axis @ axis), 0.3, 0.7))
@@ -954,6 +987,7 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
         more = [c for c in more if c[0][0] == 2 and (c[5].pips or c[6].pips)]
         cands, unmeasured, bars = cands + more, unmeasured + more_unmeasured, bars + glared
     # the plane of the tile tops from every tile read cleanly: one outlined short in it may have lost a pip row
+    cands = _best_outline_of_each_reading(cands, None)  # before the plane is fitted to the read outlines
     plane = fit_tile_plane([c[1] for c in cands if c[0][0] == 2], (w, h))
     cands, short = _distrust_short(cands, plane)
     tried = {id(bar) for bar in unmeasured}
@@ -967,6 +1001,7 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
         med = float(np.median([c[2] for c in cands if c[0][0] == 2] or [c[2] for c in cands]))
         # (a placed tile has the read tiles' size in the plane already; seen obliquely its width in pixels is not)
         cands = [c for c in cands if c[0][1] == 0 or SIZE_BAND[0] * med <= c[2] <= SIZE_BAND[1] * med]
+    cands = _best_outline_of_each_reading(cands, plane)
     cands.sort(key=lambda c: c[0], reverse=True)
     taken = np.zeros((h, w), np.uint8)
     tiles: list[TileDetection] = []
