@@ -76,7 +76,13 @@ OVERLAP_FLAGGED = 0.25
 # along the neighbour's line too when it is this near, and more than the least angle off.
 LINE_SNAP_DEG = 40.0
 LINE_SNAP_MIN_DEG = 3.0
-KNOWN_SIZE_TRIES = 2  # the nearest cleanly read tiles whose plane a placed tile is laid in
+KNOWN_SIZE_TRIES = 2
+# With no plane of the tile tops, a read tile under this share of the width or length of the nearest read tiles
+# (the median of NO_PLANE_NEIGHBOURS) is distrusted as found short: perspective changes a tile's size by up to about
+# a tenth between neighbours on a steep view (11 % per tile length on the drawn oblique scene), a walk stopped at
+# a highlight's rim by a quarter or more.
+NO_PLANE_SHORT_RATIO = 0.8
+NO_PLANE_NEIGHBOURS = 2  # the nearest cleanly read tiles whose plane a placed tile is laid in
 # A placed tile's size comes from a neighbour's outline, good to about a tenth on an oblique view (the outline
 # there takes in the near side face): when the placed quad does not read, its face inset to this is read.
 PLACED_INSET_SCALE = 0.9
@@ -706,27 +712,57 @@ def _distrust_short(cands: list, plane: TilePlane | None) -> tuple[list, list]:
     """Candidates read on both halves whose quad is narrower or shorter in the plane of the tile tops than
     ``SHORT_TILE_RATIO`` of the set's tile are read no more (flagged): the side or end they lost may hold a pip
     row, and what is left can still fit a pattern (a 4-6 read 4-4 on a held-out render). Their bars are then
-    placed at the set's size. Returns (all candidates, the flagged ones)."""
-    if plane is None:
+    placed at the set's size. Returns (all candidates, the flagged ones).
+
+    With no plane (the read tiles not one rectangle to a few per cent), a tile is judged beside the nearest
+    other read tiles in the picture instead: a camera changes a tile's size by some per cent between neighbours,
+    so one outlined under ``NO_PLANE_SHORT_RATIO`` of their width or length lost an edge to glare or a pip row
+    (a 0-5 walked to 0.75 x 0.64 of its neighbours beside a highlight read 0-2 on a held-out render)."""
+    read = [c for c in cands if c[0][0] == 2]
+    if plane is None and len(read) < 1 + NO_PLANE_NEIGHBOURS:
         return cands, []
     out, short = [], []
     for c in cands:
         key, quad, width, length, dark_face, a, b, facts = c
         if key[0] == 2:
-            width_ratio, length_ratio = plane.size_ratios(quad)
+            if plane is None:
+                width_ratio, length_ratio = _size_beside_neighbours(c, read)
+                blank_safe = BLANK_SAFE_RATIO * NO_PLANE_SHORT_RATIO / SHORT_TILE_RATIO
+                limit = NO_PLANE_SHORT_RATIO
+            else:
+                width_ratio, length_ratio = plane.size_ratios(quad)
+                blank_safe, limit = BLANK_SAFE_RATIO, SHORT_TILE_RATIO
             # the end lost is on the half shorter from the bar; read blank, that half lost nothing that counts:
             # every other pattern has a pip within half a width of the bar, which an end short by less than
             # ``BLANK_SAFE_RATIO`` leaves in view (cut, it is flagged by the reader)
-            blank = (a, b)[plane.shorter_half(quad, facts["middle_px"])].pips == 0 and length_ratio > BLANK_SAFE_RATIO
-            if width_ratio < SHORT_TILE_RATIO or (length_ratio < SHORT_TILE_RATIO and not blank):
-                why = (f"outline {width_ratio:.0%} x {length_ratio:.0%} of the set's tile in the plane of the tile "
-                       f"tops (found short): a pip row beyond it may be lost")
+            shorter = (plane.shorter_half(quad, facts["middle_px"]) if plane is not None
+                       else int(np.linalg.norm((quad[2] + quad[3]) / 2 - facts["middle_px"])
+                                < np.linalg.norm((quad[0] + quad[1]) / 2 - facts["middle_px"])))
+            blank = (a, b)[shorter].pips == 0 and length_ratio > blank_safe
+            if width_ratio < limit or (length_ratio < limit and not blank):
+                where = ("of the set's tile in the plane of the tile tops" if plane is not None
+                         else "of the nearest tiles read")
+                why = (f"outline {width_ratio:.0%} x {length_ratio:.0%} {where} (found short): a pip row beyond it "
+                       f"may be lost")
                 a = HalfReading(pips=None, blob_count=a.blob_count, reason=why, score=0.0, bar_ratio=a.bar_ratio)
                 b = HalfReading(pips=None, blob_count=b.blob_count, reason=why, score=0.0, bar_ratio=b.bar_ratio)
                 c = ((0, key[1], 0.0, key[3]), quad, width, length, dark_face, a, b, facts)
                 short.append(c)
         out.append(c)
     return out, short
+
+
+def _size_beside_neighbours(c, read: list) -> tuple[float, float]:
+    """A read candidate's width and length (px) over the median of the ``NO_PLANE_NEIGHBOURS`` nearest other read
+    candidates' (those not lying on it)."""
+    centre = c[1].mean(axis=0)
+    others = [o for o in read if o is not c and not _inside(c[1], o[1].mean(axis=0))
+              and not _inside(o[1], centre)]
+    if len(others) < NO_PLANE_NEIGHBOURS:
+        return 1.0, 1.0
+    others.sort(key=lambda o: float(np.linalg.norm(o[1].mean(axis=0) - centre)))
+    near = others[:NO_PLANE_NEIGHBOURS]
+    return (c[2] / float(np.median([o[2] for o in near])), c[3] / float(np.median([o[3] for o in near])))
 
 
 def _scaled_quad(quad: np.ndarray, scale: float) -> np.ndarray:
