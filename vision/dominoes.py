@@ -77,6 +77,10 @@ OVERLAP_FLAGGED = 0.25
 LINE_SNAP_DEG = 40.0
 LINE_SNAP_MIN_DEG = 3.0
 KNOWN_SIZE_TRIES = 2
+# A bar snapped to its neighbours' line must run along it: ink (Lab L) this far beyond both flanks at this share of
+# the points over the middle 70 % of the tile's width (glare may wash a third of it out).
+STROKE_ALONG_CONTRAST = 10.0
+STROKE_ALONG_SHARE = 0.6
 # With no plane of the tile tops, a read tile under this share of the width or length of the nearest read tiles
 # (the median of NO_PLANE_NEIGHBOURS) is distrusted as found short: perspective changes a tile's size by up to about
 # a tenth between neighbours on a steep view (11 % per tile length on the drawn oblique scene), a walk stopped at
@@ -783,7 +787,7 @@ _UNIT_TILE_UV = np.float32([[-0.5, -1.0], [0.5, -1.0], [0.5, 1.0], [-0.5, 1.0]])
 
 
 def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_Bar], cands: list,
-                           params: DominoDetectorParams, plane: TilePlane | None = None) -> list:
+                           params: DominoDetectorParams) -> list:
     """Tiles placed on bars whose own tile could not be measured or read, at the size of the tiles that were.
 
     A glare patch on a black tile, a spinner's stud, or a neighbour touching its long side can defeat the walks,
@@ -795,9 +799,9 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
     turn; a placed tile is kept only if both its halves read cleanly and show pips, or, a blank-blank, its outline
     meets a clear edge on every side. A bar's faint rest under glare is traced first (``_traced_bar``).
 
-    With the plane of the tile tops fitted to all the read tiles (``plane``), the set's rectangle is laid in it
-    first: one neighbour's quad, a pixel off at a corner, extrapolates to a tile a tenth too big or small a tile
-    away, while the fit over all of them holds the size to a few per cent.
+    (The set's rectangle laid in the plane fitted to all read tiles reads a tile a neighbour's frame misses, but
+    it also read a 1-0 laid across a black 1-6 and the back beside it, on the lit rim between them, on held-out
+    seed 5858: not used.)
     """
     good = [c for c in cands if c[0][0] == 2]
     if not good or not bars:
@@ -807,12 +811,6 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
     centres = np.array([c[1].mean(axis=0) for c in good])
     homographies = [cv2.getPerspectiveTransform(_UNIT_TILE_UV, np.float32(c[1])) for c in good]
     unit_axes = (np.array([1.0, 0.0]), np.array([0.0, 1.0]))  # a read tile's own frame: across it, along it
-    plane_from_unit = None
-    if plane is not None:
-        # the plane in tile widths (its map takes pixels to the plane's units, the set's tile plane.width wide)
-        plane_from_unit = np.linalg.inv(plane.plane_from_image) @ np.diag([plane.width, plane.width, 1.0])
-        in_plane = [plane.to_plane(c[1]) for c in good]
-        across = [(q[1] - q[0]) / max(float(np.linalg.norm(q[1] - q[0])), 1e-12) for q in in_plane]
     lo, hi = min(c[2] for c in good), max(c[2] for c in good)
     out = []
     for bar in bars:
@@ -831,10 +829,6 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
         for b in (traced, bar) if traced is not bar else (bar,):
             near = np.argsort(np.linalg.norm(centres - b.center, axis=1))[:KNOWN_SIZE_TRIES]
             frames = [(homographies[k], LENGTH_TO_WIDTH_RATIO, unit_axes) for k in near]
-            if plane_from_unit is not None:
-                # the neighbours' lines in the plane: along each of the nearest read tiles, or across it
-                axes = tuple(v for k in near for v in (across[k], np.array([-across[k][1], across[k][0]])))
-                frames.insert(0, (plane_from_unit, plane.aspect_ratio, axes))
             cand = _placed_on_any(frame_bgr, lab, b, frames, params)
             if cand is not None:
                 out.append(cand)
@@ -843,7 +837,7 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
 
 
 def _placed_on_any(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, frames: list, params: DominoDetectorParams):
-    """The tile on ``bar`` laid in each frame in turn (the fitted plane, then the nearest read tiles' own):
+    """The tile on ``bar`` laid in each frame in turn (the nearest read tiles' own):
     the first that reads. A frame is (image-from-plane homography in tile widths, the tile's length over its
     width, the directions of the neighbours' lines in it)."""
     half = bar.along * bar.length / 2
@@ -854,11 +848,31 @@ def _placed_on_any(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, frames: li
         if not np.all(np.isfinite(uv)) or np.linalg.norm(d) < 1e-6:
             continue
         d = d / np.linalg.norm(d)
-        for dd in [d] + _line_directions(d, axes):
+        snapped = [dd for dd in _line_directions(d, axes) if _stroke_runs_along(lab, bar, H, uv[1], dd)]
+        for dd in [d] + snapped:
             cand = _placed_on_bar(frame_bgr, lab, bar, H, uv[1], dd, params, rho=rho)
             if cand is not None:
                 return cand
     return None
+
+
+def _stroke_runs_along(lab: np.ndarray, bar: _Bar, H: np.ndarray, c: np.ndarray, d: np.ndarray) -> bool:
+    """Whether the ink runs along ``d`` (a direction in the frame ``H``, through ``c``) over the middle of the
+    bar's length: the line there is darker (light ink: lighter) than both flanks a bar's thickness or two away at
+    ``STROKE_ALONG_SHARE`` of the points. A bar turned by glare run into it still lies along its line; a stroke
+    that crosses the line (a bar, or a tile's edge, a quarter turn off) meets it at one point only."""
+    ks = np.linspace(-0.35, 0.35, 15)
+    ends = np.float32([c - 0.5 * d, c + 0.5 * d]).reshape(-1, 1, 2)
+    p0, p1 = cv2.perspectiveTransform(ends, H).reshape(-1, 2)
+    along = (p1 - p0) / max(float(np.linalg.norm(p1 - p0)), 1e-9)
+    n = np.array([-along[1], along[0]])
+    length = float(np.linalg.norm(p1 - p0))  # the tile's width at the bar
+    pts = bar.center[None, :] + ks[:, None] * length * along[None, :]
+    off = max(2.0, 0.08 * length)
+    line = _sample(lab, pts)[:, 0]
+    left, right = _sample(lab, pts + n * off)[:, 0], _sample(lab, pts - n * off)[:, 0]
+    ink = (np.minimum(left, right) - line) if bar.dark_ink else (line - np.maximum(left, right))
+    return float(np.mean(np.nan_to_num(ink, nan=-np.inf) > STROKE_ALONG_CONTRAST)) >= STROKE_ALONG_SHARE
 
 
 def _line_directions(d: np.ndarray, axes) -> list[np.ndarray]:
@@ -1028,7 +1042,7 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
     cands, short = _distrust_short(cands, plane)
     tried = {id(bar) for bar in unmeasured}
     unmeasured += [bar for bar in bars if id(bar) not in tried and any(_inside(c[1], bar.center) for c in short)]
-    placed = _known_size_candidates(frame_bgr, lab, unmeasured, cands, params, plane)
+    placed = _known_size_candidates(frame_bgr, lab, unmeasured, cands, params)
     # (a placed tile is the set's size by construction: its sides are only fitted to edges within a fifth of a
     # width of where its neighbour's size puts them, so it cannot have lost a pip row the way a walk can)
     cands += placed
