@@ -47,6 +47,13 @@ MAX_BAR_RATIO = 0.95
 # A blank-blank (no pips to check) must show an edge on each side (seam, shadow or table) this far off the face
 # (Lab, darker counting fully): the pale wood patch that passed for a 0-0 on a real photo scored 6.
 MIN_OUTLINE_CONTRAST = 12.0
+# An unseen tile's place (its middle: this share of it) with less than this share marked (off the lightness or
+# colour around it by MARK_CONTRAST, Lab, against a median over MARK_WINDOW_RATIO of the width) is bare table, even
+# of the face's colour. A tile shows its bar (0.7 x 0.05 of the width: 1.7 % of it), pips, shaded outline, shadow.
+UNSEEN_TILE_CORE = 0.85
+UNSEEN_TILE_MIN_MARKS = 0.005
+MARK_CONTRAST = 25.0
+MARK_WINDOW_RATIO = 0.35
 # A traced bar whose middle moves less than this share of the tile's width is placed from the stroke as seen.
 TRACE_MIN_SHIFT_RATIO = 0.1
 # A face-down tile's back is checked for marks this far inside its rectangle (of its size).
@@ -65,7 +72,21 @@ KNOWN_SIZE_BAR_RATIO = (0.4, 1.0)
 # Share of a candidate's quad that may lie under tiles already taken (read cleanly / flagged).
 OVERLAP_CLEAN = 0.4
 OVERLAP_FLAGGED = 0.25
-KNOWN_SIZE_TRIES = 2  # the nearest cleanly read tiles whose plane a placed tile is laid in
+# A bar as seen may be turned this far by a glare patch run into it (30 degrees on a render): placed tiles are tried
+# along the neighbour's line too when it is this near, and more than the least angle off.
+LINE_SNAP_DEG = 40.0
+LINE_SNAP_MIN_DEG = 3.0
+KNOWN_SIZE_TRIES = 2
+# A bar snapped to its neighbours' line must run along it: ink (Lab L) this far beyond both flanks at this share of
+# the points over the middle 70 % of the tile's width (glare may wash a third of it out).
+STROKE_ALONG_CONTRAST = 10.0
+STROKE_ALONG_SHARE = 0.6
+# With no plane of the tile tops, a read tile under this share of the width or length of the nearest read tiles
+# (the median of NO_PLANE_NEIGHBOURS) is distrusted as found short: perspective changes a tile's size by up to about
+# a tenth between neighbours on a steep view (11 % per tile length on the drawn oblique scene), a walk stopped at
+# a highlight's rim by a quarter or more.
+NO_PLANE_SHORT_RATIO = 0.8
+NO_PLANE_NEIGHBOURS = 2  # the nearest cleanly read tiles whose plane a placed tile is laid in
 # A placed tile's size comes from a neighbour's outline, good to about a tenth on an oblique view (the outline
 # there takes in the near side face): when the placed quad does not read, its face inset to this is read.
 PLACED_INSET_SCALE = 0.9
@@ -563,6 +584,40 @@ def _refine_quad(lab: np.ndarray, quad: np.ndarray, face: np.ndarray, dark_face:
 # --- the detector -------------------------------------------------------------------------------------------
 
 
+def _best_outline_of_each_reading(cands: list, plane: TilePlane | None) -> list:
+    """Of candidates found the same way (measured or placed) that read the same on both halves and lie on one
+    another (each one's centre inside the other), keep the one whose outline is nearest the set's tile: in the
+    plane of the tile tops when there is one, else beside the median read tile's width and length. Two bar finds
+    of one tile can walk to different outlines (one run on over a neighbour's side), and the pips, read alike,
+    cannot tell them apart; the outline decides where the tile joins the line."""
+    read = [c for c in cands if c[0][0] == 2]
+    if len(read) < 2:
+        return cands
+    med_w = float(np.median([c[2] for c in read]))
+    med_l = float(np.median([c[3] for c in read]))
+
+    def misfit(c) -> float:
+        if plane is not None:
+            return max(abs(r - 1.0) for r in plane.size_ratios(c[1]))
+        return max(abs(c[2] / med_w - 1.0), abs(c[3] / med_l - 1.0))
+
+    drop: set[int] = set()
+    for i, c in enumerate(cands):
+        if c[0][0] != 2 or i in drop:
+            continue
+        for j in range(i + 1, len(cands)):
+            o = cands[j]
+            if (j in drop or o[0][0] != 2 or o[0][1] != c[0][1]
+                    or sorted((o[5].pips, o[6].pips)) != sorted((c[5].pips, c[6].pips))
+                    or not (_inside(c[1], o[1].mean(axis=0)) and _inside(o[1], c[1].mean(axis=0)))):
+                continue
+            if misfit(o) < misfit(c):
+                drop.add(i)
+                break
+            drop.add(j)
+    return [c for k, c in enumerate(cands) if k not in drop]
+
+
 def _drop_seam_tiles(cands: list) -> list:
     """Drop a candidate built on the seam between two tiles: it covers half of each of two other candidates that
     do not overlap each other (two blank halves either side of a seam look like a 0-0 double)."""
@@ -661,27 +716,57 @@ def _distrust_short(cands: list, plane: TilePlane | None) -> tuple[list, list]:
     """Candidates read on both halves whose quad is narrower or shorter in the plane of the tile tops than
     ``SHORT_TILE_RATIO`` of the set's tile are read no more (flagged): the side or end they lost may hold a pip
     row, and what is left can still fit a pattern (a 4-6 read 4-4 on a held-out render). Their bars are then
-    placed at the set's size. Returns (all candidates, the flagged ones)."""
-    if plane is None:
+    placed at the set's size. Returns (all candidates, the flagged ones).
+
+    With no plane (the read tiles not one rectangle to a few per cent), a tile is judged beside the nearest
+    other read tiles in the picture instead: a camera changes a tile's size by some per cent between neighbours,
+    so one outlined under ``NO_PLANE_SHORT_RATIO`` of their width or length lost an edge to glare or a pip row
+    (a 0-5 walked to 0.75 x 0.64 of its neighbours beside a highlight read 0-2 on a held-out render)."""
+    read = [c for c in cands if c[0][0] == 2]
+    if plane is None and len(read) < 1 + NO_PLANE_NEIGHBOURS:
         return cands, []
     out, short = [], []
     for c in cands:
         key, quad, width, length, dark_face, a, b, facts = c
         if key[0] == 2:
-            width_ratio, length_ratio = plane.size_ratios(quad)
+            if plane is None:
+                width_ratio, length_ratio = _size_beside_neighbours(c, read)
+                blank_safe = BLANK_SAFE_RATIO * NO_PLANE_SHORT_RATIO / SHORT_TILE_RATIO
+                limit = NO_PLANE_SHORT_RATIO
+            else:
+                width_ratio, length_ratio = plane.size_ratios(quad)
+                blank_safe, limit = BLANK_SAFE_RATIO, SHORT_TILE_RATIO
             # the end lost is on the half shorter from the bar; read blank, that half lost nothing that counts:
             # every other pattern has a pip within half a width of the bar, which an end short by less than
             # ``BLANK_SAFE_RATIO`` leaves in view (cut, it is flagged by the reader)
-            blank = (a, b)[plane.shorter_half(quad, facts["middle_px"])].pips == 0 and length_ratio > BLANK_SAFE_RATIO
-            if width_ratio < SHORT_TILE_RATIO or (length_ratio < SHORT_TILE_RATIO and not blank):
-                why = (f"outline {width_ratio:.0%} x {length_ratio:.0%} of the set's tile in the plane of the tile "
-                       f"tops (found short): a pip row beyond it may be lost")
+            shorter = (plane.shorter_half(quad, facts["middle_px"]) if plane is not None
+                       else int(np.linalg.norm((quad[2] + quad[3]) / 2 - facts["middle_px"])
+                                < np.linalg.norm((quad[0] + quad[1]) / 2 - facts["middle_px"])))
+            blank = (a, b)[shorter].pips == 0 and length_ratio > blank_safe
+            if width_ratio < limit or (length_ratio < limit and not blank):
+                where = ("of the set's tile in the plane of the tile tops" if plane is not None
+                         else "of the nearest tiles read")
+                why = (f"outline {width_ratio:.0%} x {length_ratio:.0%} {where} (found short): a pip row beyond it "
+                       f"may be lost")
                 a = HalfReading(pips=None, blob_count=a.blob_count, reason=why, score=0.0, bar_ratio=a.bar_ratio)
                 b = HalfReading(pips=None, blob_count=b.blob_count, reason=why, score=0.0, bar_ratio=b.bar_ratio)
                 c = ((0, key[1], 0.0, key[3]), quad, width, length, dark_face, a, b, facts)
                 short.append(c)
         out.append(c)
     return out, short
+
+
+def _size_beside_neighbours(c, read: list) -> tuple[float, float]:
+    """A read candidate's width and length (px) over the median of the ``NO_PLANE_NEIGHBOURS`` nearest other read
+    candidates' (those not lying on it)."""
+    centre = c[1].mean(axis=0)
+    others = [o for o in read if o is not c and not _inside(c[1], o[1].mean(axis=0))
+              and not _inside(o[1], centre)]
+    if len(others) < NO_PLANE_NEIGHBOURS:
+        return 1.0, 1.0
+    others.sort(key=lambda o: float(np.linalg.norm(o[1].mean(axis=0) - centre)))
+    near = others[:NO_PLANE_NEIGHBOURS]
+    return (c[2] / float(np.median([o[2] for o in near])), c[3] / float(np.median([o[3] for o in near])))
 
 
 def _scaled_quad(quad: np.ndarray, scale: float) -> np.ndarray:
@@ -713,6 +798,10 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
     foreshortening comes out right), its sides then fitted to edge points. The nearest read tiles are tried in
     turn; a placed tile is kept only if both its halves read cleanly and show pips, or, a blank-blank, its outline
     meets a clear edge on every side. A bar's faint rest under glare is traced first (``_traced_bar``).
+
+    (The set's rectangle laid in the plane fitted to all read tiles reads a tile a neighbour's frame misses, but
+    it also read a 1-0 laid across a black 1-6 and the back beside it, on the lit rim between them, on held-out
+    seed 5858: not used.)
     """
     good = [c for c in cands if c[0][0] == 2]
     if not good or not bars:
@@ -721,6 +810,7 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
     good = [c for c in good if SIZE_BAND[0] * med <= c[2] <= SIZE_BAND[1] * med]  # one set: one size
     centres = np.array([c[1].mean(axis=0) for c in good])
     homographies = [cv2.getPerspectiveTransform(_UNIT_TILE_UV, np.float32(c[1])) for c in good]
+    unit_axes = (np.array([1.0, 0.0]), np.array([0.0, 1.0]))  # a read tile's own frame: across it, along it
     lo, hi = min(c[2] for c in good), max(c[2] for c in good)
     out = []
     for bar in bars:
@@ -738,27 +828,65 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
         traced = _traced_bar(lab, bar, KNOWN_SIZE_BAR_RATIO[1] * hi)
         for b in (traced, bar) if traced is not bar else (bar,):
             near = np.argsort(np.linalg.norm(centres - b.center, axis=1))[:KNOWN_SIZE_TRIES]
-            cand = _placed_on_any(frame_bgr, lab, b, [homographies[k] for k in near], params)
+            frames = [(homographies[k], LENGTH_TO_WIDTH_RATIO, unit_axes) for k in near]
+            cand = _placed_on_any(frame_bgr, lab, b, frames, params)
             if cand is not None:
                 out.append(cand)
                 break
     return out
 
 
-def _placed_on_any(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, homographies: list[np.ndarray],
-                   params: DominoDetectorParams):
-    """The tile on ``bar`` laid in the plane of each read tile's homography in turn: the first that reads."""
+def _placed_on_any(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, frames: list, params: DominoDetectorParams):
+    """The tile on ``bar`` laid in each frame in turn (the nearest read tiles' own):
+    the first that reads. A frame is (image-from-plane homography in tile widths, the tile's length over its
+    width, the directions of the neighbours' lines in it)."""
     half = bar.along * bar.length / 2
     ends = np.float32([bar.center - half, bar.center, bar.center + half])
-    for H in homographies:
+    for H, rho, axes in frames:
         uv = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
         d = uv[2] - uv[0]
         if not np.all(np.isfinite(uv)) or np.linalg.norm(d) < 1e-6:
             continue
-        cand = _placed_on_bar(frame_bgr, lab, bar, H, uv[1], d / np.linalg.norm(d), params)
-        if cand is not None:
-            return cand
+        d = d / np.linalg.norm(d)
+        snapped = [dd for dd in _line_directions(d, axes) if _stroke_runs_along(lab, bar, H, uv[1], dd)]
+        for dd in [d] + snapped:
+            cand = _placed_on_bar(frame_bgr, lab, bar, H, uv[1], dd, params, rho=rho)
+            if cand is not None:
+                return cand
     return None
+
+
+def _stroke_runs_along(lab: np.ndarray, bar: _Bar, H: np.ndarray, c: np.ndarray, d: np.ndarray) -> bool:
+    """Whether the ink runs along ``d`` (a direction in the frame ``H``, through ``c``) over the middle of the
+    bar's length: the line there is darker (light ink: lighter) than both flanks a bar's thickness or two away at
+    ``STROKE_ALONG_SHARE`` of the points. A bar turned by glare run into it still lies along its line; a stroke
+    that crosses the line (a bar, or a tile's edge, a quarter turn off) meets it at one point only."""
+    ks = np.linspace(-0.35, 0.35, 15)
+    ends = np.float32([c - 0.5 * d, c + 0.5 * d]).reshape(-1, 1, 2)
+    p0, p1 = cv2.perspectiveTransform(ends, H).reshape(-1, 2)
+    along = (p1 - p0) / max(float(np.linalg.norm(p1 - p0)), 1e-9)
+    n = np.array([-along[1], along[0]])
+    length = float(np.linalg.norm(p1 - p0))  # the tile's width at the bar
+    pts = bar.center[None, :] + ks[:, None] * length * along[None, :]
+    off = max(2.0, 0.08 * length)
+    line = _sample(lab, pts)[:, 0]
+    left, right = _sample(lab, pts + n * off)[:, 0], _sample(lab, pts - n * off)[:, 0]
+    ink = (np.minimum(left, right) - line) if bar.dark_ink else (line - np.maximum(left, right))
+    return float(np.mean(np.nan_to_num(ink, nan=-np.inf) > STROKE_ALONG_CONTRAST)) >= STROKE_ALONG_SHARE
+
+
+def _line_directions(d: np.ndarray, axes) -> list[np.ndarray]:
+    """Of the neighbours' line directions ``axes`` (in the frame of ``d``), the nearest to ``d`` when within
+    ``LINE_SNAP_DEG`` of it and not already ``d``: tiles in a line share its direction, and turn a quarter at a
+    corner, while a glare patch run into a bar turns the stroke as seen (the minimum-area box of bar and glare
+    together). Nothing is taken that does not then read cleanly."""
+    best = max(axes, key=lambda a: abs(float(a @ d)), default=None)
+    if best is None:
+        return []
+    cos = abs(float(best @ d))
+    if math.cos(math.radians(LINE_SNAP_DEG)) <= cos < math.cos(math.radians(LINE_SNAP_MIN_DEG)):
+        return [best if best @ d > 0 else -best]
+    return []
 
 
 def _traced_bar(lab: np.ndarray, bar: _Bar, max_length_px: float) -> _Bar:
@@ -806,13 +934,16 @@ def _traced_bar(lab: np.ndarray, bar: _Bar, max_length_px: float) -> _Bar:
 
 
 def _placed_on_bar(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, H: np.ndarray, c: np.ndarray, d: np.ndarray,
-                   params: DominoDetectorParams):
-    """The set's rectangle laid across ``bar`` centred at ``c`` (plane of the tile tops, tile widths, ``d`` along
-    the bar), its sides fitted to edges and read: the candidate when both halves read cleanly with pips, else
-    None."""
-    nv = np.array([-d[1], d[0]])
+                   params: DominoDetectorParams, *, rho: float = LENGTH_TO_WIDTH_RATIO):
+    """The set's rectangle (``rho`` widths long) laid across ``bar`` centred at ``c`` (plane of the tile tops,
+    tile widths, ``d`` along the bar), its sides fitted to edges and read: the candidate when both halves read
+    cleanly with pips, else None. The fit to edges is kept only while the tile stays the set's size in the frame
+    to ``SHORT_TILE_RATIO`` (it corrects a few per cent; one that changes the size by a pip row ran on to a
+    touching neighbour's end, or to a highlight's rim)."""
+    nv = np.array([-d[1], d[0]]) * rho / 2
     rect = np.float32([c - nv - d / 2, c - nv + d / 2, c + nv + d / 2, c + nv - d / 2])
     quad = cv2.perspectiveTransform(rect.reshape(-1, 1, 2), H).reshape(-1, 2).astype(np.float64)
+    laid = quad
     width_px = _quad_size(quad)[0]
     if not KNOWN_SIZE_BAR_RATIO[0] * width_px <= bar.length <= KNOWN_SIZE_BAR_RATIO[1] * width_px:
         return None  # not the centre bar of a tile here (seen at this distance)
@@ -823,6 +954,11 @@ def _placed_on_bar(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, H: np.ndar
     if centre_bar_ratio(frame_bgr, quad, 0.5, face, dark_face) < MIN_BAR_RATIO:
         return None  # laid on the bar, yet no stroke across its middle: a pip row, grain, print
     quad = _refine_quad(lab, _refine_quad(lab, quad, face, dark_face), face, dark_face)
+    in_frame = cv2.perspectiveTransform(np.float32(quad).reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
+    width_ratio, length_ratio = _quad_size(in_frame)
+    if not (SHORT_TILE_RATIO <= width_ratio <= 1 / SHORT_TILE_RATIO
+            and SHORT_TILE_RATIO <= length_ratio / rho <= 1 / SHORT_TILE_RATIO):
+        quad = laid
     mid_a, mid_b = (quad[0] + quad[1]) / 2, (quad[2] + quad[3]) / 2
     axis = mid_b - mid_a
     split = float(np.clip((bar.center - mid_a) @ axis / (axis @ axis), 0.3, 0.7))
@@ -901,6 +1037,7 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
         more = [c for c in more if c[0][0] == 2 and (c[5].pips or c[6].pips)]
         cands, unmeasured, bars = cands + more, unmeasured + more_unmeasured, bars + glared
     # the plane of the tile tops from every tile read cleanly: one outlined short in it may have lost a pip row
+    cands = _best_outline_of_each_reading(cands, None)  # before the plane is fitted to the read outlines
     plane = fit_tile_plane([c[1] for c in cands if c[0][0] == 2], (w, h))
     cands, short = _distrust_short(cands, plane)
     tried = {id(bar) for bar in unmeasured}
@@ -914,6 +1051,7 @@ def detect_dominoes(frame_bgr: np.ndarray, params: DominoDetectorParams = DEFAUL
         med = float(np.median([c[2] for c in cands if c[0][0] == 2] or [c[2] for c in cands]))
         # (a placed tile has the read tiles' size in the plane already; seen obliquely its width in pixels is not)
         cands = [c for c in cands if c[0][1] == 0 or SIZE_BAND[0] * med <= c[2] <= SIZE_BAND[1] * med]
+    cands = _best_outline_of_each_reading(cands, plane)
     cands.sort(key=lambda c: c[0], reverse=True)
     taken = np.zeros((h, w), np.uint8)
     tiles: list[TileDetection] = []
@@ -978,7 +1116,41 @@ def face_share(frame_bgr: np.ndarray, quad_px: np.ndarray, tiles: tuple[TileDete
     for style in sorted({st for st, _ in faces}):
         face = np.median([f for st, f in faces if st == style], axis=0).astype(np.float32)
         best = max(best, float(_is_face(lab, face, params.face_tolerance, style == "black").mean()))
+    if best > 0.0 and mark_share(frame_bgr, q, tiles) < UNSEEN_TILE_MIN_MARKS:
+        return 0.0  # the face's colour, but not a mark on it: a table of that colour, bare
     return best
+
+
+def mark_share(frame_bgr: np.ndarray, quad_px: np.ndarray, tiles) -> float:
+    """Share of the middle of ``quad_px`` (``UNSEEN_TILE_CORE`` of it, clear of the ``tiles`` found) marked: off
+    the lightness or colour around it (a median over ``MARK_WINDOW_RATIO`` of the tiles' width) by
+    ``MARK_CONTRAST``. A tile lying there shows its bar, pips, shaded outline or shadow; a bare table of the face's
+    colour shows nothing but its grain."""
+    h, w = frame_bgr.shape[:2]
+    width_px = float(np.median([t.width_px for t in tiles])) if tiles else 0.0
+    if width_px <= 0:
+        return 1.0
+    core = _scaled_quad(np.asarray(quad_px, np.float64), UNSEEN_TILE_CORE)
+    k = max(5, round(MARK_WINDOW_RATIO * width_px) | 1)
+    x0, y0 = np.floor(core.min(axis=0)).astype(int) - k
+    x1, y1 = np.ceil(core.max(axis=0)).astype(int) + k + 1
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    if x1 - x0 < k or y1 - y0 < k:
+        return 1.0
+    inside = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(inside, [_quad_poly(core - [x0, y0])], 1)
+    found = np.zeros_like(inside)
+    for t in tiles:
+        cv2.fillPoly(found, [_quad_poly(np.asarray(t.quad_px) - [x0, y0])], 1)
+    found = cv2.dilate(found, np.ones((3, 3), np.uint8), iterations=max(1, round(0.1 * width_px)))
+    keep = (inside > 0) & (found == 0)
+    if keep.sum() < 0.1 * inside.sum() or not keep.any():
+        return 1.0  # the place is mostly under tiles found: nothing to judge by
+    crop = cv2.cvtColor(frame_bgr[y0:y1, x0:x1], cv2.COLOR_BGR2LAB)
+    local = cv2.medianBlur(crop, k).astype(np.float32)
+    d = crop.astype(np.float32) - local
+    off = np.maximum(np.abs(d[..., 0]), np.hypot(d[..., 1], d[..., 2]))
+    return float((off[keep] > MARK_CONTRAST).mean())
 
 
 def _face_down_tiles(frame_bgr: np.ndarray, lab: np.ndarray, tiles: list[TileDetection], taken: np.ndarray,

@@ -10,6 +10,7 @@ twelve values). A half whose blobs do not fit a standard pattern is unreadable: 
 from __future__ import annotations
 
 import functools
+import math
 
 from dataclasses import dataclass
 
@@ -38,6 +39,9 @@ FACE_DISTANCE = 30.0  # Lab distance from the face colour within which a pixel i
 GLARE_MAX_CHROMA = 10.0
 # A spinner (a brass stud at the centre of the bar) is up to this share of the width across (4-5 mm on 24 mm).
 SPINNER_DIAMETER_RATIO = 0.22
+# Along each long side, between the bevel and the pip columns (a quarter width in, pips up to 0.17 across: their
+# edge 0.165 in at the nearest): a strip that shows only the face on every layout.
+SIDE_STRIP_RATIO = (0.04, 0.12)
 GLARE_WEIGHT_DARK = 0.15
 # A pixel this far (Lab a-b) from an ivory face's colour is paint, however light: glare adds no colour.
 GLARE_PIP_CHROMA = 30.0
@@ -49,7 +53,11 @@ MIDDLE_RING_RATIO = (0.1, 0.15)
 MIDDLE_MARK_CONTRAST = 10.0
 MIDDLE_MARK_CONTRAST_DARK = 30.0
 BLANK_MIDDLE_SEARCH_RATIO = 0.08
-GLARE_PIP_CHROMA_WEAK = 18.0  # ... and this far, joined to such paint, is the rest of the pip
+GLARE_PIP_CHROMA_WEAK = 18.0
+# Light (linear, 0-1) a pip's paint takes from the face beside it in its most absorbed channel: 0.4-0.5 for the
+# value colours and ink at the renders' and photos' exposure, in the open and under glare alike; noise and a
+# highlight's flank stay under 0.08.
+ABSORB_LINEAR = 0.2  # ... and this far, joined to such paint, is the rest of the pip
 # A lone mark (a half read as 1) on a black face is either the white pip or the lamp's glare, both lighter than
 # the face. Measured in the tile's plane (``mark_profile``), a pip is a disc of the set's pip size with an edge
 # as crisp as the camera's blur; a specular patch is a broad lobe with a soft falloff. Beside the tile's other pips
@@ -60,6 +68,15 @@ MARK_PROFILE_RATIO = 0.25  # the profile is taken out to this share of the width
 LONE_MARK_BROADER = 1.6
 LONE_MARK_SOFTER = 2.0
 LONE_MARK_MAX_EDGE_PX = 7.0
+
+
+# Pips run together (a small tile): the blob is parted where the distance to its edge exceeds this share of its
+# greatest (a disc's middle is its radius deep, a bridge of a third of a pip's width a sixth of a diameter), each
+# core as deep as this range of the radius of a disc of its share of the area, the cores a diameter apart at least
+# (neighbours on the grid are 0.2-0.25 of the width apart, pips 0.12-0.17 across).
+TOUCHING_CORE_SHARE = 0.6
+TOUCHING_DEPTH_RANGE = (0.6, 1.4)
+TOUCHING_MIN_SPACING = 0.9
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,6 +112,15 @@ def face_colour_lab(tile_lab: np.ndarray) -> np.ndarray:
     if lightness_35 < 100:
         # a black face with large white pips: the median is pulled up, the darker part is the face
         return np.median(inner[inner[:, 0] <= lightness_35], axis=0)
+    # a black 9-12 under the lamp is more pip and glare than face in the middle: the strips along the long sides,
+    # outside the pip columns, hold no pip on any layout, and glare (a lobe under a width across) covers neither
+    # whole. Each strip mostly dark is a black face (a quad a little off its tile puts one strip on the table,
+    # never both)
+    lo, hi = round(SIDE_STRIP_RATIO[0] * w), round(SIDE_STRIP_RATIO[1] * w)
+    strips = [tile_lab[lo:-lo, lo:hi], tile_lab[lo:-lo, w - hi:w - lo]]
+    if all(np.median(s[..., 0]) < 100 for s in strips):
+        side = np.vstack([s.reshape(-1, 3) for s in strips]).astype(np.float32)
+        return np.median(side[side[:, 0] <= np.median(side[:, 0])], axis=0)
     return np.median(inner, axis=0)
 
 
@@ -121,6 +147,7 @@ def feature_mask(tile_lab: np.ndarray, face_lab: np.ndarray, dark_face: bool) ->
         # glare is lighter and colourless, so it is never a pip; paint is darker or coloured. Glare over a coloured
         # pip lightens it and thins its colour, but white light adds no chroma: far off the face's colour is paint
         m = ((dl < -max(32.0, 4 * spread)) | (dll < -28.0)) | ((dc > 22.0) & (dl < -8.0)) | (dc > GLARE_PIP_CHROMA)
+        m |= _absorbs_under_glare(tile_lab, k)
         # ... and the whole pip, whose rim under glare keeps less colour than its middle: grown over the weaker
         # colour joined to it (hysteresis), so a pip under glare is measured at its size, not its core's
         weak = (dc > GLARE_PIP_CHROMA_WEAK) & ~m
@@ -132,6 +159,30 @@ def feature_mask(tile_lab: np.ndarray, face_lab: np.ndarray, dark_face: bool) ->
             m = seeds[comp]
     m = m.astype(np.uint8) * 255
     return cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+
+
+@functools.lru_cache(maxsize=1)
+def _linear_lut() -> np.ndarray:
+    """8-bit sRGB code -> linear light (the camera's tone curve taken as sRGB's)."""
+    c = np.arange(256, dtype=np.float32) / 255.0
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4).astype(np.float32)
+
+
+def _absorbs_under_glare(tile_lab: np.ndarray, k: int) -> np.ndarray:
+    """Pixels that take light away from the face right around them (a median over ``k`` pixels), in linear light.
+
+    A lamp's highlight adds the same white to a pip and to the face beside it, so the difference between them
+    in linear light is the pip's own (a yellow 6 under glare is as far below the ivory in blue as one in the
+    open), while in Lab the added white thins its colour below the chroma that marks paint. Paint absorbs: in
+    some channel, by ``ABSORB_LINEAR`` at least, and either unevenly (a colour) or strongly in every channel
+    (ink); a smooth highlight's flank is a little darker than its local median, evenly and weakly."""
+    bgr = cv2.cvtColor(np.ascontiguousarray(tile_lab, dtype=np.uint8), cv2.COLOR_LAB2BGR)
+    lut = _linear_lut()
+    lin = lut[bgr]
+    local = lut[cv2.medianBlur(bgr, k)]
+    deficit = local - lin
+    most, least = deficit.max(axis=2), deficit.min(axis=2)
+    return (most > ABSORB_LINEAR) & ((most - least > 0.5 * ABSORB_LINEAR) | (least > 2 * ABSORB_LINEAR))
 
 
 def _assign(centers: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -241,7 +292,10 @@ def _read_half(mask_half: np.ndarray, max_pips: int) -> tuple[HalfReading, float
                 odd.append(f"pip-sized blob on the tile's outline at ({cx / w:.2f}, {cy / w:.2f})")
             continue
         if area > a_max or aspect > 2.2 or fill < 0.45:
-            odd.append(f"blob of {area} px (aspect {aspect:.1f}) is not a pip")
+            parts = _touching_pips(_lab[y:y + bh, x:x + bw] == i, area, a_min, a_max)
+            if not parts:
+                odd.append(f"blob of {area} px (aspect {aspect:.1f}) is not a pip")
+            blobs += [((x + px) / w, (y + py) / w, pa) for px, py, pa in parts]
             continue
         blobs.append((cx / w, cy / w, area))
     if odd:
@@ -257,6 +311,30 @@ def _read_half(mask_half: np.ndarray, max_pips: int) -> tuple[HalfReading, float
                            score=0.0), bar_ratio
     return HalfReading(pips=pips, blob_count=len(blobs), reason=reason, score=score,
                        centers=tuple((float(b[0]), float(b[1])) for b in blobs)), bar_ratio
+
+
+def _touching_pips(blob: np.ndarray, area: float, a_min: float, a_max: float) -> list[tuple[float, float, float]]:
+    """A blob of pips run together into one (a small tile: blur and a coloured fringe bridge the gap of a few
+    pixels between neighbours on a 3 x 4 grid) parted into its discs: the cores where the distance to the blob's
+    edge exceeds ``TOUCHING_CORE_SHARE`` of its greatest, each as deep as a pip's radius about. Returns
+    (x, y, area) per disc in the blob's box, or [] when it is not two or more like discs (glare, a scratch, a
+    smear): a disc's middle is as far from the edge as its radius, a bridge's only half its width."""
+    dist = cv2.distanceTransform(np.pad(blob.astype(np.uint8), 1), cv2.DIST_L2, 5)[1:-1, 1:-1]
+    top = float(dist.max())
+    n, comp, stats, cents = cv2.connectedComponentsWithStats((dist > TOUCHING_CORE_SHARE * top).astype(np.uint8))
+    if n - 1 < 2:
+        return []
+    depth = [float(dist[comp == k].max()) for k in range(1, n)]
+    each = area / (n - 1)
+    radius = math.sqrt(each / math.pi)
+    if (min(depth) < TOUCHING_DEPTH_RANGE[0] * radius or max(depth) > TOUCHING_DEPTH_RANGE[1] * radius
+            or not a_min <= each <= a_max):
+        return []
+    c = cents[1:]
+    spacing = min(float(np.linalg.norm(c[i] - c[j])) for i in range(len(c)) for j in range(i + 1, len(c)))
+    if spacing < TOUCHING_MIN_SPACING * 2 * radius:
+        return []  # cores closer than a pip across: one blob pinched, not two discs
+    return [(float(cx), float(cy), each) for cx, cy in c]
 
 
 def half_quads(quad_px: np.ndarray, split_ratio: float = 0.5) -> tuple[np.ndarray, np.ndarray]:

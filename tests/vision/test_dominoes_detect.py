@@ -102,7 +102,8 @@ def test_a_pip_washed_out_at_the_middle_is_flagged_not_dropped(pips):
     tile = np.vstack([half, blank])
     quad = np.float32([[0, 0], [W - 1, 0], [W - 1, 2 * W - 1], [0, 2 * W - 1]])
     a, _b, _ = read_tile(tile, quad, 0.5)
-    assert a.pips == (pips if pips % 2 == 0 else None), a.reason
+    # the odd count is read (the pip's paint still takes light from the face beside it) or flagged, never even
+    assert a.pips in ((pips,) if pips % 2 == 0 else (pips, None)), a.reason
 
 
 def _black_half_under_glare(pips: int, glare_peak: float) -> np.ndarray:
@@ -345,4 +346,4 @@ def test_a_lone_pip_washed_out_at_the_middle_stops_a_blank(pips, offset):
     quad = np.float32([[x0, 0], [x0 + W - 1, 0], [x0 + W - 1, 2 * W - 1], [x0, 2 * W - 1]])
     a, b, _ = read_tile(tile, quad, 0.5)
     assert b.pips == 0
-    assert a.pips == (0 if pips == 0 else None), a.reason
+    assert a.pips in ((0,) if pips == 0 else (1, None)), a.reason

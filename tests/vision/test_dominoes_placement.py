@@ -136,22 +136,35 @@ def test_a_tile_whose_bar_a_large_spinner_parts_is_found_and_read():
         assert len(hits) == 1 and hits[0].pips is not None and sorted(hits[0].pips) == sorted(pips), pips
 
 
-@pytest.mark.parametrize("hidden_tile", [True, False])
-def test_a_line_with_a_tile_the_reader_missed_is_undecided_but_bare_table_is_no_gap(hidden_tile):
-    """DM P2: B's open end, one tile's room, then C. A tile lying there unread (no bar to find it by) hides two
-    joins, so the layout is not called legal; with bare table there, C is a tile apart and the line is legal."""
-    from api.dominoes_service import analyze_dominoes_photo, annotate_dominoes
+def _line_with_room(img, hidden_tile, shade_bgr=None):
+    """Tiles 1-5, 5-3, (3-6 drawn with no bar, the reader's miss, when ``hidden_tile``), 6-4 in a line on
+    ``img``, each with its outline's shade when ``shade_bgr``: the analysis document (its three bar tiles read
+    checked) and the step between tiles (px)."""
+    from api.dominoes_service import analyze_dominoes_photo
 
-    img = np.zeros((400, 760, 3), np.uint8)
-    img[:] = FELT_BGR
     step = 2 * TILE_W_PX + 3
     for k, pips in enumerate(((1, 5), (5, 3), (3, 6), (6, 4))):
         if k == 2 and not hidden_tile:
             continue
-        _draw_tile(img, (100 + k * step, 200), 0, pips, bar=(k != 2))
+        if shade_bgr is not None:
+            quad, _, _ = _tile_px((100 + k * step, 200), 0)
+            cv2.polylines(img, [np.round(quad).astype(np.int32)], True, shade_bgr, 3, cv2.LINE_AA)
+        _draw_tile(img, (100 + k * step, 200), 0, pips, bar=(k != 2), w=TILE_W_PX - (2 if shade_bgr else 0))
     doc = analyze_dominoes_photo(img)
     read = sorted(tuple(sorted(t["pips"])) for t in doc["tiles"] if t["pips"] is not None)
     assert read == [(1, 5), (3, 5), (4, 6)]
+    return doc, step
+
+
+@pytest.mark.parametrize("hidden_tile", [True, False])
+def test_a_line_with_a_tile_the_reader_missed_is_undecided_but_bare_table_is_no_gap(hidden_tile):
+    """DM P2: B's open end, one tile's room, then C. A tile lying there unread (no bar to find it by) hides two
+    joins, so the layout is not called legal; with bare table there, C is a tile apart and the line is legal."""
+    from api.dominoes_service import annotate_dominoes
+
+    img = np.zeros((400, 760, 3), np.uint8)
+    img[:] = FELT_BGR
+    doc, step = _line_with_room(img, hidden_tile)
     lay = doc["layout"]
     if hidden_tile:
         assert lay["legal"] is None and len(lay["gaps"]) >= 1
@@ -220,3 +233,20 @@ def test_a_quad_inside_the_face_all_round_is_flagged_not_read():
     lab2 = cv2.cvtColor(img2, cv2.COLOR_BGR2LAB).astype(np.float32)
     whole = _candidate(img2, lab2, quad2, 0.5, False, DEFAULT_DOMINO_PARAMS)
     assert (whole[5].pips, whole[6].pips) == (2, 2)
+
+
+@pytest.mark.parametrize("hidden_tile", [True, False])
+def test_bare_table_of_the_face_colour_is_no_gap_but_a_tile_lying_there_is(hidden_tile):
+    """DM P2 on a table as pale as the ivory faces (seed 3131's photo 25): the room beyond an open end shows the
+    face colour whether a tile lies there or not, but only a tile shows marks there (its pips, its outline's
+    shade), so bare table clears the gap and the layout is decided, while a tile the reader missed keeps it open."""
+    rng = np.random.default_rng(5)
+    img = np.zeros((400, 760, 3), np.float32)
+    img[:] = (196, 222, 232)  # the table: within the face tolerance of the tiles' ivory
+    img += rng.normal(0, 2.0, img.shape)
+    img = np.clip(img, 0, 255).astype(np.uint8)
+    lay = _line_with_room(img, hidden_tile, shade_bgr=(120, 140, 150))[0]["layout"]
+    if hidden_tile:
+        assert lay["legal"] is None and len(lay["gaps"]) >= 1
+    else:
+        assert lay["legal"] is True and lay["gaps"] == []
