@@ -427,10 +427,13 @@ def pip_count(hand: Sequence) -> int | None:
 
 
 def judge_hand_end(variant: str | Variant, hands: Mapping[str, Sequence],
-                   params: DominoesParams = DEFAULT_DOMINOES_PARAMS) -> Ruling:
+                   params: DominoesParams = DEFAULT_DOMINOES_PARAMS, unplaced: Sequence = ()) -> Ruling:
     """DM A3: a player with no tiles left has dominoed and wins; else (blocked) the lowest pip count wins, equal
     lowest share (DM I-4). American: the winners take (share) the pool. An unread tile that could change the
-    result leaves it ``UNDECIDED`` naming the hand."""
+    result leaves it ``UNDECIDED`` naming the hand; so do ``unplaced`` tiles (seen, but in no player's hand: any
+    player's) that could."""
+    if len(unplaced):
+        return _with_unplaced(variant, hands, params, unplaced)
     v = parse_variant(variant)
     if not hands:
         raise AdjudicatorError("settling a hand needs the players' remaining hands")
@@ -466,6 +469,30 @@ def judge_hand_end(variant: str | Variant, hands: Mapping[str, Sequence],
                    f"{'pool' if v is Variant.AMERICAN else 'win'} ({win_clause}; {listing})",
                    params, colors=winners, evidence={**evidence, "winning_pips_count": low},
                    interpretations=("DM I-4",))
+
+
+def _with_unplaced(variant: str | Variant, hands: Mapping[str, Sequence], params: DominoesParams,
+                   unplaced: Sequence) -> Ruling:
+    """The result without the unplaced tiles, kept only if giving them all to a winner cannot change it."""
+    result = judge_hand_end(variant, hands, params)
+    if result.decision is not Decision.WINNER:
+        return result
+    extra = pip_count(unplaced)
+    winners = set(result.colors)
+    others = [pip_count([t for t in h if t is not None]) for p, h in hands.items() if p not in winners]
+    winner_pips = max(pip_count(hands[p]) or 0 for p in winners)
+    if extra is None:
+        why = "one of them is unread, and it could decide the winner"
+    elif any(len(hands[p]) == 0 for p in winners):
+        why = "one may belong to the player who seems to have dominoed"
+    elif len(winners) > 1 and extra > 0:
+        why = f"worth {extra} pips, they could break the tie"
+    elif others and winner_pips + extra >= min(others):
+        why = f"worth {extra} pips, they could be the winner's and change the result"
+    else:
+        return result
+    return _ruling("DM A3", Decision.UNDECIDED, f"{len(unplaced)} tile(s) lie in no player's hand: {why}",
+                   params, colors=tuple(sorted(winners)), evidence=dict(result.evidence), confidence=0.0)
 
 
 def judge_blocked(variant: str | Variant, line: LineOfPlay, hands: Mapping[str, Sequence],

@@ -226,6 +226,27 @@ def hand_of(doc: dict[str, Any]) -> list[str | None]:
     return out
 
 
+def _hand_entry(player: str, image: str, tiles: list[str | None]) -> dict[str, Any]:
+    read = [t for t in tiles if t is not None]
+    return {"player": player, "image": image, "tiles": tiles, "tile_count": len(tiles),
+            "unread": sum(t is None for t in tiles),
+            "pips": None if len(read) != len(tiles) else sum(Bone.parse(t).total_pips for t in read),
+            "known_pips": sum(Bone.parse(t).total_pips for t in read)}
+
+
+def _settled(per_hand: list[dict[str, Any]], *, players: int | None, variant: str, max_pips: int,
+             boneyard: int | None, unplaced: list[str | None] | None = None) -> dict[str, Any]:
+    """The hands' document: the blocked hand's winner (DM A3, ties share by DM I-4) and, given the players and the
+    boneyard, the deal check."""
+    ruling = judge_hand_end(variant, {h["player"]: h["tiles"] for h in per_hand}, unplaced=unplaced or ())
+    rulings = [ruling.to_dict()]
+    if players is not None and boneyard is not None:
+        rulings.append(judge_deal(variant, players, max_pips, boneyard=boneyard).to_dict())
+    winners = list(ruling.colors) if ruling.decision is Decision.WINNER else []
+    return {"game": GAME, "variant": parse_variant(variant).value, "hands": per_hand, "winners": winners,
+            "decision": ruling.decision.value, "rulings": rulings}
+
+
 def settle_hands(frames: list[tuple[str, np.ndarray]], *, players: int | None = None, variant: str = "british",
                  max_pips: int = 6, boneyard: int | None = None) -> dict[str, Any]:
     """One photo per remaining hand -> each pip total (DM P5) and the winner of a blocked hand (DM A3, ties share
@@ -234,27 +255,70 @@ def settle_hands(frames: list[tuple[str, np.ndarray]], *, players: int | None = 
         raise DominoesInputError("no hand photos given")
     if players is not None and players != len(frames):
         raise DominoesInputError(f"{players} players but {len(frames)} hand photos: give one photo per hand")
-    hands: dict[str, list] = {}
-    per_hand = []
+    per_hand: list[dict[str, Any]] = []
     for name, frame in frames:
         doc = analyze_dominoes_photo(frame, image_path=name, variant=variant)
-        tiles = hand_of(doc)
         key = Path(name).stem
-        if key in hands:
-            key = f"{key}#{len(hands) + 1}"
-        hands[key] = tiles
-        read = [t for t in tiles if t is not None]
-        per_hand.append({"player": key, "image": name, "tiles": tiles, "tile_count": len(tiles),
-                         "unread": sum(t is None for t in tiles),
-                         "pips": None if len(read) != len(tiles) else sum(Bone.parse(t).total_pips for t in read),
-                         "known_pips": sum(Bone.parse(t).total_pips for t in read)})
-    ruling = judge_hand_end(variant, hands)
-    rulings = [ruling.to_dict()]
-    if players is not None and boneyard is not None:
-        rulings.append(judge_deal(variant, players, max_pips, boneyard=boneyard).to_dict())
-    winners = list(ruling.colors) if ruling.decision is Decision.WINNER else []
-    return {"game": GAME, "variant": parse_variant(variant).value, "hands": per_hand, "winners": winners,
-            "decision": ruling.decision.value, "rulings": rulings}
+        if any(h["player"] == key for h in per_hand):
+            key = f"{key}#{len(per_hand) + 1}"
+        per_hand.append(_hand_entry(key, name, hand_of(doc)))
+    return _settled(per_hand, players=players, variant=variant, max_pips=max_pips, boneyard=boneyard)
+
+
+Region = tuple[str, tuple[float, float, float, float]]
+
+
+def parse_region(text: str) -> Region:
+    """``NAME=X0,Y0,X1,Y1``: a player's hand region, a box in the photo's pixels."""
+    name, sep, box = text.partition("=")
+    try:
+        x0, y0, x1, y1 = (float(v) for v in box.split(","))
+    except ValueError:
+        raise DominoesInputError(f"region {text!r}: expected NAME=X0,Y0,X1,Y1 in pixels") from None
+    if not sep or not name.strip():
+        raise DominoesInputError(f"region {text!r}: expected NAME=X0,Y0,X1,Y1 in pixels (the player's name first)")
+    if x1 <= x0 or y1 <= y0:
+        raise DominoesInputError(f"region {text!r}: X1 must exceed X0 and Y1 exceed Y0")
+    return name.strip(), (x0, y0, x1, y1)
+
+
+def _inside(box: tuple[float, float, float, float], xy) -> bool:
+    return box[0] <= xy[0] <= box[2] and box[1] <= xy[1] <= box[3]
+
+
+def settle_hands_in_regions(name: str, frame: np.ndarray, regions: list[Region], *, variant: str = "british",
+                            max_pips: int = 6, boneyard: int | None = None) -> dict[str, Any]:
+    """One photo of every remaining hand, each laid in its player's marked region (a box in the photo) -> the same
+    document as :func:`settle_hands`. A tile belongs to the region holding its centre. A tile in no region is
+    listed under ``outside_regions`` and makes the result undecided if it could change it (it may belong to any
+    hand: never silently dropped); regions that overlap are refused, since a tile there would count twice."""
+    if len(regions) < 2:
+        raise DominoesInputError(f"{len(regions)} hand region given: mark one region per player (at least 2)")
+    names = [r[0] for r in regions]
+    if len(set(names)) != len(names):
+        raise DominoesInputError(f"hand regions {names}: each player's name once")
+    h, w = frame.shape[:2]
+    for i, (na, a) in enumerate(regions):
+        if a[2] <= 0 or a[3] <= 0 or a[0] >= w or a[1] >= h:
+            raise DominoesInputError(f"region {na!r} {a} lies outside the {w}x{h} photo")
+        for nb, b in regions[i + 1:]:
+            if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
+                raise DominoesInputError(f"regions {na!r} and {nb!r} overlap: a tile there would count for both")
+    doc = analyze_dominoes_photo(frame, image_path=name, variant=variant)
+    tiles = hand_of(doc)
+    held: dict[str, list[str | None]] = {n: [] for n in names}
+    outside: list[dict[str, Any]] = []
+    for t, reading in zip(doc["tiles"], tiles):
+        owner = next((n for n, box in regions if _inside(box, t["center_px"])), None)
+        if owner is None:
+            outside.append({"id": t["id"], "tile": reading, "center_px": t["center_px"]})
+        else:
+            held[owner].append(reading)
+    per_hand = [_hand_entry(n, name, held[n]) for n in names]
+    out = _settled(per_hand, players=len(names), variant=variant, max_pips=max_pips, boneyard=boneyard,
+                   unplaced=[o["tile"] for o in outside])
+    out["outside_regions"] = outside
+    return out
 
 
 # --- overlay and summary ---------------------------------------------------------------------------------------

@@ -98,6 +98,31 @@ def test_DM_T8_am_win_tie_shares_the_pool():
     assert "DM I-4" in r.interpretations and "share the pool" in r.explanation
 
 
+@pytest.mark.parametrize("unplaced, decided", [
+    ((), True),
+    (["0-0"], True),            # no pips: B still has the fewest (6 + 0 < 7)
+    (["1-0"], False),           # B 6 + 1 = C 7: could tie
+    (["3-3"], False),           # B 6 + 6 > C 7
+    ([None], False),            # unread: could be anything
+])
+def test_tiles_in_no_hand_leave_the_winner_only_if_they_cannot_change_it(unplaced, decided):
+    hands = {"A": ["6-6"], "B": ["3-1", "2-0"], "C": ["4-3"]}
+    r = judge_hand_end("british", hands, unplaced=unplaced)
+    assert r.rule == "DM A3"
+    if decided:
+        assert r.decision is Decision.WINNER and r.colors == ("B",)
+    else:
+        assert r.decision is Decision.UNDECIDED and r.confidence == 0.0 and "no player's hand" in r.explanation
+
+
+def test_tiles_in_no_hand_break_a_tie_or_a_domino():
+    tie = judge_hand_end("american", {"A": ["4-1"], "B": ["2-3"]}, unplaced=["0-0"])
+    assert tie.decision is Decision.WINNER and set(tie.colors) == {"A", "B"}
+    assert judge_hand_end("american", {"A": ["4-1"], "B": ["2-3"]}, unplaced=["1-0"]).decision is Decision.UNDECIDED
+    domino = judge_hand_end("british", {"A": [], "B": ["2-3"]}, unplaced=["0-0"])
+    assert domino.decision is Decision.UNDECIDED and "dominoed" in domino.explanation
+
+
 # --- deals ------------------------------------------------------------------------------------------------------
 
 

@@ -104,6 +104,37 @@ def test_hands_from_real_single_tile_photos(capsys):
     assert doc["winners"] == ["pd_single_img_0350"] and doc["rulings"][0]["rule"] == "DM A3"
 
 
+@pytest.mark.skipif(not (REAL / "labels.json").exists(), reason="../shared/real_images is not beside the checkout")
+def test_hands_in_marked_regions_of_one_photo(tmp_path, capsys):
+    # three real single-tile photos side by side: one photo, each hand in its own region
+    tiles = [cv2.imread(str(REAL / f"pd_single_img_{n}.jpg")) for n in ("0350", "0354", "0359")]
+    photo = tmp_path / "hands.jpg"
+    cv2.imwrite(str(photo), np.concatenate(tiles, axis=1))
+    w = tiles[0].shape[1]
+    regions = [f"--region={p}={i * w},0,{(i + 1) * w - 1},{tiles[0].shape[0]}" for i, p in enumerate("ABC")]
+    assert main(["dominoes-hands", str(photo), *regions, "--players", "3", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(h["player"], h["pips"]) for h in doc["hands"]] == [("A", 2), ("B", 4), ("C", 5)]
+    assert doc["winners"] == ["A"] and doc["outside_regions"] == []
+    # C's region left out: its 5-0 lies in no region and could be A's (2 + 5 > 4), so no winner is named
+    assert main(["dominoes-hands", str(photo), *regions[:2], "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["decision"] == "undecided" and [o["tile"] for o in doc["outside_regions"]] == ["5-0"]
+
+
+@pytest.mark.parametrize("args, problem", [
+    (["--region", "A=0,0,10,10"], "mark one region per player"),
+    (["--region", "A=0,0,10,10", "--region", "B=5,5,20,20"], "overlap"),
+    (["--region", "A=0,0,10", "--region", "B=20,0,30,10"], "expected NAME=X0,Y0,X1,Y1"),
+    (["--region", "A=10,0,0,10", "--region", "B=20,0,30,10"], "X1 must exceed X0"),
+    (["--region", "A=0,0,10,10", "--region", "A=20,0,30,10"], "each player's name once"),
+    (["--region", "A=0,0,10,10", "--region", "B=9000,0,9900,10"], "lies outside"),
+])
+def test_bad_hand_regions_are_named(render, capsys, args, problem):
+    assert main(["dominoes-hands", str(render), *args]) == 2
+    assert problem in capsys.readouterr().err
+
+
 def test_service_analyzes_a_dominoes_photo(render, db_path: Path):
     with TestClient(create_app(service_settings(db_path), pipeline=VisionPipeline())) as c:
         r = c.post("/v1/analyze", files={"image": (render.name, render.read_bytes(), "image/jpeg")},
