@@ -90,16 +90,37 @@ def read_cores(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Camera
     felt_bgr = _colours_at(image_bgr, camera, np.concatenate(rings))
     core_sum, felt_sum = core_bgr.sum(axis=1, keepdims=True), felt_bgr.sum(axis=1, keepdims=True)
     core_ch, felt_ch = core_bgr / core_sum, felt_bgr / felt_sum
+    core_med = _segment_medians(np.hstack([core_ch, core_sum]), n_core)
+    felt_med = _segment_medians(np.hstack([felt_ch, felt_sum]), n_ring)
     out = []
     for i in range(len(winks)):
-        a, b = n_core[i], n_core[i + 1]
-        c, d = n_ring[i], n_ring[i + 1]
-        if a == b:
+        if n_core[i] == n_core[i + 1]:
             out.append(CoreReading(None, None))
             continue
-        out.append(CoreReading(core_chroma=np.median(core_ch[a:b], axis=0),
-                               felt_chroma=np.median(felt_ch[c:d], axis=0),
-                               brightness_ratio=float(np.median(core_sum[a:b]) / np.median(felt_sum[c:d]))))
+        out.append(CoreReading(core_chroma=core_med[i, :3], felt_chroma=felt_med[i, :3],
+                               brightness_ratio=float(core_med[i, 3] / felt_med[i, 3])))
+    return out
+
+
+def _segment_medians(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Per column, the median of each segment ``values[bounds[i]:bounds[i + 1]]`` (rows of an empty one: nan).
+
+    The segments padded with +inf to one length and sorted together: the middle one or two of each segment's
+    ``n`` values, averaged as ``np.median`` does (``(a + b) / 2`` in the values' dtype), so the same numbers as
+    one ``np.median`` per segment, whose fixed cost per call was most of the tinted-felt check."""
+    lengths = np.diff(bounds)
+    m = len(lengths)
+    out = np.full((m, values.shape[1]), np.nan, values.dtype)
+    if m == 0 or lengths.max() == 0:
+        return out
+    seg = np.repeat(np.arange(m), lengths)
+    pos = np.arange(len(values)) - np.repeat(bounds[:-1], lengths)
+    padded = np.full((m, int(lengths.max()), values.shape[1]), np.inf, values.dtype)
+    padded[seg, pos] = values
+    padded.sort(axis=1)
+    rows = np.flatnonzero(lengths)
+    lo, hi = padded[rows, (lengths[rows] - 1) // 2], padded[rows, lengths[rows] // 2]
+    out[rows] = (lo + hi) / values.dtype.type(2)
     return out
 
 
