@@ -42,3 +42,16 @@ def test_felt_tinted_a_little_red_is_no_red_wink_and_a_shadowed_red_wink_still_i
     for wk in winks:
         got = [w for w in m.winks if math.dist(w.center_mm, wk.center_mm) < 2.0]
         assert [(w.color, w.size) for w in got] == [(wk.color, wk.size)]
+
+
+def test_segment_medians_are_each_segments_own_median():
+    """The batched medians of the tinted-felt reads equal one np.median per segment, empty segments nan."""
+    from vision.core_colour import _segment_medians
+    rng = np.random.default_rng(3)
+    lengths = np.array([5, 0, 1, 8, 13, 2])
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    values = rng.random((bounds[-1], 4)).astype(np.float32)
+    got = _segment_medians(values, bounds)
+    assert np.isnan(got[1]).all()
+    for i in np.flatnonzero(lengths):
+        assert np.array_equal(got[i], np.median(values[bounds[i]:bounds[i + 1]], axis=0))
