@@ -412,12 +412,14 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             same = [o for o in kept if o.color == c.color
                     and _dist(o.center_mm, c.center_mm) < o.radius_mm + c.radius_mm]
             clash = [o for o in same if _dist(o.center_mm, c.center_mm) < params.nms_mm]
+            replaced = None
             if clash:
                 o = clash[0]
-                # one wink, two radii proposed: the ring between the radii decides (own colour there: large)
+                # one wink, two radii proposed: the ring between the radii decides (own colour there: large);
+                # the small one stays found unless the large one passes the checks below
                 if (o.size != c.size and c.size == "large" and c.size_evidence >= params.large_ring_prefer
                         and c.score >= 0.85 * o.score and len(clash) == 1):
-                    kept = [x for x in kept if x is not o]
+                    replaced = o
                     same = [x for x in same if x is not o]
                 else:
                     continue
@@ -462,6 +464,7 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                 continue  # only a clean whole disc counts there
             if opening_mask is not None and pot_class == k and c.opening_fraction >= 0.5:
                 continue  # a pot of a wink colour: its own shaded inside cannot be told from such a wink
+            kept = [x for x in kept if x is not replaced]
             kept.append(c)
         return kept
 
