@@ -434,8 +434,9 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                     free &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + spread
                 if (own & free).mean() < params.min_unexplained_fraction:
                     continue
-                if mmpp is not None and unexplained_by_found(c, same, labels, grid, spread, mmpp) \
-                        < params.min_unexplained_fraction:
+                # (beside two or more found winks the group is judged whole, by its blob's shape, below)
+                if mmpp is not None and len(same) == 1 and unexplained_by_found(
+                        c, same, labels, grid, spread, mmpp) < params.min_unexplained_fraction:
                     continue
                 # A same-colour wink under (or over) one already found shows only what reaches beyond that
                 # wink's rim; a crescent narrower than the image can resolve (two pixels of blur) is no
