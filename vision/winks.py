@@ -412,12 +412,14 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             same = [o for o in kept if o.color == c.color
                     and _dist(o.center_mm, c.center_mm) < o.radius_mm + c.radius_mm]
             clash = [o for o in same if _dist(o.center_mm, c.center_mm) < params.nms_mm]
+            replaced = None
             if clash:
                 o = clash[0]
-                # one wink, two radii proposed: the ring between the radii decides (own colour there: large)
+                # one wink, two radii proposed: the ring between the radii decides (own colour there: large);
+                # the small one stays found unless the large one passes the checks below
                 if (o.size != c.size and c.size == "large" and c.size_evidence >= params.large_ring_prefer
                         and c.score >= 0.85 * o.score and len(clash) == 1):
-                    kept = [x for x in kept if x is not o]
+                    replaced = o
                     same = [x for x in same if x is not o]
                 else:
                     continue
@@ -425,11 +427,16 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                 pts = c.center_mm + _interior_offsets(c.radius_mm, 1.0)
                 own = _sample_labels(labels, grid.ortho_from_table(pts)) == k
                 # blur spreads a wink's colour by about one and a half image pixels: that is explained too
-                spread = 0.7 if mm_per_px_at is None else max(0.7, 1.5 * mm_per_px_at(c.center_mm))
+                mmpp = None if mm_per_px_at is None else float(mm_per_px_at(c.center_mm))
+                spread = 0.7 if mmpp is None else max(0.7, 1.5 * mmpp)
                 free = np.ones(len(pts), bool)
                 for o in same:
                     free &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + spread
                 if (own & free).mean() < params.min_unexplained_fraction:
+                    continue
+                # (beside two or more found winks the group is judged whole, by its blob's shape, below)
+                if mmpp is not None and len(same) == 1 and unexplained_by_found(
+                        c, same, labels, grid, spread, mmpp) < params.min_unexplained_fraction:
                     continue
                 # A same-colour wink under (or over) one already found shows only what reaches beyond that
                 # wink's rim; a crescent narrower than the image can resolve (two pixels of blur) is no
@@ -458,6 +465,7 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                 continue  # only a clean whole disc counts there
             if opening_mask is not None and pot_class == k and c.opening_fraction >= 0.5:
                 continue  # a pot of a wink colour: its own shaded inside cannot be told from such a wink
+            kept = [x for x in kept if x is not replaced]
             kept.append(c)
         return kept
 
@@ -516,6 +524,38 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             good.sort(key=lambda c: -(c.score + 0.2 * c.votes))
             kept = accept(good)
     return _merge_over_explained(kept, labels, grid, cs.mat_class, params)
+
+
+def unexplained_by_found(c: WinkCandidate, same: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid,
+                         spread_mm: float, mm_per_px: float) -> float:
+    """Share of candidate ``c``'s disc holding its colour that no found same-colour wink can explain.
+
+    A found wink's centre comes from its label outline, quantised at image pixels: it is known to about one
+    image pixel. Each found wink is placed where, within that, its blurred disc covers most of its colour
+    around it (its own blob, not only the part inside ``c``); what of ``c``'s disc is still uncovered is
+    evidence of a second wink. An echo of one blurred wink (its colour spread beyond a centre read a pixel
+    off) leaves nothing; a real lower wink leaves its crescent.
+    """
+    k = COLOR_NAMES.index(c.color) + 1
+    shift_mm = max(mm_per_px, grid.mm_per_px)
+    ang = np.linspace(0.0, 2.0 * np.pi, 8, endpoint=False)
+    ring = np.column_stack([np.cos(ang), np.sin(ang)])
+    shifts = np.concatenate([np.zeros((1, 2)), 0.5 * shift_mm * ring, shift_mm * ring])
+    inner = c.center_mm + _interior_offsets(c.radius_mm, 1.0)
+    own = _sample_labels(labels, grid.ortho_from_table(inner)) == k
+    free = np.ones(len(inner), bool)
+    for o in same:
+        # (1.2 mm: what _interior_offsets keeps clear of the rim)
+        around = o.center_mm + _interior_offsets(o.radius_mm + spread_mm + shift_mm + 1.2, 1.0)
+        own_around = _sample_labels(labels, grid.ortho_from_table(around)) == k
+        best, best_free = None, None
+        for sh in shifts:
+            ctr = o.center_mm + sh
+            left = int((own_around & (np.linalg.norm(around - ctr, axis=1) > o.radius_mm + spread_mm)).sum())
+            if best is None or left < best:
+                best, best_free = left, np.linalg.norm(inner - ctr, axis=1) > o.radius_mm + spread_mm
+        free &= best_free
+    return float((own & free).mean())
 
 
 def _merge_over_explained(kept: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid, felt_class: int,

@@ -249,3 +249,16 @@ def test_two_far_winks_read_as_overlapping_through_an_unconfirmed_size_are_not_c
     a, b = got["yellow-S1"], got["yellow-S3"]
     for up, lo in ((a, b), (b, a)):
         assert lo.wink_id not in up.above or up.order_confidence[lo.wink_id] < 0.75
+
+
+def test_the_blurred_echo_of_one_wink_is_no_second_wink_of_its_colour_under_it(tmp_path):
+    # a rendered scene (the simulator's own, seed 6162 #0, about 2.7 mm per pixel there): a lone blue large
+    # wink, its colour blurred about 1.5 image pixels beyond its rim and its label centre read 2 mm off. The
+    # colour beyond the disc at that centre was taken for a small blue wink's crescent, and a squop was claimed
+    # (0.98) over a wink that is not there; the found wink, placed within a pixel, explains all of that colour
+    squops, got, m, truth = _simulated(tmp_path, 6162, 0, (1920, 1080), {"blue-L2": 3.0})
+    big = got["blue-L2"]
+    assert big.size == "large" and math.dist(big.center_mm, truth["blue-L2"]["center_mm"]) < 2.0
+    assert not any(pair for pair in squops if "blue-L2" in pair)
+    assert [w.wink_id for w in m.winks if math.dist(w.center_mm, big.center_mm) < 25.0] == [big.wink_id]
+    assert big.above == () and not big.order_confidence
