@@ -76,7 +76,7 @@ OVERLAP_FLAGGED = 0.25
 # along the neighbour's line too when it is this near, and more than the least angle off.
 LINE_SNAP_DEG = 40.0
 LINE_SNAP_MIN_DEG = 3.0
-KNOWN_SIZE_TRIES = 2
+KNOWN_SIZE_TRIES = 2  # the nearest cleanly read tiles whose plane a placed tile is laid in
 # A bar snapped to its neighbours' line must run along it: ink (Lab L) this far beyond both flanks at this share of
 # the points over the middle 70 % of the tile's width (glare may wash a third of it out).
 STROKE_ALONG_CONTRAST = 10.0
@@ -86,7 +86,9 @@ STROKE_ALONG_SHARE = 0.6
 # a tenth between neighbours on a steep view (11 % per tile length on the drawn oblique scene), a walk stopped at
 # a highlight's rim by a quarter or more.
 NO_PLANE_SHORT_RATIO = 0.8
-NO_PLANE_NEIGHBOURS = 2  # the nearest cleanly read tiles whose plane a placed tile is laid in
+NO_PLANE_NEIGHBOURS = 2
+# A read tile's own frame (its homography's plane, in tile widths): across it, along it.
+_TILE_AXES = (np.array([1.0, 0.0]), np.array([0.0, 1.0]))
 # A placed tile's size comes from a neighbour's outline, good to about a tenth on an oblique view (the outline
 # there takes in the near side face): when the placed quad does not read, its face inset to this is read.
 PLACED_INSET_SCALE = 0.9
@@ -810,7 +812,6 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
     good = [c for c in good if SIZE_BAND[0] * med <= c[2] <= SIZE_BAND[1] * med]  # one set: one size
     centres = np.array([c[1].mean(axis=0) for c in good])
     homographies = [cv2.getPerspectiveTransform(_UNIT_TILE_UV, np.float32(c[1])) for c in good]
-    unit_axes = (np.array([1.0, 0.0]), np.array([0.0, 1.0]))  # a read tile's own frame: across it, along it
     lo, hi = min(c[2] for c in good), max(c[2] for c in good)
     out = []
     for bar in bars:
@@ -828,29 +829,28 @@ def _known_size_candidates(frame_bgr: np.ndarray, lab: np.ndarray, bars: list[_B
         traced = _traced_bar(lab, bar, KNOWN_SIZE_BAR_RATIO[1] * hi)
         for b in (traced, bar) if traced is not bar else (bar,):
             near = np.argsort(np.linalg.norm(centres - b.center, axis=1))[:KNOWN_SIZE_TRIES]
-            frames = [(homographies[k], LENGTH_TO_WIDTH_RATIO, unit_axes) for k in near]
-            cand = _placed_on_any(frame_bgr, lab, b, frames, params)
+            cand = _placed_on_any(frame_bgr, lab, b, [homographies[k] for k in near], params)
             if cand is not None:
                 out.append(cand)
                 break
     return out
 
 
-def _placed_on_any(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, frames: list, params: DominoDetectorParams):
-    """The tile on ``bar`` laid in each frame in turn (the nearest read tiles' own):
-    the first that reads. A frame is (image-from-plane homography in tile widths, the tile's length over its
-    width, the directions of the neighbours' lines in it)."""
+def _placed_on_any(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, homographies: list[np.ndarray],
+                   params: DominoDetectorParams):
+    """The tile on ``bar`` laid in the plane of each read tile's homography (tile widths, in its own frame) in
+    turn, along the bar and along that tile's line when the ink runs there: the first that reads."""
     half = bar.along * bar.length / 2
     ends = np.float32([bar.center - half, bar.center, bar.center + half])
-    for H, rho, axes in frames:
+    for H in homographies:
         uv = cv2.perspectiveTransform(ends.reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
         d = uv[2] - uv[0]
         if not np.all(np.isfinite(uv)) or np.linalg.norm(d) < 1e-6:
             continue
         d = d / np.linalg.norm(d)
-        snapped = [dd for dd in _line_directions(d, axes) if _stroke_runs_along(lab, bar, H, uv[1], dd)]
+        snapped = [dd for dd in _line_directions(d, _TILE_AXES) if _stroke_runs_along(lab, bar, H, uv[1], dd)]
         for dd in [d] + snapped:
-            cand = _placed_on_bar(frame_bgr, lab, bar, H, uv[1], dd, params, rho=rho)
+            cand = _placed_on_bar(frame_bgr, lab, bar, H, uv[1], dd, params)
             if cand is not None:
                 return cand
     return None
@@ -934,13 +934,13 @@ def _traced_bar(lab: np.ndarray, bar: _Bar, max_length_px: float) -> _Bar:
 
 
 def _placed_on_bar(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, H: np.ndarray, c: np.ndarray, d: np.ndarray,
-                   params: DominoDetectorParams, *, rho: float = LENGTH_TO_WIDTH_RATIO):
-    """The set's rectangle (``rho`` widths long) laid across ``bar`` centred at ``c`` (plane of the tile tops,
+                   params: DominoDetectorParams):
+    """The set's rectangle laid across ``bar`` centred at ``c`` (plane of the tile tops,
     tile widths, ``d`` along the bar), its sides fitted to edges and read: the candidate when both halves read
     cleanly with pips, else None. The fit to edges is kept only while the tile stays the set's size in the frame
     to ``SHORT_TILE_RATIO`` (it corrects a few per cent; one that changes the size by a pip row ran on to a
     touching neighbour's end, or to a highlight's rim)."""
-    nv = np.array([-d[1], d[0]]) * rho / 2
+    nv = np.array([-d[1], d[0]]) * LENGTH_TO_WIDTH_RATIO / 2
     rect = np.float32([c - nv - d / 2, c - nv + d / 2, c + nv + d / 2, c + nv - d / 2])
     quad = cv2.perspectiveTransform(rect.reshape(-1, 1, 2), H).reshape(-1, 2).astype(np.float64)
     laid = quad
@@ -957,7 +957,7 @@ def _placed_on_bar(frame_bgr: np.ndarray, lab: np.ndarray, bar: _Bar, H: np.ndar
     in_frame = cv2.perspectiveTransform(np.float32(quad).reshape(-1, 1, 2), np.linalg.inv(H)).reshape(-1, 2)
     width_ratio, length_ratio = _quad_size(in_frame)
     if not (SHORT_TILE_RATIO <= width_ratio <= 1 / SHORT_TILE_RATIO
-            and SHORT_TILE_RATIO <= length_ratio / rho <= 1 / SHORT_TILE_RATIO):
+            and SHORT_TILE_RATIO <= length_ratio / LENGTH_TO_WIDTH_RATIO <= 1 / SHORT_TILE_RATIO):
         quad = laid
     mid_a, mid_b = (quad[0] + quad[1]) / 2, (quad[2] + quad[3]) / 2
     axis = mid_b - mid_a
