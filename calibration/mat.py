@@ -361,6 +361,8 @@ def _ridge_points(
     image_f32: np.ndarray, base: np.ndarray, normal: np.ndarray, half_width_px: float
 ) -> np.ndarray:
     """Centre of a bright line (a painted baseline) across each normal."""
+    if len(base) == 0:
+        return np.zeros((0, 2))  # no normals to search (a baseline wholly off the frame)
     offsets = np.arange(-half_width_px, half_width_px + 0.25, 0.5)
     v = _profiles(image_f32, base, normal, offsets).sum(axis=2)
     v = v - np.median(v, axis=1, keepdims=True)
