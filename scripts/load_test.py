@@ -93,7 +93,7 @@ def free_port() -> int:
 
 
 def wait_ready(url: str, timeout_s: float) -> None:
-    import httpx
+    import httpx2 as httpx
 
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
@@ -108,7 +108,7 @@ def wait_ready(url: str, timeout_s: float) -> None:
 
 # --- the client ------------------------------------------------------------------------------------------------
 def run_load(url: str, image: bytes, name: str, requests: int, concurrency: int, max_seconds: float) -> int:
-    import httpx
+    import httpx2 as httpx
 
     latencies: list[float] = []
     statuses: Counter[str] = Counter()

@@ -8,7 +8,7 @@ import sys
 import urllib.parse
 from pathlib import Path
 
-import httpx
+import httpx2 as httpx
 import numpy as np
 from service_fakes import table_image, write_video
 
