@@ -129,6 +129,22 @@ def _own_colour_shows(cls: np.ndarray, inside: np.ndarray, near: list[WinkCandid
     return (inside >= 0) & ((cls == own) | (cls < 0))
 
 
+def _shows_beyond(mine_pts: np.ndarray, centre: np.ndarray, r: float, twins: list[WinkCandidate], blend: float,
+                  cell_mm2: float, params: CrescentParams) -> bool:
+    """Whether a disc overlapping found winks of its own colour (``twins``) is a wink of its own: the middle
+    wink of a pile lies on a wink of its colour and under another's, so what shows of it may all lie beside
+    the upper wink. It is not the twin's own colour spilling over its rim (blur, a fit a little small) only
+    where its samples lie beyond every twin's rim by more than that, over a crescent's area, with its centre
+    well away from each twin's (else it is the twin itself)."""
+    beyond = np.linalg.norm(mine_pts - centre, axis=1) < r
+    for o in twins:
+        d = float(np.linalg.norm(o.center_mm - centre))
+        if d < params.same_min_offset_mm or d + r - o.radius_mm < params.min_width_mm + blend:
+            return False
+        beyond &= np.linalg.norm(mine_pts - o.center_mm, axis=1) > o.radius_mm + blend + params.same_clear_mm
+    return float(beyond.sum()) * cell_mm2 >= params.min_area_mm2
+
+
 def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene,
                     grid: OrthoGrid, exclude_mask: np.ndarray | None = None,
                     params: CrescentParams = CrescentParams()) -> list[WinkCandidate]:
@@ -237,9 +253,9 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
                 min_w = max(min_w, params.same_min_width_px * mmpp)
             if d + RADII_MM[size] - r_up < min_w:
                 continue
-            if any(o.color == name and o is not upper
-                   and np.linalg.norm(o.center_mm - centre) < o.radius_mm + RADII_MM[size] - 2.0
-                   for o in [*live, *found]):
+            twins = [o for o in [*live, *found] if o.color == name and o is not upper
+                     and np.linalg.norm(o.center_mm - centre) < o.radius_mm + RADII_MM[size] - 2.0]
+            if twins and not _shows_beyond(pts[mine], centre, RADII_MM[size], twins, blend, cell_mm2, params):
                 continue
             if same and d < r_up + RADII_MM[size] - 2.0 and d < params.same_min_offset_mm:
                 continue

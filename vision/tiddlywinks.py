@@ -220,7 +220,14 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                             image_bgr=frame_bgr, camera=camera)
     # winks covered but for a crescent, beside a wink of another colour (under it)
     pot_zone = cv2.dilate(sil.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool) if pot.found else None
-    cands += crescent_lowers(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
+    lowers = crescent_lowers(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
+    # a pile's middle wink, found from the crescent it shows beside the wink over it, that lies on a wink of its
+    # own colour: little of its outline meets the felt, and an edge fit slides onto its twin's outline (the
+    # crescent, read on the full image, is where it is)
+    anchored = {id(c) for c in lowers if any(
+        o.color == c.color and float(np.linalg.norm(o.center_mm - c.center_mm)) < o.radius_mm + c.radius_mm - 2.0
+        for o in cands)}
+    cands += lowers
     # winks of a found wink's own colour, partly under or over it: the part of their outline beyond its rim
     cands += union_rim_winks(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
     # lone winks the labels left neutral (a wink of the felt's hue on noisy felt, a dull-lit one): their shape
@@ -270,7 +277,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                 biases.append(b)
     bias = float(np.median(biases)) if len(biases) >= 2 else 0.0
     for c in live:
-        if not clean(c):
+        if not clean(c) and id(c) not in anchored:
             refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
     # Size from the fit (known radii 8 and 11 mm): an outline seen over most of its length measures its own
     # radius through its edge offset; the image's common offset (blur, bevel) is the median over clean winks.
@@ -290,7 +297,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                 refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
     # a partly hidden wink's size from the curvature of the arc of its rim that shows (flagged ones only)
     for c in decide_sizes_from_arcs(live, frame_bgr, camera, cs, grid, pot_zone, wp.size_fit_fraction):
-        refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+        if id(c) not in anchored:
+            refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
     # the order again on the fitted centres, each hypothesis with the pose it implies (the cut rim, in 3-D)
     review_order(live, frame_bgr, camera, wp, noise, params.order_confidence_min)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
@@ -298,7 +306,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     assign_poses(live)
     for c in live:
         z0, t0_ = before[c.wink_id]
-        if c.tilt_deg > 0 and (abs(c.z_mm - z0) > 0.1 or abs(c.tilt_deg - t0_) > 0.5):
+        if c.tilt_deg > 0 and (abs(c.z_mm - z0) > 0.1 or abs(c.tilt_deg - t0_) > 0.5) and id(c) not in anchored:
             refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
     # an order only as sure as the overlap it rests on, given the fitted centres and unconfirmed sizes
     cap_by_overlap(live, lambda c: c.fit_fraction < wp.size_fit_fraction)

@@ -262,3 +262,21 @@ def test_the_blurred_echo_of_one_wink_is_no_second_wink_of_its_colour_under_it(t
     assert not any(pair for pair in squops if "blue-L2" in pair)
     assert [w.wink_id for w in m.winks if math.dist(w.center_mm, big.center_mm) < 25.0] == [big.wink_id]
     assert big.above == () and not big.order_confidence
+
+
+def test_the_middle_wink_of_a_pile_on_a_wink_of_its_own_colour_is_found_from_its_crescent(tmp_path):
+    # a rendered scene (the simulator's own, seed 6161 #1, 4K): a green small wink tilted ~15 degrees on another
+    # green small one (6.3 mm apart), a yellow large and a blue small wink over it. What shows of the middle
+    # wink beyond the lower green's rim lies beside the yellow; a crescent disc overlapping a found wink of its
+    # colour was taken for that wink's own colour spilling over, and the disc's edge fit slid onto the lower
+    # green's outline: the pile's three orders with it were missed
+    squops, got, m, truth = _simulated(tmp_path, 6161, 1, (3840, 2160),
+                                       {"green-S1": 1.5, "green-S2": 1.5, "yellow-L1": 1.5})
+    assert ["green-S2", "green-S1"] in squops and ["yellow-L1", "green-S2"] in squops
+    lower, middle, top = got["green-S1"], got["green-S2"], got["yellow-L1"]
+    assert middle is not lower
+    assert lower.wink_id in middle.above and middle.order_confidence[lower.wink_id] >= 0.75
+    assert middle.wink_id in top.above and top.order_confidence[middle.wink_id] >= 0.75
+    # no phantom: the two greens are the only green winks near the pile
+    assert sum(w.color == "green" and math.dist(w.center_mm, truth["green-S2"]["center_mm"]) < 25.0
+               for w in m.winks) == 2
