@@ -58,6 +58,8 @@ POT_OCCLUSION_SIGMA_MM = 0.6
 #: Position uncertainty floor of a wink whose size the edge fit could not confirm: the other size through the same
 #: visible arc moves the hidden side of the outline by twice the 3 mm radius gap (two sigmas cover it).
 SIZE_UNVERIFIED_SIGMA_MM = 3.0
+#: The two known wink radii differ by this (TW 2: 22 and 16 mm diameters).
+SIZE_GAP_MM = RADII_MM["large"] - RADII_MM["small"]
 #: Position uncertainty floor of a wink found by its shape alone (the labels left it neutral): its outline is
 #: faint against the felt, and a soft shadow on one side can pull the fit by a few pixels.
 FAINT_OUTLINE_SIGMA_MM = 1.2
@@ -288,6 +290,10 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                 c.size = other
                 c.edge_offset_px = None
                 refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+            elif abs(r_app - c.radius_mm) > SIZE_GAP_MM / 2:
+                # the fitted edge lies nearer neither size's outline (a shadow's or a paint edge pulled it): the
+                # fit does not confirm the size, which stays the better guess, flagged
+                c.size_confidence = min(c.size_confidence, SIZE_UNVERIFIED_CONFIDENCE)
     # a partly hidden wink's size from the curvature of the arc of its rim that shows (flagged ones only)
     for c in decide_sizes_from_arcs(live, frame_bgr, camera, cs, grid, pot_zone, wp.size_fit_fraction):
         refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)

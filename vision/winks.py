@@ -1041,6 +1041,8 @@ RING_STEP_MM = 0.75  # plan raster of the size check (the sub-pixel fit follows)
 RING_SEARCH_MM = 4.0  # centre search around the candidate, per size hypothesis
 RING_SWITCH_RATIO = 1.2  # the other radius's ring must hold this much more edge to change the size
 RING_MIN_VISIBLE = 0.45  # ring share that must be measurable (on the mat, away from other winks and paint)
+#: Widest half-width of a painted baseline (mats are painted 4.4-6 mm wide).
+PAINT_HALF_WIDTH_MAX_MM = 3.0
 
 
 @lru_cache(maxsize=8)
@@ -1089,11 +1091,16 @@ def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.
     Returns (small strength, large strength, small centre, large centre) or None when too little is visible.
     """
     half = LARGE_WINK_RADIUS_MM + RING_SEARCH_MM + 2.0
+    # a raster point's gradient reaches one raster step, and the camera's blur spreads a painted or mat edge by
+    # its own width: nearer than that, the paint's or the table's edge would count as the wink's
+    reach_mm = RING_STEP_MM + EDGE_BLUR_IMAGE_PX * camera.mm_per_px_at((float(w.center_mm[0]),
+                                                                        float(w.center_mm[1])))
+    paint_mm = PAINT_HALF_WIDTH_MAX_MM + reach_mm
 
     def visible(pts: np.ndarray) -> np.ndarray:
-        mask = _on_mat(pts, 1.5)
-        if abs(w.center_mm[0]) > _BASELINE_MIN_ABS_X_MM - 1.5 * half - 4.0:
-            mask &= baseline_distance_mm(pts) > 4.0
+        mask = _on_mat(pts, max(1.5, reach_mm))
+        if abs(w.center_mm[0]) > _BASELINE_MIN_ABS_X_MM - 1.5 * half - paint_mm:
+            mask &= baseline_distance_mm(pts) > paint_mm
         for o in winks:
             if o is w or o.potted:
                 continue
