@@ -47,6 +47,8 @@ CLASS_HIDDEN = 254  # label of ortho pixels where the pot hides the mat
 EDGE_BLEND_PX = 2
 #: Image pixels over which the camera's blur spreads the mat's edge (table colour into felt).
 EDGE_BLUR_IMAGE_PX = 1.5
+#: Disc share of the felt's own hue that makes a refused candidate worth reading by its rim.
+NEAR_MISS_MIN_OWN = 0.5
 #: Least share of a wink's outline that a centre on the mat leaves on the searched felt (a half, less the band).
 MIN_OUTLINE_SHARE = 0.45
 
@@ -320,7 +322,11 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                     exclude_mask: np.ndarray | None = None, opening_mask: np.ndarray | None = None,
                     pot_class: int = 0, pot_center_mm: np.ndarray | None = None,
                     mm_per_px_at=None, image_bgr: np.ndarray | None = None,
-                    camera: CameraModel | None = None) -> list[WinkCandidate]:
+                    camera: CameraModel | None = None,
+                    near_misses: list[WinkCandidate] | None = None) -> list[WinkCandidate]:
+    """Wink candidates from the colour labels; ``near_misses``, when given, receives the candidates of the felt's
+    own hue the label tests refused though their disc is mostly of that hue (``vision.rim_check`` reads their
+    rims)."""
     # The band along the mat edge (mixed felt/table pixels, the mat's side wall) is not searched for
     # foreground: its pixels are unread, not mat. A wink lying over the edge covers it, so it is no evidence
     # either way (as the table beyond is not), instead of mat inside the wink's disc.
@@ -523,7 +529,12 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             good = [o for o in good if id(o) not in drop]
             good.sort(key=lambda c: -(c.score + 0.2 * c.votes))
             kept = accept(good)
-    return _merge_over_explained(kept, labels, grid, cs.mat_class, params)
+    kept = _merge_over_explained(kept, labels, grid, cs.mat_class, params)
+    if near_misses is not None:
+        felt = COLOR_NAMES[cs.mat_class - 1] if 1 <= cs.mat_class <= len(COLOR_NAMES) else None
+        near_misses.extend(c for c in raw if c.color == felt and c.own_fraction >= NEAR_MISS_MIN_OWN
+                           and not any(c is k for k in kept))
+    return kept
 
 
 def unexplained_by_found(c: WinkCandidate, same: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid,
