@@ -139,6 +139,7 @@ def felt_rim_winks(near_misses: list[WinkCandidate], known: list[WinkCandidate],
             continue
         w = WinkCandidate(color=c.color, size=fit.size, center_mm=fit.center_mm, votes=c.votes)
         w.edge_support, w.own_fraction, w.score = c.edge_support, c.own_fraction, c.score
+        w.neutral_inside = c.neutral_inside
         w.confidence = RIM_FOUND_CONFIDENCE
         w.size_confidence = 0.6
         if any(not o.potted and _gap_mm(o, w) < KNOWN_CLEAR_MM for o in found):

@@ -229,8 +229,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # winks of a found wink's own colour, partly under or over it: the part of their outline beyond its rim
     cands += union_rim_winks(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
     # lone winks the labels left neutral (a wink of the felt's hue on noisy felt, a dull-lit one): their shape
-    cands += felt_discs(cs, grid, cands, frame_bgr, camera, exclude_mask=pot_zone)
-    # winks of the felt's hue whose labels were refused (in the shade at the mat's end, across a baseline): rims
+    cands += felt_discs(cs, grid, cands, frame_bgr, camera, exclude_mask=pot_zone, near_misses=near_misses)
+    # winks of the felt's hue whose labels were refused (in the shade at the mat's end, across a baseline, a pale
+    # one with a neutral halo): their rims
     noise = 255.0 * max(cs.mat_noise[1], 0.01) * float(np.mean(cs.mat_bgr))
     if near_misses:
         def near_pot(pts: np.ndarray) -> np.ndarray:

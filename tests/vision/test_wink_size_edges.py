@@ -75,3 +75,13 @@ def test_no_rim_is_read_on_bare_felt_on_or_beside_a_baseline(tmp_path):
                 cand = WinkCandidate(color="green", size="small", center_mm=c, votes=0.0)
                 assert rim_fit(frame, camera, cand, lambda p: _on_felt(p, camera), 2.5) is None, c
     assert tried >= 12
+
+
+def test_a_pale_green_wink_with_a_neutral_halo_is_found_and_not_claimed_small(tmp_path):
+    # the simulator's seed 2930 #2: a large pale green wink on green felt beside the pot; its labels are a whole
+    # neutral disc, but the halo around it is neutral too, so the felt-disc test saw too little felt outside its
+    # rim and refused it. Its rim shows all round. The chromaticity arc of its pale edge fits a small radius,
+    # while the edge all round holds twice as much for the large one: the two disagree and the size is not claimed
+    _, got, _, truth = _simulated(tmp_path, 2930, 2, (1920, 1080), {"green-L2": 2.0})
+    w = got["green-L2"]
+    assert w.size == "large" or w.size_confidence < SIZE_CLAIMED
