@@ -36,7 +36,8 @@ from vision.colour import CLASS_BG, CLASS_NEUTRAL, ColourScene
 from vision.crescents import _felt_at
 from vision.ortho import OrthoGrid
 from vision.silhouette import rim_points_mm
-from vision.winks import RADII_MM, WinkCandidate, _on_mat, _sample_labels, baseline_distance_mm
+from vision.winks import (RADII_MM, RING_SWITCH_RATIO, WinkCandidate, _on_mat, _sample_labels,
+                          baseline_distance_mm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -546,6 +547,9 @@ def decide_sizes_from_arcs(winks: list[WinkCandidate], image_bgr: np.ndarray, ca
             call = size_from_arc(fit, *used, mmpp, params)
         if call.size is None:
             continue
+        rs = w.ring_strength
+        if rs is not None and max(rs.values()) > RING_SWITCH_RATIO * rs[call.size]:
+            continue  # the edge all round the outline holds clearly more for the other radius: the flag stays
         # the centre of the circle of that radius through the arc: where the arc puts the wink
         centre, sigma = center_on_arc(w, fit, RADII_MM[call.size] + used[0] * mmpp, used[1] * mmpp)
         if not math.isfinite(sigma):

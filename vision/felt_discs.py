@@ -38,6 +38,7 @@ class FeltDiscParams:
     clear_mm: float = 6.0  # no other wink within this of the disc's rim (its blend and shadow would join it)
     min_arc_fraction: float = 0.5  # centre votes: a whole outline, not an arc
     min_edge_support: float = 0.75  # rim share with foreground just inside and background just outside
+    near_miss_support: float = 0.5  # ... below that but above this, a whole disc is left to its rim's test
     min_inside: float = 0.9  # disc share that is foreground
     probe_mm: float = 2.0
     min_chroma: float = 8.0  # Lab C* of the inside: a wink colour, not grey
@@ -46,8 +47,12 @@ class FeltDiscParams:
 
 def felt_discs(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate], image_bgr: np.ndarray,
                camera: CameraModel, exclude_mask: np.ndarray | None = None,
-               params: FeltDiscParams = FeltDiscParams()) -> list[WinkCandidate]:
-    """New candidates: lone neutral foreground discs of a wink's radius (see the module's docstring)."""
+               params: FeltDiscParams = FeltDiscParams(),
+               near_misses: list[WinkCandidate] | None = None) -> list[WinkCandidate]:
+    """New candidates: lone neutral foreground discs of a wink's radius (see the module's docstring).
+
+    ``near_misses``, when given, receives the whole discs whose rim the labels show only in part (a halo or
+    shadow around the wink left neutral too): ``vision.rim_check`` reads their rims in the full image."""
     labels = cs.labels
     s = grid.mm_per_px
     fg = cs.foreground  # labels >= 1 (a colour or neutral)
@@ -102,7 +107,10 @@ def felt_discs(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate], ima
         support = float((((lab_in >= 1) & (lab_in <= CLASS_NEUTRAL)) & (lab_out == CLASS_BG)).mean())
         inner = _sample_labels(labels, grid.ortho_from_table(cmm + _interior_offsets(r)))
         inside = float(((inner >= 1) & (inner <= CLASS_NEUTRAL)).mean())
-        if support < params.min_edge_support or inside < params.min_inside:
+        if inside < params.min_inside:
+            continue
+        near_miss = support < params.min_edge_support
+        if near_miss and (near_misses is None or support < params.near_miss_support):
             continue
         # its colour: the inside in the full image (white-balanced as the labels are)
         pts = cmm + _interior_offsets(r - 1.0)
@@ -115,6 +123,9 @@ def felt_discs(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate], ima
         c = WinkCandidate(color=name, size=size, center_mm=cmm, votes=frac)
         c.edge_support, c.own_fraction, c.score = support, inside, support + 0.25 * inside
         c.neutral_inside = True
+        if near_miss:
+            near_misses.append(c)
+            continue
         # the outline in the full image decides the size (the label disc is blurred by a pixel or two)
         res = ring_size_check(c, [*known, *out], image_bgr, camera)
         if res is not None:

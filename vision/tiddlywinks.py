@@ -31,6 +31,7 @@ from vision.ortho import OrthoGrid, pyramid_size, rectify_pyramid
 from vision.pot import PotDetection, PotParams, detect_pot
 from vision.pot_rim import rim_winks
 from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, split_behind_pot, winks_in_pot
+from vision.rim_check import felt_rim_winks
 from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
 from vision.stacking import cap_by_overlap, pile_implied_pairs, review_order
@@ -38,6 +39,7 @@ from vision.winks import (
     RADII_MM,
     WinkCandidate,
     WinkDetectorParams,
+    _sample_labels,
     assign_poses,
     check_sizes,
     decide_order,
@@ -58,6 +60,8 @@ POT_OCCLUSION_SIGMA_MM = 0.6
 #: Position uncertainty floor of a wink whose size the edge fit could not confirm: the other size through the same
 #: visible arc moves the hidden side of the outline by twice the 3 mm radius gap (two sigmas cover it).
 SIZE_UNVERIFIED_SIGMA_MM = 3.0
+#: The two known wink radii differ by this (TW 2: 22 and 16 mm diameters).
+SIZE_GAP_MM = RADII_MM["large"] - RADII_MM["small"]
 #: Position uncertainty floor of a wink found by its shape alone (the labels left it neutral): its outline is
 #: faint against the felt, and a soft shadow on one side can pull the fit by a few pixels.
 FAINT_OUTLINE_SIGMA_MM = 1.2
@@ -214,10 +218,11 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
 
     t4 = time.perf_counter()
     wp = params.winks
+    near_misses: list[WinkCandidate] = []
     cands = find_candidates(cs, grid, wp, exclude_mask=exclude, opening_mask=opening if pot.found else None,
                             pot_class=pot_class, pot_center_mm=pot.center_mm if pot.found else None,
                             mm_per_px_at=lambda c: camera.mm_per_px_at((float(c[0]), float(c[1]))),
-                            image_bgr=frame_bgr, camera=camera)
+                            image_bgr=frame_bgr, camera=camera, near_misses=near_misses)
     # winks covered but for a crescent, beside a wink of another colour (under it)
     pot_zone = cv2.dilate(sil.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool) if pot.found else None
     lowers = crescent_lowers(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
@@ -231,7 +236,15 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # winks of a found wink's own colour, partly under or over it: the part of their outline beyond its rim
     cands += union_rim_winks(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
     # lone winks the labels left neutral (a wink of the felt's hue on noisy felt, a dull-lit one): their shape
-    cands += felt_discs(cs, grid, cands, frame_bgr, camera, exclude_mask=pot_zone)
+    cands += felt_discs(cs, grid, cands, frame_bgr, camera, exclude_mask=pot_zone, near_misses=near_misses)
+    # winks of the felt's hue whose labels were refused (in the shade at the mat's end, across a baseline, a pale
+    # one with a neutral halo): their rims
+    noise = 255.0 * max(cs.mat_noise[1], 0.01) * float(np.mean(cs.mat_bgr))
+    if near_misses:
+        def near_pot(pts: np.ndarray) -> np.ndarray:
+            return _sample_labels(pot_zone.view(np.uint8), grid.ortho_from_table(pts)) == 1
+        cands += felt_rim_winks(near_misses, cands, frame_bgr, camera, noise,
+                                exclude=near_pot if pot_zone is not None else None)
     if focus is not None:
         cands = [c for c in cands if c.opening_fraction >= 0.5
                  or focus((float(c.center_mm[0]), float(c.center_mm[1])), float(c.radius_mm))]
@@ -253,7 +266,6 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     check_sizes([c for c in cands if not c.potted], frame_bgr, camera, cs.mat_class)
     _name(cands)
     labels = cs.labels
-    noise = 255.0 * max(cs.mat_noise[1], 0.01) * float(np.mean(cs.mat_bgr))
     live = [c for c in cands if not c.potted]
     decide_order(live, labels, grid, frame_bgr, camera, wp, noise)
     assign_poses(live)
@@ -295,6 +307,10 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                 c.size = other
                 c.edge_offset_px = None
                 refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+            elif abs(r_app - c.radius_mm) > SIZE_GAP_MM / 2:
+                # the fitted edge lies nearer neither size's outline (a shadow's or a paint edge pulled it): the
+                # fit does not confirm the size, which stays the better guess, flagged
+                c.size_confidence = min(c.size_confidence, SIZE_UNVERIFIED_CONFIDENCE)
     # a partly hidden wink's size from the curvature of the arc of its rim that shows (flagged ones only)
     for c in decide_sizes_from_arcs(live, frame_bgr, camera, cs, grid, pot_zone, wp.size_fit_fraction):
         if id(c) not in anchored:

@@ -47,6 +47,8 @@ CLASS_HIDDEN = 254  # label of ortho pixels where the pot hides the mat
 EDGE_BLEND_PX = 2
 #: Image pixels over which the camera's blur spreads the mat's edge (table colour into felt).
 EDGE_BLUR_IMAGE_PX = 1.5
+#: Disc share of the felt's own hue that makes a refused candidate worth reading by its rim.
+NEAR_MISS_MIN_OWN = 0.5
 #: Least share of a wink's outline that a centre on the mat leaves on the searched felt (a half, less the band).
 MIN_OUTLINE_SHARE = 0.45
 
@@ -320,7 +322,11 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                     exclude_mask: np.ndarray | None = None, opening_mask: np.ndarray | None = None,
                     pot_class: int = 0, pot_center_mm: np.ndarray | None = None,
                     mm_per_px_at=None, image_bgr: np.ndarray | None = None,
-                    camera: CameraModel | None = None) -> list[WinkCandidate]:
+                    camera: CameraModel | None = None,
+                    near_misses: list[WinkCandidate] | None = None) -> list[WinkCandidate]:
+    """Wink candidates from the colour labels; ``near_misses``, when given, receives the candidates of the felt's
+    own hue the label tests refused though their disc is mostly of that hue (``vision.rim_check`` reads their
+    rims)."""
     # The band along the mat edge (mixed felt/table pixels, the mat's side wall) is not searched for
     # foreground: its pixels are unread, not mat. A wink lying over the edge covers it, so it is no evidence
     # either way (as the table beyond is not), instead of mat inside the wink's disc.
@@ -523,7 +529,12 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             good = [o for o in good if id(o) not in drop]
             good.sort(key=lambda c: -(c.score + 0.2 * c.votes))
             kept = accept(good)
-    return _merge_over_explained(kept, labels, grid, cs.mat_class, params)
+    kept = _merge_over_explained(kept, labels, grid, cs.mat_class, params)
+    if near_misses is not None:
+        felt = COLOR_NAMES[cs.mat_class - 1] if 1 <= cs.mat_class <= len(COLOR_NAMES) else None
+        near_misses.extend(c for c in raw if c.color == felt and c.own_fraction >= NEAR_MISS_MIN_OWN
+                           and not any(c is k for k in kept))
+    return kept
 
 
 def unexplained_by_found(c: WinkCandidate, same: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid,
@@ -1041,6 +1052,8 @@ RING_STEP_MM = 0.75  # plan raster of the size check (the sub-pixel fit follows)
 RING_SEARCH_MM = 4.0  # centre search around the candidate, per size hypothesis
 RING_SWITCH_RATIO = 1.2  # the other radius's ring must hold this much more edge to change the size
 RING_MIN_VISIBLE = 0.45  # ring share that must be measurable (on the mat, away from other winks and paint)
+#: Widest half-width of a painted baseline (mats are painted 4.4-6 mm wide).
+PAINT_HALF_WIDTH_MAX_MM = 3.0
 
 
 @lru_cache(maxsize=8)
@@ -1089,11 +1102,16 @@ def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.
     Returns (small strength, large strength, small centre, large centre) or None when too little is visible.
     """
     half = LARGE_WINK_RADIUS_MM + RING_SEARCH_MM + 2.0
+    # a raster point's gradient reaches one raster step, and the camera's blur spreads a painted or mat edge by
+    # its own width: nearer than that, the paint's or the table's edge would count as the wink's
+    reach_mm = RING_STEP_MM + EDGE_BLUR_IMAGE_PX * camera.mm_per_px_at((float(w.center_mm[0]),
+                                                                        float(w.center_mm[1])))
+    paint_mm = PAINT_HALF_WIDTH_MAX_MM + reach_mm
 
     def visible(pts: np.ndarray) -> np.ndarray:
-        mask = _on_mat(pts, 1.5)
-        if abs(w.center_mm[0]) > _BASELINE_MIN_ABS_X_MM - 1.5 * half - 4.0:
-            mask &= baseline_distance_mm(pts) > 4.0
+        mask = _on_mat(pts, max(1.5, reach_mm))
+        if abs(w.center_mm[0]) > _BASELINE_MIN_ABS_X_MM - 1.5 * half - paint_mm:
+            mask &= baseline_distance_mm(pts) > paint_mm
         for o in winks:
             if o is w or o.potted:
                 continue
