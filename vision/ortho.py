@@ -119,6 +119,11 @@ def _pyramid_window(lo: float, hi: float, size_full: int, size_level: int, level
     return max(0, (a_l * s - reach) // s * s), min(size_full, b_l * s + reach)
 
 
+#: How far inside the picture (level pixels) the remap tables' knots must all lie for the whole orthophoto to be
+#: taken as seen without testing each entry: far beyond float32 rounding of a table entry (~1e-4 px).
+_SPAN_CLEAR_PX = 0.01
+
+
 @lru_cache(maxsize=8)
 def _pyramid_maps_cached(key: str, grid: OrthoGrid, step_px: int, levels: int, frame_wh: tuple[int, int]):
     fx, fy, (x_lo, x_hi, y_lo, y_hi) = _maps(_CAMERAS[key], grid, step_px, 0.5 ** levels)
@@ -130,8 +135,15 @@ def _pyramid_maps_cached(key: str, grid: OrthoGrid, step_px: int, levels: int, f
     ox, oy = x0 >> levels, y0 >> levels
     mx = np.subtract(fx, np.float32(ox), dtype=np.float32)
     my = np.subtract(fy, np.float32(oy), dtype=np.float32)
-    valid = (mx >= -ox) & (mx <= wl - 1 - ox) & (my >= -oy) & (my <= hl - 1 - oy)
-    for a in (mx, my, valid):
+    if x_lo >= _SPAN_CLEAR_PX and x_hi <= wl - 1 - _SPAN_CLEAR_PX and y_lo >= _SPAN_CLEAR_PX \
+            and y_hi <= hl - 1 - _SPAN_CLEAR_PX:
+        # every knot well inside the level's picture: so is every table entry (bilinear tables stay within their
+        # knots' range up to float rounding), and the mask is all true without comparing each entry
+        valid = np.broadcast_to(np.True_, mx.shape)
+    else:
+        valid = (mx >= -ox) & (mx <= wl - 1 - ox) & (my >= -oy) & (my <= hl - 1 - oy)
+        valid.setflags(write=False)
+    for a in (mx, my):
         a.setflags(write=False)
     return mx, my, valid, (x0, y0, x1, y1)
 
