@@ -20,7 +20,7 @@ from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, WINK_THICKNESS_MM
 from vision.colour import CLASS_NEUTRAL, COLOR_NAMES, ColourScene, nearest_hue
 from vision.ortho import OrthoGrid
-from vision.winks import RADII_MM, WinkCandidate
+from vision.winks import RADII_MM, WinkCandidate, distances_mm
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +113,7 @@ def _clear_of(pts: np.ndarray, near: list[WinkCandidate], blend: float, exclude_
     pts = pts[(np.abs(pts[:, 0]) < MAT_HALF_LENGTH_MM - edge) & (np.abs(pts[:, 1]) < MAT_HALF_WIDTH_MM - edge)]
     inside = np.full(len(pts), -1)
     for j, o in enumerate(near):
-        d = np.linalg.norm(pts - o.center_mm, axis=1)
+        d = distances_mm(pts, o.center_mm)
         keep = np.abs(d - o.radius_mm) > blend
         pts, d, inside = pts[keep], d[keep], inside[keep]
         inside[d < o.radius_mm] = j
@@ -147,9 +147,9 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
     gx, gy = np.meshgrid(g, g)
     offsets = np.column_stack([gx.ravel(), gy.ravel()])
     cell_mm2 = params.step_mm ** 2
-    d_off = np.linalg.norm(offsets, axis=1)
+    d_off = distances_mm(offsets, (0.0, 0.0))
     coarse = offsets[(np.abs(offsets[:, 0] % 1.0) < 1e-6) & (np.abs(offsets[:, 1] % 1.0) < 1e-6)]
-    d_coarse = np.linalg.norm(coarse, axis=1)
+    d_coarse = distances_mm(coarse, (0.0, 0.0))
     felt = cs.background_bgr  # the local felt colour (ortho grid, uint8: converted where sampled)
     for upper in live:
         mmpp = camera.mm_per_px_at((float(upper.center_mm[0]), float(upper.center_mm[1])))
@@ -175,7 +175,7 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         want_other = int(((lab >= 1) & (lab < CLASS_NEUTRAL) & (lab != k_up)).sum()) >= params.first_look_min_mm2
         # a lower wink of the upper's own colour: its colour well beyond the upper's rim and blur (not on a
         # felt of that hue, where the labels cannot tell it from the felt's own bands)
-        far = np.linalg.norm(cp[ok] - upper.center_mm, axis=1) > r_up + blend + params.same_clear_mm
+        far = distances_mm(cp[ok], upper.center_mm) > r_up + blend + params.same_clear_mm
         want_same = (k_up != cs.mat_class
                      and int(((lab == k_up) & far).sum()) >= params.same_first_look_mm2)
         if not (want_other or want_same):

@@ -183,6 +183,14 @@ def _dist(a: np.ndarray, b: np.ndarray) -> float:
     return math.sqrt(ax * ax + ay * ay)
 
 
+def distances_mm(points_mm: np.ndarray, center_mm: np.ndarray) -> np.ndarray:
+    """Plan distance of each point ``(N, 2)`` from one point: ``np.linalg.norm(points - center, axis=1)`` to the
+    bit, by columns (a reduction over two columns costs several times the arithmetic on thousands of rows)."""
+    dx = points_mm[:, 0] - center_mm[0]
+    dy = points_mm[:, 1] - center_mm[1]
+    return np.sqrt(dx * dx + dy * dy)
+
+
 def _on_mat(points_mm: np.ndarray, margin_mm: float = 1.0) -> np.ndarray:
     """Plan points on the mat (the only searched surface), ``margin_mm`` inside its edge."""
     return ((np.abs(points_mm[:, 0]) <= MAT_HALF_LENGTH_MM - margin_mm)
@@ -1099,7 +1107,7 @@ def ring_size_check(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.
                 continue
             if _dist(o.center_mm, w.center_mm) > o.radius_mm + half * 1.5:
                 continue
-            mask &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
+            mask &= distances_mm(pts, o.center_mm) > o.radius_mm + 1.5
         return mask
     return ring_responses(image_bgr, camera, w.center_mm, WINK_THICKNESS_MM, visible)
 
