@@ -309,7 +309,10 @@ def solve_shift(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, fi
     w0 = weights[ok]
     w = w0
     x: list[float] = []
-    for _ in range(3):
+    for it in range(3):
+        if it and np.array_equal(w, w_prev):
+            break  # the weights did not change: neither would the solution (the usual case, no residual > huber)
+        w_prev = w
         Aw = At * w
         M = (Aw @ At.T).tolist()
         for i in range(p):
