@@ -39,13 +39,25 @@ class OrthoGrid:
 
     # Both as two operations on the (N, 2) array with a per-axis step of (+s, -s): the same numbers as the
     # per-column formulas (negation is exact), without np.column_stack's cost on the few points of most calls.
+    # (the origin and step as read-only arrays made once per grid: a few hundred calls a frame)
     def table_from_ortho(self, colrow: np.ndarray) -> np.ndarray:
         cr = np.asarray(colrow, float).reshape(-1, 2)
-        return cr * np.array((self.mm_per_px, -self.mm_per_px)) + np.array((self.x0_mm, self.y0_mm))
+        origin, step = _origin_and_step(self)
+        return cr * step + origin
 
     def ortho_from_table(self, xy_mm: np.ndarray) -> np.ndarray:
         xy = np.asarray(xy_mm, float).reshape(-1, 2)
-        return (xy - np.array((self.x0_mm, self.y0_mm))) / np.array((self.mm_per_px, -self.mm_per_px))
+        origin, step = _origin_and_step(self)
+        return (xy - origin) / step
+
+
+@lru_cache(maxsize=16)
+def _origin_and_step(grid: OrthoGrid) -> tuple[np.ndarray, np.ndarray]:
+    origin = np.array((grid.x0_mm, grid.y0_mm))
+    step = np.array((grid.mm_per_px, -grid.mm_per_px))
+    origin.setflags(write=False)
+    step.setflags(write=False)
+    return origin, step
 
 
 def camera_key(camera: CameraModel) -> str:
