@@ -131,6 +131,10 @@ def _pyramid_window(lo: float, hi: float, size_full: int, size_level: int, level
     return max(0, (a_l * s - reach) // s * s), min(size_full, b_l * s + reach)
 
 
+#: The BGRA remap pays for converting its source while the source has at most this many pixels per orthophoto
+#: pixel (converting costs about 0.6 ms per megapixel, the four-channel remap saves about 3.5 per orthophoto one).
+_BGRA_MAX_SOURCE_RATIO = 4
+
 #: How far inside the picture (level pixels) the remap tables' knots must all lie for the whole orthophoto to be
 #: taken as seen without testing each entry: far beyond float32 rounding of a table entry (~1e-4 px).
 _SPAN_CLEAR_PX = 0.01
@@ -175,5 +179,11 @@ def rectify_pyramid(image_bgr: np.ndarray, camera: CameraModel, grid: OrthoGrid,
     src = image_bgr[y0:y1, x0:x1]
     for _ in range(levels):
         src = cv2.pyrDown(src)
+    if src.ndim == 3 and src.shape[2] == 3 and src.shape[0] * src.shape[1] <= _BGRA_MAX_SOURCE_RATIO * mx.size:
+        # OpenCV's remap is vectorised for four 8-bit channels and not for three: through BGRA and back, the same
+        # pixels (each channel is interpolated alone) at about 8 instead of 12 ms for a 4K frame's orthophoto
+        src4 = cv2.cvtColor(src, cv2.COLOR_BGR2BGRA)
+        ortho4 = cv2.remap(src4, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
+        return cv2.cvtColor(ortho4, cv2.COLOR_BGRA2BGR), valid
     ortho = cv2.remap(src, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
     return ortho, valid
