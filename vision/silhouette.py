@@ -207,6 +207,13 @@ def _mean_of_samples(profiles: np.ndarray, cols: range) -> np.ndarray:
     return acc
 
 
+@lru_cache(maxsize=8)
+def _profile_offsets(half_px: float, step_px: float) -> np.ndarray:
+    t = np.arange(-half_px, half_px + 1e-9, step_px)
+    t.setflags(write=False)
+    return t
+
+
 def edge_crossings(profiles: np.ndarray, half_px: float, step_px: float, ref_px: float = 1.5,
                    level: float = 0.35) -> EdgeSamples:
     """Sub-pixel position where each profile leaves the outside colour (``level`` of the full contrast).
@@ -216,7 +223,7 @@ def edge_crossings(profiles: np.ndarray, half_px: float, step_px: float, ref_px:
     which the fit absorbs, not the centre. The crossing nearest the model position (offset 0) is used.
     """
     n, tn, _ = profiles.shape
-    t = np.arange(-half_px, half_px + 1e-9, step_px)
+    t = _profile_offsets(float(half_px), float(step_px))
     k = max(1, int(round(ref_px / step_px)))
     inside = _mean_of_samples(profiles, range(k))
     outside = _mean_of_samples(profiles, range(tn - k, tn))
@@ -224,17 +231,21 @@ def edge_crossings(profiles: np.ndarray, half_px: float, step_px: float, ref_px:
     contrast = np.sqrt(np.einsum("ij,ij->i", dio, dio))
     dp = profiles - outside[:, None, :]
     dist = np.sqrt(np.einsum("ntc,ntc->nt", dp, dp))
-    with np.errstate(invalid="ignore", divide="ignore"):
+    good = (contrast > 0) & (contrast < np.inf)
+    if good.all():
         s = dist / contrast[:, None]
+    else:  # a profile without contrast has no crossing: divided by nothing (no 0/0 to silence)
+        s = np.zeros_like(dist)
+        s[good] = dist[good] / contrast[good, None]
     above = s >= level
-    cross = above[:, :-1] & ~above[:, 1:]
+    cross = above[:, :-1] > above[:, 1:]  # above, then not
     offs = np.full(n, np.nan)
-    has = cross.any(axis=1) & (contrast > 0) & np.isfinite(contrast)
-    # the outermost crossing: the wink's silhouette against the outside
-    j = (cross.shape[1] - 1) - np.argmax(cross[:, ::-1], axis=1)
-    rows = np.flatnonzero(has)
+    # the outermost crossing (the wink's silhouette against the outside): the first one from the outer end
+    back = cross[:, ::-1]
+    jb = back.argmax(axis=1)
+    rows = np.flatnonzero(back[np.arange(n), jb] & good)
     if len(rows):
-        jj = j[rows]
+        jj = (tn - 2) - jb[rows]
         s0 = s[rows, jj]
         s1 = s[rows, jj + 1]
         den_s = s0 - s1
@@ -243,13 +254,24 @@ def edge_crossings(profiles: np.ndarray, half_px: float, step_px: float, ref_px:
     return EdgeSamples(offsets_px=offs, contrast=contrast, inside_bgr=inside, outside_bgr=outside)
 
 
-def _solve_sym(M: np.ndarray, v: np.ndarray) -> np.ndarray | None:
-    """``M x = v`` for a symmetric 2x2 or 3x3 ``M`` by its adjugate (None when singular): a general LAPACK call
-    costs more in overhead than this whole fit on a hundred outline samples."""
-    adj, det = _adjugate(M)
+def _solve_sym(M: list[list[float]], v: list[float]) -> list[float] | None:
+    """``M x = v`` for a symmetric 2x2 or 3x3 ``M`` (nested lists of floats) by its adjugate (None when
+    singular): a general LAPACK call, or numpy arithmetic on two or three numbers, costs more in overhead than
+    this whole fit on a hundred outline samples."""
+    if len(M) == 2:
+        (a, b), (c, d) = M
+        det = a * d - b * c
+        if det == 0.0 or not math.isfinite(det):
+            return None
+        return [(d * v[0] - b * v[1]) / det, (a * v[1] - c * v[0]) / det]
+    (a, b, c), (d, e, f), (g, h, i) = M
+    adj = [[e * i - f * h, c * h - b * i, b * f - c * e],
+           [f * g - d * i, a * i - c * g, c * d - a * f],
+           [d * h - e * g, b * g - a * h, a * e - b * d]]
+    det = a * adj[0][0] + b * adj[1][0] + c * adj[2][0]
     if det == 0.0 or not math.isfinite(det):
         return None
-    return (adj @ v) / det
+    return [(r0 * v[0] + r1 * v[1] + r2 * v[2]) / det for r0, r1, r2 in adj]
 
 
 def _adjugate(M: np.ndarray) -> tuple[np.ndarray, float]:
@@ -264,52 +286,53 @@ def _adjugate(M: np.ndarray) -> tuple[np.ndarray, float]:
     return np.array(adj), a * adj[0][0] + b * adj[1][0] + c * adj[2][0]
 
 
-@lru_cache(maxsize=4)
-def _ridge(p: int) -> np.ndarray:
-    r = 1e-9 * np.eye(p)
-    r.setflags(write=False)
-    return r
+#: Added to the normal matrix's diagonal (as a ridge of 1e-9 times the identity): a degenerate outline stays solvable.
+_RIDGE = 1e-9
 
 
 def solve_shift(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, fit_bias: bool,
                 bias_px: float = 0.0, huber_px: float = 0.7) -> tuple[np.ndarray, float, np.ndarray, float]:
     """Weighted robust least squares: ``offset_k = bias + jac_k . delta``.
 
-    Returns ``(delta_mm, bias_px, cov_mm2, rms_px)``.
+    Returns ``(delta_mm, bias_px, cov_mm2, rms_px)``. The design matrix is held transposed (its columns as
+    contiguous rows) and the 2x2 or 3x3 normal equations are solved on Python floats: a few numpy calls per
+    reweighting, which is what a fit on a hundred samples costs.
     """
     ok = np.isfinite(offsets_px) & (weights > 0)
-    if np.count_nonzero(ok) < (4 if fit_bias else 3):
+    n = int(np.count_nonzero(ok))
+    if n < (4 if fit_bias else 3):
         return np.zeros(2), bias_px, np.full((2, 2), np.inf), float("nan")
-    if fit_bias:
-        A = np.ones((int(np.count_nonzero(ok)), 3))
-        A[:, :2] = jac[ok]
-    else:
-        A = jac[ok]
+    p = 3 if fit_bias else 2
+    At = np.ones((p, n))  # the bias column all ones
+    At[:2] = jac[ok].T
     y = offsets_px[ok] - (0.0 if fit_bias else bias_px)
     w0 = weights[ok]
-    w = w0.copy()
-    x = np.zeros(A.shape[1])
-    ridge = _ridge(A.shape[1])
-    for _ in range(3):
-        Aw = A * w[:, None]
-        x_new = _solve_sym(A.T @ Aw + ridge, Aw.T @ y)
+    w = w0
+    x: list[float] = []
+    for it in range(3):
+        if it and np.array_equal(w, w_prev):
+            break  # the weights did not change: neither would the solution (the usual case, no residual > huber)
+        w_prev = w
+        Aw = At * w
+        M = (Aw @ At.T).tolist()
+        for i in range(p):
+            M[i][i] += _RIDGE
+        x_new = _solve_sym(M, (Aw @ y).tolist())
         if x_new is None:
             return np.zeros(2), bias_px, np.full((2, 2), np.inf), float("nan")
         x = x_new
-        r = y - A @ x
-        a = np.abs(r)
+        a = np.abs(y - np.dot(x, At))
         w = w0 * np.minimum(1.0, huber_px / np.maximum(a, 1e-9))
         w[a > 6 * huber_px] = 0.0
-    r = y - A @ x
-    used = w > 0
-    n_used = int(np.count_nonzero(used))
-    dof = max(1, n_used - A.shape[1])
+    r = y - np.dot(x, At)
+    n_used = int(np.count_nonzero(w))  # the weights are never negative
+    dof = max(1, n_used - p)
     wrr = float(w @ (r * r))
-    rms = float(np.sqrt(wrr / max(float(w.sum()), 1e-9) * n_used / dof))
-    adj, det = _adjugate(A.T @ (A * w[:, None]))
+    rms = math.sqrt(wrr / max(float(w.sum()), 1e-9) * n_used / dof)
+    adj, det = _adjugate((At * w) @ At.T)
     if det == 0.0 or not math.isfinite(det):
-        cov_full = np.full((A.shape[1], A.shape[1]), np.inf)
+        cov = np.full((2, 2), np.inf)
     else:
-        cov_full = adj / det * wrr / dof
+        cov = adj[:2, :2] / det * wrr / dof
     bias = float(x[2]) if fit_bias else bias_px
-    return x[:2], bias, cov_full[:2, :2], rms
+    return np.array(x[:2]), bias, cov, rms

@@ -29,6 +29,19 @@ def test_round_trip_px_mm_at_heights():
     np.testing.assert_allclose(one, [100.0, -50.0], atol=ROUND_TRIP_TOL_MM)
 
 
+def test_projection_of_many_points_is_opencvs():
+    # thousands of points take the column arithmetic, a few take cv2.projectPoints: the same pixels, to the bit,
+    # under a lens with every one of the five distortion terms
+    import cv2
+
+    cam = tilted_camera(30.0, dist=(-0.09, 0.02, 4e-4, -5e-4, 0.003))
+    rng = np.random.default_rng(11)
+    pts = np.column_stack([rng.uniform(-950, 950, 3000), rng.uniform(-480, 480, 3000), rng.uniform(-5, 40, 3000)])
+    want = cv2.projectPoints(pts, cam.rvec, cam.tvec, cam.K, cam.dist)[0].reshape(-1, 2)
+    np.testing.assert_array_equal(cam.project_mm(pts), want)
+    np.testing.assert_array_equal(cam.project_mm(pts[:7]), want[:7])
+
+
 def test_mat_corners_order_and_plus_x():
     cal = _calibration()
     c = cal.mat_corners_px

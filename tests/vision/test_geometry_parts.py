@@ -100,3 +100,30 @@ def test_ground_sampling_distance_is_remembered_per_camera_and_point():
     assert cam.mm_per_px_at((0.0, -300.0)) == near and cam.mm_per_px_at((0.0, 300.0)) == far
     other = default_camera(3840, 2160, tilt_deg=25.0)
     assert other.mm_per_px_at((0.0, -300.0)) == pytest.approx(near / 2, rel=0.02)
+
+
+def test_edge_crossing_of_a_step_and_none_without_contrast():
+    # a step from 200 (inside) to 40 (outside) between samples 12 and 13 of offsets -6..6 px: the 35 % level of
+    # the distance from the outside lies 0.35 of the way back from sample 13; a flat profile has no crossing
+    t = np.arange(-6.0, 6.0 + 1e-9, 0.5)
+    step = np.where(t <= 0.0, 200.0, 40.0).astype(np.float32)
+    prof = np.stack([np.repeat(step[:, None], 3, axis=1), np.full((len(t), 3), 90.0, np.float32)])
+    es = edge_crossings(prof, 6.0, 0.5)
+    assert es.offsets_px[0] == pytest.approx(0.0 + 0.65 * 0.5, abs=1e-6)
+    assert np.isnan(es.offsets_px[1]) and es.contrast[1] == 0.0
+
+
+def test_shift_fit_recovers_a_known_shift_with_and_without_bias():
+    # offsets along unit normals all round a circle: offset_k = bias + n_k . delta
+    ang = np.linspace(0.0, 2 * math.pi, 90, endpoint=False)
+    jac = np.column_stack([np.cos(ang), np.sin(ang)])
+    delta = np.array([0.4, -0.25])
+    for fit_bias, bias in ((True, 0.3), (False, 0.0)):
+        offs = bias + jac @ delta
+        got, b, cov, rms = solve_shift(jac, offs, np.ones(len(ang)), fit_bias)
+        np.testing.assert_allclose(got, delta, atol=1e-9)
+        assert b == pytest.approx(bias, abs=1e-9) and rms < 1e-9 and np.all(np.isfinite(cov))
+    # too few usable samples: no fit (infinite covariance)
+    offs = np.full(len(ang), np.nan)
+    offs[:2] = 0.0
+    assert not np.isfinite(solve_shift(jac, offs, np.ones(len(ang)), True)[2]).any()

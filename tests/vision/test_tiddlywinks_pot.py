@@ -141,3 +141,18 @@ def test_a_candidate_wholly_under_a_rim_winks_image_is_that_wink_misread():
              WinkCandidate(color="green", size="small", center_mm=beside_xy, votes=1.0)]
     out = rim_winks(img, cam, m.pot, m.colour, known)
     assert sorted(w.color for w in out) == ["green", "red"]
+
+
+def test_row_percentile_is_numpys():
+    # the rim search's robust cap: numpy's linear percentile per row, to the bit, in the rows' own dtype
+    from vision.pot import _row_percentile
+
+    rng = np.random.default_rng(4)
+    for n in (1, 2, 7, 120, 121):
+        for q in (0, 10, 50, 75, 90, 100):
+            for dtype in (np.float32, np.float64):
+                a = (rng.random((30, n)) * 100).astype(dtype)
+                want = np.percentile(a, q, axis=1)
+                got = _row_percentile(a, q)
+                assert got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want)
