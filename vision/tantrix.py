@@ -55,6 +55,7 @@ from vision.tantrix_links import (
     turn_to_bands,
 )
 from vision.tantrix_gaps import MIN_LINK_ENDS, gap_lattice_candidates, link_end_counts, midpoint_band_share
+from vision.tantrix_shared_edges import read_from_neighbour_sides
 from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
 from vision.tantrix_unread import shared_edges_agree, tile_share, unexplained_hexes
 from vision.tantrix_tiles import (
@@ -749,7 +750,11 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     _search_flagged_hand_tiles(lab, Minv, cen, ang, faces, free, unread, model, params)
     faces = _flag_duplicates(faces[:n_seen]) + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
     faces = _read_by_elimination(faces, edge_lab, model, params,
-                                 [i for i in range(n_seen) if i not in unread and i not in single])
+                                 [i for i in range(len(faces)) if i not in unread and i not in single])
+    # a probe read only now (among the numbers left) still needs the tiles around it to agree
+    faces = faces[:n_seen] + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
+    sure_hexes = [t.hex if t.hex in board_hexes and i not in unread else None for i, t in enumerate(tiles)]
+    faces = _flag_duplicates(read_from_neighbour_sides(faces, sure_hexes, edge_lab, model, params.links))
     centers_px = apply_h(Minv, cen)
     board_cy = np.mean([centers_px[i, 1] for i, t in enumerate(tiles) if t.hex in board_hexes]) if board_hexes \
         else h / 2.0
@@ -983,23 +988,33 @@ def _orphan_silhouettes(blobs: Sequence[Blob], tiles: list[_Tile], M: np.ndarray
 def _corroborated(probed: list[FaceRead], seen: list[FaceRead], tiles: list[_Tile]) -> list[FaceRead]:
     """Faces read on hexes found only by their unexplained silhouette are kept when the tiles around agree:
     every shared edge with a read board tile matches (one at least) and the number is not read elsewhere.
-    Otherwise the hex holds an unread tile (flagged, no number)."""
+    Otherwise the hex holds an unread tile (flagged, no number).
+
+    A probe kept joins the read tiles, so a probe whose only read neighbours are other probes (a lamp's streak
+    washes a run of tiles off the silhouette) is corroborated through the chain of agreeing edges from the seen
+    tiles, surest face first; a chain never starts from probes alone.
+    """
     n_seen = len(seen)
     read = {tiles[i].hex: (f.number, f.rotation) for i, f in enumerate(seen)
             if f.number is not None and tiles[i].hex is not None}
     numbers = {f.number for f in seen if f.number is not None}
-    out = []
-    for k, f in enumerate(probed):
-        ok = f.number is not None and f.number not in numbers
-        if ok:
-            good, bad = shared_edges_agree(f.number, f.rotation, tiles[n_seen + k].hex, read)
-            ok = good >= 1 and bad == 0
-        if ok:
-            numbers.add(f.number)
-            out.append(f)
-        else:
-            out.append(FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True))
-    return out
+    kept: set[int] = set()
+    pending = sorted((k for k, f in enumerate(probed) if f.number is not None), key=lambda k: -probed[k].margin)
+    grew = True
+    while grew:
+        grew = False
+        for k in pending:
+            f, hx = probed[k], tiles[n_seen + k].hex
+            if k in kept or f.number in numbers:
+                continue
+            good, bad = shared_edges_agree(f.number, f.rotation, hx, read)
+            if good >= 1 and bad == 0:
+                kept.add(k)
+                numbers.add(f.number)
+                read[hx] = (f.number, f.rotation)
+                grew = True
+    return [f if k in kept else FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True)
+            for k, f in enumerate(probed)]
 
 
 def _neighbour_confidence(tiles: list[TileReading]) -> list[TileReading]:
