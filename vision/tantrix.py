@@ -712,11 +712,15 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     free = np.array([t.hex is None or t.hex not in board_hexes for t in tiles], bool)
     if free.any():
         tiles, cen, ang, free = _pose_hand_tiles(lab, M, blobs, tiles, cen, ang, free)
+    # a hexagon posed off the lattice over board tiles is a tile there seen badly: it is probed on its hex like
+    # any tile missed (kept on the board, read only if the tiles around agree), and its wrong pose no longer
+    # explains the pixels of the hexes it straddles, which are probed in turn
     astray = _astray_board_tiles(tiles, cen, board_hexes)
-    for i, hx in astray.items():
-        tiles[i] = _Tile(tiles[i].center_u, tiles[i].angle_deg, hx, tiles[i].blob)
-        board_hexes = board_hexes | {hx}
-    unread = set(astray)
+    forced = [hx for hx in astray.values()]
+    if astray:
+        keep = np.array([i not in astray for i in range(len(tiles))], bool)
+        tiles, cen, ang, free = [t for t, k in zip(tiles, keep) if k], cen[keep], ang[keep], free[keep]
+    unread: set[int] = set()
     orphans = _orphan_silhouettes(blobs, tiles, M, pixels.bands)
     single: set[int] = set()  # a silhouette of one tile's size: posed from its bands, read if all six show
     if orphans:
@@ -728,14 +732,17 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         ang = np.concatenate([ang, np.zeros(len(orphans))])
         free = np.concatenate([free, np.ones(len(orphans), bool)])
     # silhouette on the board's lattice that no read tile explains: tiles missed, probed like the others
-    probes = unexplained_hexes(pixels.tile, pixels.bands, pixels.washed, Minv, board_hexes,
+    probes = unexplained_hexes(pixels.tile, pixels.bands, pixels.washed, Minv, board_hexes | set(forced),
                                [(cen[i], ang[i]) for i in np.flatnonzero(free)], pixels.broad)
-    probes = _probes_with_link_ends(lab, Minv, probes, board_hexes, cen, ang, tiles, params, pixels.washed)
+    f_c, f_a, _ = _probe_poses(lab, Minv, forced, params)
+    posed = list(zip(forced, f_c, f_a)) + _probes_with_link_ends(
+        lab, Minv, probes, board_hexes | set(forced), cen, ang, tiles, params, pixels.washed)
+    probes = [hx for hx, _, _ in posed]
     n_seen = len(tiles)
     if probes:
         tiles = tiles + [_Tile(hex_center_u(*hx), 0.0, hx, -1) for hx in probes]
-        cen = np.concatenate([cen, np.array([hex_center_u(*hx) for hx in probes])])
-        ang = np.concatenate([ang, np.zeros(len(probes))])
+        cen = np.concatenate([cen, np.array([c for _, c, _ in posed])])
+        ang = np.concatenate([ang, np.array([a for _, _, a in posed], float)])
         free = np.concatenate([free, np.zeros(len(probes), bool)])
         board_hexes = board_hexes | set(probes)
     if free.any():
@@ -836,29 +843,63 @@ MIN_PROBE_CONTRAST_SHARE = 0.35
 WASHED_PROBE_SHARE = 0.25
 
 
+def _probe_poses(lab: np.ndarray, Minv: np.ndarray, probes: list[tuple[int, int]], params: TantrixParams
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each probed hex's pose (centre U, angle) within ``PROBE_REACH_U`` and ``PROBE_TURN_DEG`` of the lattice's
+    where its six edge midpoints show link ends best, and that contrast. The plane fitted mostly to the board's
+    middle can be a third of a tile off at its rim; a tile missed there still shows a link end at every edge
+    midpoint of its own pose, bare table at most the one or two across from the board's bands. Searched on a
+    coarse grid, then a fine one around the best."""
+    cen = np.array([hex_center_u(*hx) for hx in probes]).reshape(-1, 2)
+    ang = np.zeros(len(probes))
+    for reach, step, turn, turn_step in ((PROBE_REACH_U, 2 * PROBE_STEP_U, PROBE_TURN_DEG, PROBE_TURN_STEP_DEG),
+                                         (PROBE_STEP_U, PROBE_STEP_U, PROBE_TURN_STEP_DEG, PROBE_TURN_STEP_DEG / 2)):
+        g = np.arange(-reach, reach + 1e-9, step)
+        dx, dy = np.meshgrid(g, g)
+        offs = np.column_stack([dx.ravel(), dy.ravel()])
+        offs = offs[np.hypot(offs[:, 0], offs[:, 1]) <= reach + 1e-9]
+        turns = np.arange(-turn, turn + 1e-9, turn_step)
+        n_pose = len(offs) * len(turns)
+        c = (cen[:, None, None, :] + offs[None, :, None, :] + np.zeros((1, 1, len(turns), 1))).reshape(-1, 2)
+        a = (ang[:, None, None] + turns[None, None, :] + np.zeros((1, len(offs), 1))).reshape(-1)
+        score = band_contrast(lab, Minv, c, a, params.links).reshape(len(probes), n_pose)
+        pick = np.arange(len(probes)) * n_pose + np.argmax(score, axis=1)
+        cen, ang, best = c[pick], a[pick], score.max(axis=1)
+    return cen, ang, best
+
+
+# Probed hexes: pose searched within this reach (U) of the lattice's, on this grid step (U; twice it first), and
+# within this turn (deg) on this step.
+PROBE_REACH_U = 0.3
+PROBE_STEP_U = 0.05
+PROBE_TURN_DEG = 6.0
+PROBE_TURN_STEP_DEG = 2.0
+
+
 def _probes_with_link_ends(lab: np.ndarray, Minv: np.ndarray, probes: list[tuple[int, int]],
                            board: set[tuple[int, int]], cen: np.ndarray, ang: np.ndarray, tiles: list[_Tile],
-                           params: TantrixParams, washed_px: np.ndarray) -> list[tuple[int, int]]:
+                           params: TantrixParams, washed_px: np.ndarray
+                           ) -> list[tuple[tuple[int, int], np.ndarray, float]]:
     """The probed hexes whose edge midpoints show link ends like a tile's (or that a highlight washes), and
-    still joined to the board."""
+    still joined to the board, each with its pose (``_probe_poses``; the lattice's when washed)."""
     if not probes:
-        return probes
+        return []
     on = [i for i, t in enumerate(tiles) if t.hex in board]
     ref = band_contrast(lab, Minv, cen[on], ang[on], params.links) if on else np.zeros(0)
     ref = ref[np.isfinite(ref)]
+    pc_u, pa, pc = _probe_poses(lab, Minv, probes, params)
     if len(ref) == 0:
-        return probes
-    pc = band_contrast(lab, Minv, np.array([hex_center_u(*hx) for hx in probes]), np.zeros(len(probes)),
-                       params.links)
+        return [(hx, hex_center_u(*hx), 0.0) for hx in probes]
     washed = tile_share(washed_px, Minv, probes)
-    ok = {hx for hx, c, u in zip(probes, pc, washed)
-          if c >= MIN_PROBE_CONTRAST_SHARE * float(np.median(ref)) or u >= WASHED_PROBE_SHARE}
+    seen = pc >= MIN_PROBE_CONTRAST_SHARE * float(np.median(ref))
+    pose = {hx: (c, float(a)) if s else (hex_center_u(*hx), 0.0) for hx, c, a, s in zip(probes, pc_u, pa, seen)}
+    ok = {hx for hx, s, u in zip(probes, seen, washed) if s or u >= WASHED_PROBE_SHARE}
     kept: set[tuple[int, int]] = set()
     frontier = {hx for hx in ok if any(n in board for n in neighbours(hx))}
     while frontier:
         kept |= frontier
         frontier = {hx for hx in ok - kept if any(n in kept for n in neighbours(hx))}
-    return [hx for hx in probes if hx in kept]
+    return [(hx, *pose[hx]) for hx in probes if hx in kept]
 
 
 def _search_flagged_hand_tiles(lab: np.ndarray, Minv: np.ndarray, cen: np.ndarray, ang: np.ndarray,
