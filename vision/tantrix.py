@@ -716,7 +716,7 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     # any tile missed (kept on the board, read only if the tiles around agree), and its wrong pose no longer
     # explains the pixels of the hexes it straddles, which are probed in turn
     astray = _astray_board_tiles(tiles, cen, board_hexes)
-    forced = [hx for hx in astray.values()]
+    forced = list(astray.values())
     if astray:
         keep = np.array([i not in astray for i in range(len(tiles))], bool)
         tiles, cen, ang, free = [t for t, k in zip(tiles, keep) if k], cen[keep], ang[keep], free[keep]
@@ -887,11 +887,17 @@ def _probes_with_link_ends(lab: np.ndarray, Minv: np.ndarray, probes: list[tuple
     on = [i for i, t in enumerate(tiles) if t.hex in board]
     ref = band_contrast(lab, Minv, cen[on], ang[on], params.links) if on else np.zeros(0)
     ref = ref[np.isfinite(ref)]
-    pc_u, pa, pc = _probe_poses(lab, Minv, probes, params)
     if len(ref) == 0:
         return [(hx, hex_center_u(*hx), 0.0) for hx in probes]
+    floor = MIN_PROBE_CONTRAST_SHARE * float(np.median(ref))
+    pc_u = np.array([hex_center_u(*hx) for hx in probes])
+    pa = np.zeros(len(probes))
+    pc = band_contrast(lab, Minv, pc_u, pa, params.links)
+    off = np.flatnonzero(pc < floor)  # only these need their own pose searched (the costly part)
+    if len(off):
+        pc_u[off], pa[off], pc[off] = _probe_poses(lab, Minv, [probes[i] for i in off], params)
     washed = tile_share(washed_px, Minv, probes)
-    seen = pc >= MIN_PROBE_CONTRAST_SHARE * float(np.median(ref))
+    seen = pc >= floor
     pose = {hx: (c, float(a)) if s else (hex_center_u(*hx), 0.0) for hx, c, a, s in zip(probes, pc_u, pa, seen)}
     ok = {hx for hx, s, u in zip(probes, seen, washed) if s or u >= WASHED_PROBE_SHARE}
     kept: set[tuple[int, int]] = set()
