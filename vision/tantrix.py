@@ -55,6 +55,7 @@ from vision.tantrix_links import (
     turn_to_bands,
 )
 from vision.tantrix_gaps import MIN_LINK_ENDS, gap_lattice_candidates, link_end_counts, midpoint_band_share
+from vision.tantrix_shared_edges import read_from_neighbour_sides
 from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
 from vision.tantrix_unread import shared_edges_agree, tile_share, unexplained_hexes
 from vision.tantrix_tiles import (
@@ -711,11 +712,15 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     free = np.array([t.hex is None or t.hex not in board_hexes for t in tiles], bool)
     if free.any():
         tiles, cen, ang, free = _pose_hand_tiles(lab, M, blobs, tiles, cen, ang, free)
+    # a hexagon posed off the lattice over board tiles is a tile there seen badly: it is probed on its hex like
+    # any tile missed (kept on the board, read only if the tiles around agree), and its wrong pose no longer
+    # explains the pixels of the hexes it straddles, which are probed in turn
     astray = _astray_board_tiles(tiles, cen, board_hexes)
-    for i, hx in astray.items():
-        tiles[i] = _Tile(tiles[i].center_u, tiles[i].angle_deg, hx, tiles[i].blob)
-        board_hexes = board_hexes | {hx}
-    unread = set(astray)
+    forced = list(astray.values())
+    if astray:
+        keep = np.array([i not in astray for i in range(len(tiles))], bool)
+        tiles, cen, ang, free = [t for t, k in zip(tiles, keep) if k], cen[keep], ang[keep], free[keep]
+    unread: set[int] = set()
     orphans = _orphan_silhouettes(blobs, tiles, M, pixels.bands)
     single: set[int] = set()  # a silhouette of one tile's size: posed from its bands, read if all six show
     if orphans:
@@ -727,14 +732,17 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         ang = np.concatenate([ang, np.zeros(len(orphans))])
         free = np.concatenate([free, np.ones(len(orphans), bool)])
     # silhouette on the board's lattice that no read tile explains: tiles missed, probed like the others
-    probes = unexplained_hexes(pixels.tile, pixels.bands, pixels.washed, Minv, board_hexes,
+    probes = unexplained_hexes(pixels.tile, pixels.bands, pixels.washed, Minv, board_hexes | set(forced),
                                [(cen[i], ang[i]) for i in np.flatnonzero(free)], pixels.broad)
-    probes = _probes_with_link_ends(lab, Minv, probes, board_hexes, cen, ang, tiles, params, pixels.washed)
+    f_c, f_a, _ = _probe_poses(lab, Minv, forced, params)
+    posed = list(zip(forced, f_c, f_a)) + _probes_with_link_ends(
+        lab, Minv, probes, board_hexes | set(forced), cen, ang, tiles, params, pixels.washed)
+    probes = [hx for hx, _, _ in posed]
     n_seen = len(tiles)
     if probes:
         tiles = tiles + [_Tile(hex_center_u(*hx), 0.0, hx, -1) for hx in probes]
-        cen = np.concatenate([cen, np.array([hex_center_u(*hx) for hx in probes])])
-        ang = np.concatenate([ang, np.zeros(len(probes))])
+        cen = np.concatenate([cen, np.array([c for _, c, _ in posed])])
+        ang = np.concatenate([ang, np.array([a for _, _, a in posed], float)])
         free = np.concatenate([free, np.zeros(len(probes), bool)])
         board_hexes = board_hexes | set(probes)
     if free.any():
@@ -749,7 +757,11 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     _search_flagged_hand_tiles(lab, Minv, cen, ang, faces, free, unread, model, params)
     faces = _flag_duplicates(faces[:n_seen]) + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
     faces = _read_by_elimination(faces, edge_lab, model, params,
-                                 [i for i in range(n_seen) if i not in unread and i not in single])
+                                 [i for i in range(len(faces)) if i not in unread and i not in single])
+    # a probe read only now (among the numbers left) still needs the tiles around it to agree
+    faces = faces[:n_seen] + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
+    sure_hexes = [t.hex if t.hex in board_hexes and i not in unread else None for i, t in enumerate(tiles)]
+    faces = _flag_duplicates(read_from_neighbour_sides(faces, sure_hexes, edge_lab, model, params.links))
     centers_px = apply_h(Minv, cen)
     board_cy = np.mean([centers_px[i, 1] for i, t in enumerate(tiles) if t.hex in board_hexes]) if board_hexes \
         else h / 2.0
@@ -831,29 +843,69 @@ MIN_PROBE_CONTRAST_SHARE = 0.35
 WASHED_PROBE_SHARE = 0.25
 
 
+def _probe_poses(lab: np.ndarray, Minv: np.ndarray, probes: list[tuple[int, int]], params: TantrixParams
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each probed hex's pose (centre U, angle) within ``PROBE_REACH_U`` and ``PROBE_TURN_DEG`` of the lattice's
+    where its six edge midpoints show link ends best, and that contrast. The plane fitted mostly to the board's
+    middle can be a third of a tile off at its rim; a tile missed there still shows a link end at every edge
+    midpoint of its own pose, bare table at most the one or two across from the board's bands. Searched on a
+    coarse grid, then a fine one around the best."""
+    cen = np.array([hex_center_u(*hx) for hx in probes]).reshape(-1, 2)
+    ang = np.zeros(len(probes))
+    for reach, step, turn, turn_step in ((PROBE_REACH_U, 2 * PROBE_STEP_U, PROBE_TURN_DEG, PROBE_TURN_STEP_DEG),
+                                         (PROBE_STEP_U, PROBE_STEP_U, PROBE_TURN_STEP_DEG, PROBE_TURN_STEP_DEG / 2)):
+        g = np.arange(-reach, reach + 1e-9, step)
+        dx, dy = np.meshgrid(g, g)
+        offs = np.column_stack([dx.ravel(), dy.ravel()])
+        offs = offs[np.hypot(offs[:, 0], offs[:, 1]) <= reach + 1e-9]
+        turns = np.arange(-turn, turn + 1e-9, turn_step)
+        n_pose = len(offs) * len(turns)
+        c = (cen[:, None, None, :] + offs[None, :, None, :] + np.zeros((1, 1, len(turns), 1))).reshape(-1, 2)
+        a = (ang[:, None, None] + turns[None, None, :] + np.zeros((1, len(offs), 1))).reshape(-1)
+        score = band_contrast(lab, Minv, c, a, params.links).reshape(len(probes), n_pose)
+        pick = np.arange(len(probes)) * n_pose + np.argmax(score, axis=1)
+        cen, ang, best = c[pick], a[pick], score.max(axis=1)
+    return cen, ang, best
+
+
+# Probed hexes: pose searched within this reach (U) of the lattice's, on this grid step (U; twice it first), and
+# within this turn (deg) on this step.
+PROBE_REACH_U = 0.3
+PROBE_STEP_U = 0.05
+PROBE_TURN_DEG = 6.0
+PROBE_TURN_STEP_DEG = 2.0
+
+
 def _probes_with_link_ends(lab: np.ndarray, Minv: np.ndarray, probes: list[tuple[int, int]],
                            board: set[tuple[int, int]], cen: np.ndarray, ang: np.ndarray, tiles: list[_Tile],
-                           params: TantrixParams, washed_px: np.ndarray) -> list[tuple[int, int]]:
+                           params: TantrixParams, washed_px: np.ndarray
+                           ) -> list[tuple[tuple[int, int], np.ndarray, float]]:
     """The probed hexes whose edge midpoints show link ends like a tile's (or that a highlight washes), and
-    still joined to the board."""
+    still joined to the board, each with its pose (``_probe_poses``; the lattice's when washed)."""
     if not probes:
-        return probes
+        return []
     on = [i for i, t in enumerate(tiles) if t.hex in board]
     ref = band_contrast(lab, Minv, cen[on], ang[on], params.links) if on else np.zeros(0)
     ref = ref[np.isfinite(ref)]
     if len(ref) == 0:
-        return probes
-    pc = band_contrast(lab, Minv, np.array([hex_center_u(*hx) for hx in probes]), np.zeros(len(probes)),
-                       params.links)
+        return [(hx, hex_center_u(*hx), 0.0) for hx in probes]
+    floor = MIN_PROBE_CONTRAST_SHARE * float(np.median(ref))
+    pc_u = np.array([hex_center_u(*hx) for hx in probes])
+    pa = np.zeros(len(probes))
+    pc = band_contrast(lab, Minv, pc_u, pa, params.links)
+    off = np.flatnonzero(pc < floor)  # only these need their own pose searched (the costly part)
+    if len(off):
+        pc_u[off], pa[off], pc[off] = _probe_poses(lab, Minv, [probes[i] for i in off], params)
     washed = tile_share(washed_px, Minv, probes)
-    ok = {hx for hx, c, u in zip(probes, pc, washed)
-          if c >= MIN_PROBE_CONTRAST_SHARE * float(np.median(ref)) or u >= WASHED_PROBE_SHARE}
+    seen = pc >= floor
+    pose = {hx: (c, float(a)) if s else (hex_center_u(*hx), 0.0) for hx, c, a, s in zip(probes, pc_u, pa, seen)}
+    ok = {hx for hx, s, u in zip(probes, seen, washed) if s or u >= WASHED_PROBE_SHARE}
     kept: set[tuple[int, int]] = set()
     frontier = {hx for hx in ok if any(n in board for n in neighbours(hx))}
     while frontier:
         kept |= frontier
         frontier = {hx for hx in ok - kept if any(n in kept for n in neighbours(hx))}
-    return [hx for hx in probes if hx in kept]
+    return [(hx, *pose[hx]) for hx in probes if hx in kept]
 
 
 def _search_flagged_hand_tiles(lab: np.ndarray, Minv: np.ndarray, cen: np.ndarray, ang: np.ndarray,
@@ -983,23 +1035,33 @@ def _orphan_silhouettes(blobs: Sequence[Blob], tiles: list[_Tile], M: np.ndarray
 def _corroborated(probed: list[FaceRead], seen: list[FaceRead], tiles: list[_Tile]) -> list[FaceRead]:
     """Faces read on hexes found only by their unexplained silhouette are kept when the tiles around agree:
     every shared edge with a read board tile matches (one at least) and the number is not read elsewhere.
-    Otherwise the hex holds an unread tile (flagged, no number)."""
+    Otherwise the hex holds an unread tile (flagged, no number).
+
+    A probe kept joins the read tiles, so a probe whose only read neighbours are other probes (a lamp's streak
+    washes a run of tiles off the silhouette) is corroborated through the chain of agreeing edges from the seen
+    tiles, surest face first; a chain never starts from probes alone.
+    """
     n_seen = len(seen)
     read = {tiles[i].hex: (f.number, f.rotation) for i, f in enumerate(seen)
             if f.number is not None and tiles[i].hex is not None}
     numbers = {f.number for f in seen if f.number is not None}
-    out = []
-    for k, f in enumerate(probed):
-        ok = f.number is not None and f.number not in numbers
-        if ok:
-            good, bad = shared_edges_agree(f.number, f.rotation, tiles[n_seen + k].hex, read)
-            ok = good >= 1 and bad == 0
-        if ok:
-            numbers.add(f.number)
-            out.append(f)
-        else:
-            out.append(FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True))
-    return out
+    kept: set[int] = set()
+    pending = sorted((k for k, f in enumerate(probed) if f.number is not None), key=lambda k: -probed[k].margin)
+    grew = True
+    while grew:
+        grew = False
+        for k in pending:
+            f, hx = probed[k], tiles[n_seen + k].hex
+            if k in kept or f.number in numbers:
+                continue
+            good, bad = shared_edges_agree(f.number, f.rotation, hx, read)
+            if good >= 1 and bad == 0:
+                kept.add(k)
+                numbers.add(f.number)
+                read[hx] = (f.number, f.rotation)
+                grew = True
+    return [f if k in kept else FaceRead(None, None, f.edge_classes, f.margin, f.mean_cost, True)
+            for k, f in enumerate(probed)]
 
 
 def _neighbour_confidence(tiles: list[TileReading]) -> list[TileReading]:

@@ -77,3 +77,16 @@ def test_tile_washed_by_a_lamp_reads_by_elimination_among_the_numbers_left(tmp_p
     tally = tally_against_truth(reading, truth)
     assert tally["wrong"] == 0 and tally["missed"] == 0
     assert tally["exact"] == len(truth)  # 38 of 39 before
+
+
+def test_tile_at_the_rim_off_the_fitted_lattice_is_probed_at_its_own_pose(tmp_path):
+    """Seed 4242, board 2: at the board's rim a tile whose white link meets a cream table lies a third of a tile
+    off the lattice the plane fits mid-board. The reader before posed one hexagon across it and its neighbour,
+    left that neighbour unread and missed the tile (the verdict too close to call); each hex is now probed at
+    the pose within a third of a tile where its six edge midpoints show link ends, and both read."""
+    img, truth = simulated_photo(tmp_path, 4242, 2)
+    reading = detect_tantrix(img)
+    tally = tally_against_truth(reading, truth)
+    assert tally["wrong"] == 0 and tally["missed"] == 0
+    assert tally["exact"] == len(truth)  # 43 of 45 before
+    assert judge_document(reading_document(reading))["legal"] is True
