@@ -373,7 +373,8 @@ def read_faces(edge_lab: np.ndarray, model: ColourModel, params: LinkParams,
         total = np.where(allowed, per_edge.sum(axis=1), np.inf)
         order = np.argsort(total)
         best, second = order[0], order[1]
-        margin = float(total[second] - total[best])
+        # every number excluded (a phantom beside a full set): no face is possible, so none may clear the margin
+        margin = float(total[second] - total[best]) if np.isfinite(total[best]) else 0.0
         # the face must explain most edges well; one or two edges lost under glare cost every face alike, so
         # they neither decide nor spoil the choice (a tie between faces differing there is flagged by the margin)
         mean_cost = float(np.mean(np.sort(per_edge[best])[:params.edges_that_must_fit]))

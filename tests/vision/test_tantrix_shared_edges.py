@@ -158,3 +158,14 @@ def test_board_under_a_lamp_reads_washed_tiles_from_their_neighbours(tmp_path):
     on_it = min(reading.tiles, key=lambda r: math.dist(r.center_px, t19["center_px"]))
     assert on_it.number == 19
     assert judge_document(reading_document(reading))["legal"] is False  # the planted fault still seen
+
+
+def test_a_tile_when_every_number_is_read_elsewhere_stays_unread():
+    """A phantom beside a full set of 56: its links match a face perfectly, but every number is taken, so it is
+    reported unread rather than read as a face another tile already shows."""
+    edge_lab = np.array([[_lab(c) for c in _classes(*FACE)]])
+    assert read_faces(edge_lab, MODEL, PARAMS)[0].number == FACE[0]  # the premise: a clean read on its own
+    taken = frozenset(range(1, 57))
+    with np.errstate(invalid="raise"):
+        face = read_faces(edge_lab, MODEL, PARAMS, exclude=taken)[0]
+    assert face.number is None and face.flagged
