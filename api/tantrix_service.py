@@ -91,6 +91,9 @@ def reading_document(reading: Any, *, image_path: str | None = None, camera: Any
         "colorblind": bool(reading.colorblind),
         "lattice": {"origin_mm": _r(reading.lattice_origin_mm), "angle_deg": _r(reading.lattice_angle_deg)},
         "tiles": tiles,
+        # found like tiles while all 56 faces are read elsewhere, each once: not tiles of this set
+        "not_tiles": [{"id": t.tile_id, "center_px": _r(t.center_px, 1), "outline_px": _r(t.outline_px, 1)}
+                      for t in getattr(reading, "not_tiles", ())],
         "calibration": cal,
     }
 

@@ -24,7 +24,16 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from geometry.tantrix import Board, Placement, TantrixError, hex_groups, neighbour, neighbours, opposite_edge
+from geometry.tantrix import (
+    TILE_COUNT,
+    Board,
+    Placement,
+    TantrixError,
+    hex_groups,
+    neighbour,
+    neighbours,
+    opposite_edge,
+)
 from geometry.tantrix import tile as tile_of
 from vision.tantrix_lattice import (
     HEX_AREA_U,
@@ -131,6 +140,8 @@ class TantrixReading:
     plane_to_image: tuple[tuple[float, float, float], ...]
     colorblind: bool
     source: str
+    # found like tiles but unread while every one of the set's 56 faces is read elsewhere: not tiles
+    not_tiles: tuple[TileReading, ...] = ()
 
     def board(self) -> Board:
         """The Tantrix: board tiles whose face was read."""
@@ -473,7 +484,21 @@ def detect_tantrix(image_bgr: np.ndarray, camera: CameraModel | None = None, *,
                                  "board hexagons read as a tile's face")
     if board and n_read < params.min_low_contrast_read_share * len(board):
         reading = _distrust_partial_faces(reading)
-    return reading
+    return _beyond_a_complete_set(reading)
+
+
+def _beyond_a_complete_set(reading: TantrixReading) -> TantrixReading:
+    """A set holds each of its 56 faces once: when every one is read for sure, each once, whatever else was
+    found like a tile (a hexagon over a link-coloured mat, cloth mottling at the border) is none, and must not
+    hold the verdict back as an unread tile. It is kept apart, not dropped."""
+    read = Counter(t.number for t in reading.tiles if t.number is not None)
+    sure = all(not t.flagged for t in reading.tiles if t.number is not None)
+    if len(read) < TILE_COUNT or max(read.values()) > 1 or not sure:
+        return reading
+    others = tuple(t for t in reading.tiles if t.number is None)
+    if not others:
+        return reading
+    return replace(reading, tiles=tuple(t for t in reading.tiles if t.number is not None), not_tiles=others)
 
 
 def _read_share(reading: TantrixReading) -> float:
