@@ -41,6 +41,15 @@ from geometry.marbles import (
     RING_RADIUS_MM,
     TOLLEY_MAX_DIAMETER_MM,
 )
+from vision.marbles_group import (
+    INTERIOR_NEIGHBOURS,
+    INTERIOR_PRESENCE,
+    brighter_than_sand,
+    disc_mean,
+    interior_neighbours,
+    lattice_neighbours,
+    lightness_departure,
+)
 from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.ortho import OrthoGrid, ortho_maps
@@ -249,8 +258,9 @@ def _disc_kernel(radius_px: float) -> np.ndarray:
 
 
 def _fit_lattice(mask: np.ndarray, spacing_px: float, saliency: np.ndarray | None = None
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Triangular lattice (spacing ``spacing_px``) best explaining a blob: centres (N, 2) and their cover.
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Triangular lattice (spacing ``spacing_px``) best explaining a blob: centres (N, 2), their cover, their
+    saliency and the lattice's turn (rad; one of its axes, the others 60 deg apart).
 
     Searches rotation (0-60 deg) and offset over one unit cell. The score rewards lattice points whose marble
     disc the silhouette covers and, inside it, points where the colour departure is strongest: a marble's
@@ -271,7 +281,7 @@ def _fit_lattice(mask: np.ndarray, spacing_px: float, saliency: np.ndarray | Non
     n_half = int(max(h, w) / spacing_px) + 2
     ii, jj = np.meshgrid(np.arange(-n_half, n_half + 1), np.arange(-n_half, n_half + 1))
     base = np.column_stack([(ii + 0.5 * jj).ravel(), (jj * math.sqrt(3) / 2).ravel()]) * spacing_px
-    best = (-math.inf, None, None)
+    best = (-math.inf, None, None, None, 0.0)
     offs = np.linspace(0, 1, max(4, round(spacing_px / 1.0)), endpoint=False)
     for ang in np.deg2rad(np.arange(0.0, 60.0, 1.5)):
         c, s = math.cos(ang), math.sin(ang)
@@ -288,10 +298,10 @@ def _fit_lattice(mask: np.ndarray, spacing_px: float, saliency: np.ndarray | Non
                 sel = cv_ > 0.5
                 score = float(np.sum(cv_[sel] - 0.5) + 0.5 * np.sum(sal[yi[ok], xi[ok]][sel]))
                 if score > best[0]:
-                    best = (score, p[ok], cv_, sal[yi[ok], xi[ok]])
-    _, pts, cv_, sv = best
+                    best = (score, p[ok], cv_, sal[yi[ok], xi[ok]], float(ang))
+    _, pts, cv_, sv, turn = best
     pts = pts - pad
-    return pts, cv_, sv
+    return pts, cv_, sv, turn
 
 
 def _solid(mask: np.ndarray, marble_px: float) -> np.ndarray:
@@ -459,6 +469,28 @@ def _distance_to_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.nda
         return float(np.hypot(*(p - p0 - t * d)))
 
     return min(seg(a, b), seg(b, c), seg(c, a))
+
+
+def _disc_cut(c, seen: np.ndarray, radius_px: float) -> bool:
+    """Whether the disc of ``radius_px`` round ortho point ``c`` reaches pixels the photo does not show."""
+    h, w = seen.shape
+    r = math.ceil(radius_px)
+    x, y = (int(round(v)) for v in np.asarray(c, float))
+    if x - r < 0 or y - r < 0 or x + r >= w or y + r >= h:
+        return True
+    yy, xx = np.mgrid[-r:r + 1, -r:r + 1]
+    disc = (xx * xx + yy * yy) <= radius_px * radius_px
+    return not bool(seen[y - r:y + r + 1, x - r:x + r + 1][disc].all())
+
+
+def _inside(pts_px: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Whether each point (N, 2) falls on a true pixel of ``mask`` (points off the array are not)."""
+    gi = np.round(np.asarray(pts_px, float).reshape(-1, 2)).astype(int)
+    h, w = mask.shape
+    ok = (gi[:, 0] >= 0) & (gi[:, 1] >= 0) & (gi[:, 0] < w) & (gi[:, 1] < h)
+    out = np.zeros(len(gi), bool)
+    out[ok] = mask[gi[ok, 1], gi[ok, 0]]
+    return out
 
 
 def _near_any(p: np.ndarray, points: list[np.ndarray], dist_px: float) -> bool:
@@ -651,6 +683,7 @@ def detect_marbles(
         region = inside & (rad >= r_lo) & (rad <= r_hi)
         if region.sum() < 100:
             continue
+        seen = valid.copy()  # the surface the photo shows (a ball whose disc reaches past it is cut)
         rim_band = None
         # the rim shoulder itself is a colour change: keep each surface to itself
         if base_z == 0.0:
@@ -659,6 +692,7 @@ def detect_marbles(
             # behind the ring the raised sand hides the ground: what shows there is the rim, not the ground
             hidden = _hidden_by_ring(xy.reshape(grid.height_px, grid.width_px, 2), z_mid, camera.center_mm)
             region &= ~hidden
+            seen &= ~hidden
             # where the real shoulder hides more than the modelled one, or slumps further than its modelled foot,
             # the rim's sand shows just beside the hidden ground and the foot: a blob there in the sand's own hue
             # is the rim, not a ball
@@ -700,6 +734,9 @@ def detect_marbles(
                     and _coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
                     and not (rim_band is not None and sand_ab is not None
                              and _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab, params))]
+        dl_disc = None  # the disc-averaged lightness departure, made for the first group
+        inner_disc = cv2.erode(region.astype(np.uint8), cv2.getStructuringElement(
+            cv2.MORPH_ELLIPSE, (2 * int(0.5 * marble_px) + 1,) * 2)).astype(bool)
         accepted_ortho: list[np.ndarray] = []
         pending: list[tuple] = []  # (ortho centre, diameter mm, confidence, grouped), emitted once all are known
 
@@ -732,17 +769,46 @@ def detect_marbles(
                 grouped = False
             else:
                 x, y, bw, bh = b.bbox
-                pts, cov, _ = _fit_lattice(_solid(b.mask, marble_px), LATTICE_SPACING_MM / mm_per_px,
-                                              mag[y:y + bh, x:x + bw])
-                # a lattice point is a marble where the silhouette covers its disc and its core is coloured
-                core = _core_chroma(chroma, c_med, pts + np.array([x, y]))
-                keep = (cov >= params.lattice_cover) & (core >= params.lattice_min_core_chroma)
-                centers = list(pts[keep] + np.array([b.bbox[0], b.bbox[1]]))
-                diam = [MARBLE_DIAMETER_MM] * len(centers)
+                spacing_px = LATTICE_SPACING_MM / mm_per_px
+                pts, cov, _, turn = _fit_lattice(_solid(b.mask, marble_px), spacing_px, mag[y:y + bh, x:x + bw])
+                pts = pts + np.array([x, y])
+                if dl_disc is None:
+                    dl_disc = disc_mean(lightness_departure(img, region, kernel), 0.45 * marble_px)
+                # a lattice point is a marble where the silhouette covers its disc and its core is coloured, or
+                # its disc is brighter than the sand (lit glass: a shadow only darkens)
+                core = _core_chroma(chroma, c_med, pts)
+                bright = brighter_than_sand(dl_disc, region, pts)
+                keep = (cov >= params.lattice_cover) & ((core >= params.lattice_min_core_chroma) | bright)
+                members = pts[keep]
+                presence = [1.0 if br else _presence_confidence(float(v), params)
+                            for v, br in zip(core[keep], bright[keep])]
                 conf = [float(min(1.0, 0.5 + c / 2)) for c in cov[keep]]
+                # a covered point with a grey core but sure members on most of its sides is inside the group: a
+                # group's shadow falls beyond its down-light edge, never within it, so there it is a grey or
+                # clear marble (flagged: a marble knocked out of the middle would leave such a hole too)
+                sure = members[np.asarray(presence) >= KIND_SURE]  # a shade-grey member may be shadow itself
+                inner = (cov >= params.lattice_cover) & ~keep & (interior_neighbours(pts, sure, spacing_px)
+                                                                  >= INTERIOR_NEIGHBOURS)
+                members = np.vstack([members, pts[inner]])
+                presence += [INTERIOR_PRESENCE] * int(inner.sum())
+                conf += [float(min(1.0, 0.5 + c / 2)) for c in cov[inner]]
+                # a pale marble touching the group, left out of the silhouette, sits on a free neighbour point
+                # of the lattice; it counts there when its disc is brighter than the sand
+                while len(members):
+                    nb = lattice_neighbours(members, turn, spacing_px)
+                    nb = nb[_inside(nb, inner_disc)] if len(nb) else nb
+                    nb = nb[brighter_than_sand(dl_disc, region, nb)] if len(nb) else nb
+                    nb = np.array([q for q in nb if not _near_any(q, accepted_ortho, marble_px)]).reshape(-1, 2)
+                    if not len(nb):
+                        break
+                    members = np.vstack([members, nb])
+                    presence += [1.0] * len(nb)
+                    conf += [0.75] * len(nb)
+                centers = list(members)
+                diam = [MARBLE_DIAMETER_MM] * len(centers)
                 grouped = True
-            presence = ([_presence_confidence(float(v), params) for v in core[keep]] if grouped
-                        else [1.0] * len(centers))
+            if not grouped:
+                presence = [1.0] * len(centers)
             for c, dmm, cf, pr in zip(centers, diam, conf, presence):
                 emit(c, dmm, cf, grouped, presence=pr)
         # faint balls the threshold split or missed: a ball is a disc of known size, so the colour departure
@@ -770,8 +836,15 @@ def detect_marbles(
                 # a ball parted from a chain with no outline to size it: the common ball, a marble, but its
                 # kind is a guess (too close to call)
                 dmm, kind_conf = MARBLE_DIAMETER_MM, 0.5
+            if kind_conf is None:
+                kind_conf = _kind_confidence(dmm, native_px, params)
+                # a ball whose largest possible disc reaches where the surface is not seen (behind the raised
+                # ring, past the photo's edge) shows only part of itself: its size is a lower bound, which tells
+                # a tolley but cannot rule one out
+                if dmm <= MARBLE_TOLLEY_SPLIT_MM and _disc_cut(c, seen, 0.5 * tolley_px + 1.0):
+                    kind_conf = min(kind_conf, 0.5)
             _emit_ball(found, grid, camera, c, dmm, cf, grouped,
-                       _kind_confidence(dmm, native_px, params) if kind_conf is None else kind_conf, base_z,
+                       kind_conf, base_z,
                        z_mid, native_px, params, presence)
     return tuple(found)
 
