@@ -315,11 +315,23 @@ def class_costs(edge_lab: np.ndarray, model: ColourModel, params: LinkParams) ->
             costs.append(hue_w * (_hue_diff(hue, model.hues_deg[j]) / params.hue_sigma_deg) ** 2 + low ** 2
                          + pale ** 2)
     out = np.stack(costs, axis=-1)
+    if model.colorblind:
+        # white is the one class a hueless sample can match by lightness alone, so a sample as dark and
+        # hueless as the tile's black (no band found there) would count for white against every colour; it
+        # shows no band at all and, like an unseen edge, costs every class alike
+        no_band = (C < params.min_chroma) & (params.white_min_l - L > UNSEEN_WHITE_SIGMAS * WHITE_L_SIGMA)
+        out[no_band] = np.nan
     return np.nan_to_num(out, nan=9.0)
 
 
+#: Lightness spread (L*) of white links below ``white_min_l``, and how many of those below it a hueless sample is
+#: no white link but the tile's black.
+WHITE_L_SIGMA = 8.0
+UNSEEN_WHITE_SIGMAS = 2.0
+
+
 def white_cost(L: np.ndarray, C: np.ndarray, params: LinkParams) -> np.ndarray:
-    return (C / params.white_chroma) ** 2 + (np.clip(params.white_min_l - L, 0.0, None) / 8.0) ** 2
+    return (C / params.white_chroma) ** 2 + (np.clip(params.white_min_l - L, 0.0, None) / WHITE_L_SIGMA) ** 2
 
 
 def fit_colour_model(edge_lab: np.ndarray, params: LinkParams) -> ColourModel:

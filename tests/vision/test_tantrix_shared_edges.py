@@ -169,3 +169,16 @@ def test_a_tile_when_every_number_is_read_elsewhere_stays_unread():
     with np.errstate(invalid="raise"):
         face = read_faces(edge_lab, MODEL, PARAMS, exclude=taken)[0]
     assert face.number is None and face.flagged
+
+
+def test_a_band_not_found_is_no_white_link_in_a_colour_blind_set():
+    """Seed 6565 #24: where a colour-blind tile's band was not found, its edge sample is the tile's own black
+    (hueless and dark). White is the one class such a sample could match by lightness; it counted ~44 units for
+    white against red, which read tile 19 as tile 32 with a wrong 'illegal'. It must cost every class alike."""
+    from vision.tantrix_links import class_costs
+    blind = ColourModel(hues_deg=HUE_PROTOTYPES_DEG, colorblind=True, chroma=(60.0, 60.0, 60.0, 0.0))
+    black = np.array([28.0, 1.2, 1.6])
+    shaded_white = np.array([PARAMS.white_min_l - 6.0, 1.0, 2.0])  # a white link in shade is still white
+    costs = class_costs(np.stack([black, shaded_white, _lab(0)]), blind, PARAMS)
+    assert np.ptp(costs[0]) == 0.0
+    assert costs[1].argmin() == 3 and costs[2].argmin() == 0
