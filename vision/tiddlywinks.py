@@ -34,7 +34,7 @@ from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, sp
 from vision.rim_check import felt_rim_winks
 from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
-from vision.stacking import cap_by_overlap, pile_implied_pairs, review_order
+from vision.stacking import cap_by_overlap, flag_tilted_slivers, pile_implied_pairs, review_order
 from vision.winks import (
     RADII_MM,
     WinkCandidate,
@@ -337,6 +337,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         c.sigma_mm = math.hypot(c.sigma_mm, cal.reprojection_error_mm)
     # a pile's top wink over its bottom one, where their footprints overlap by a sliver (B between them)
     pile_implied_pairs(live, params.order_confidence_min)
+    # an order on a sliver of a tilted wink's footprint thinner than the flat disc's excess is not asserted
+    flag_tilted_slivers(live, params.order_confidence_min)
     for c in cands:
         if c.potted:
             _place_potted(c, camera, pot)

@@ -22,6 +22,7 @@ from vision.arc_size import UnionSplitParams, fit_known_radius, split_union, uni
 from vision.colour import COLOR_NAMES, ColourScene
 from vision.crescents import CrescentParams, _classes, _felt_at, _sample
 from vision.ortho import OrthoGrid
+from vision.tilted_outline import TiltTestParams, tilted_fit
 from vision.winks import RADII_MM, WinkCandidate, WinkDetectorParams, baseline_distance_mm
 
 
@@ -48,6 +49,7 @@ class UnionRimParams:
     max_off_line: float = 0.35  # distance from the wink/felt blend line, in units of their difference
     mat_edge_clear_mm: float = 2.0  # the mat edge's band of mixed felt and table pixels (plus the blur)
     paint_clearance_mm: float = WinkDetectorParams().paint_clearance_mm  # baseline paint half-width plus blur
+    tilt: TiltTestParams = TiltTestParams()  # when the outline is one tilted wink's
 
 
 def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: OrthoGrid, w: WinkCandidate,
@@ -174,6 +176,17 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
             usable &= ~exclude_mask[cp[:, 1], cp[:, 0]]
         if usable.sum() < params.min_rim_rays:
             continue
+        seen_all_round = (np.isfinite(e).mean() >= params.tilt.min_outline_share
+                          and usable.sum() >= 2 * params.tilt.min_outline_share * params.min_rim_rays)
+        if seen_all_round:
+            # an outline seen all round that is no circle of either size may be one tilted wink (22 x 17 mm at
+            # 39 degrees), not two flat ones
+            got = tilted_fit(p[usable], c, RADII_MM, camera.center_mm, WINK_THICKNESS_MM, mmpp,
+                             [(o.center_mm, o.radius_mm) for o in others if o.color != w.color], params.tilt)
+            if got is not None:
+                w.size, w.center_mm = got[0], got[1].center_mm
+                w.outline_tilt = (got[1].tilt_deg, got[1].tilt_azimuth_deg)
+                continue
         # the found wink's own rim: trim the rays that reach beyond it, more tightly as the centre settles
         centre = c.copy()
         rim = usable.copy()

@@ -39,6 +39,7 @@ from vision.ortho import OrthoGrid
 from vision.ring_filter import correlate_window
 from vision.silhouette import (Outline, RoundSolid, edge_crossings, outline, rim_points_mm, sample_profiles,
                                solve_shift)
+from vision.tilted_outline import inside_footprint, mid_height_mm
 
 RADII_MM = {"large": LARGE_WINK_RADIUS_MM, "small": SMALL_WINK_RADIUS_MM}
 SIZE_RING_MM = (LARGE_WINK_RADIUS_MM + SMALL_WINK_RADIUS_MM) / 2
@@ -125,6 +126,7 @@ class WinkCandidate:
     neutral_inside: bool = False  # its own pixels are labelled neutral foreground (found by shape, felt_discs)
     arc_sigma_mm: float | None = None  # size measured from the curvature of the arc it shows (``arc_size``):
     #   the centre's uncertainty from that arc; None: not measured so
+    outline_tilt: tuple[float, float] | None = None  # (tilt, azimuth) deg of its whole outline (tilted_outline)
 
     @property
     def radius_mm(self) -> float:
@@ -690,10 +692,11 @@ def lens_points(a: WinkCandidate, b: WinkCandidate, step_mm: float = 0.7) -> np.
     ys = np.arange(lo[1], hi[1], step_mm)
     xx, yy = np.meshgrid(xs, ys)
     p = np.column_stack([xx.ravel(), yy.ravel()])
-    # stay 1 mm inside both rims: the rims themselves are mixed pixels
-    da = np.linalg.norm(p - a.center_mm, axis=1)
-    db = np.linalg.norm(p - b.center_mm, axis=1)
-    return p[(da < a.radius_mm - 1.0) & (db < b.radius_mm - 1.0)]
+    # stay 1 mm inside both rims: the rims themselves are mixed pixels; a wink whose outline showed it tilted
+    # covers its own (foreshortened) footprint, not the flat disc's
+    inside = [inside_footprint(p, w.center_mm, w.radius_mm, *(w.outline_tilt or (0.0, 0.0)), inset_mm=1.0)
+              for w in (a, b)]
+    return p[inside[0] & inside[1]]
 
 
 def lens_area_mm2(r1: float, r2: float, d: float) -> float:
@@ -857,6 +860,10 @@ def assign_poses(winks: list[WinkCandidate]) -> None:
                 w.tilt_deg = math.degrees(best[0])
                 w.tilt_azimuth_deg = best[1]
                 w.z_mm = best[3]
+            if w.outline_tilt is not None:
+                # its own outline measured the tilt (the order graph may lack its support or misplace it)
+                w.tilt_deg, w.tilt_azimuth_deg = w.outline_tilt
+                w.z_mm = mid_height_mm(w.radius_mm, w.tilt_deg)
             done.add(w.wink_id)
             progressed = True
         if not progressed:

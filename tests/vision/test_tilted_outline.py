@@ -1,0 +1,99 @@
+"""A wink's outline fitted as a tilted disc of a known radius (vision/tilted_outline.py)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from geometry.constants import WINK_THICKNESS_MM
+from vision.stacking import flag_tilted_slivers
+from vision.tilted_outline import fit_tilted_outline, inside_footprint, model_outline_mm, tilted_fit
+from vision.winks import WinkCandidate, assign_poses
+
+CAMERA_MM = np.array([0.0, -700.0, 1900.0])  # a camera 20 degrees off vertical, as the bench rigs
+RADII = {"large": 11.0, "small": 8.0}
+
+
+def _outline_points(center, radius, tilt, az, noise_mm=0.1, n=90, seed=3):
+    """Points where rays from ``center`` meet the model outline in the plane z = thickness, with noise."""
+    model, mid = model_outline_mm(CAMERA_MM, np.asarray(center, float), radius, tilt, az, WINK_THICKNESS_MM)
+    ang = np.linspace(-np.pi, np.pi, n, endpoint=False)
+    u = np.column_stack([np.cos(ang), np.sin(ang)])
+    # the silhouette: along each ray the outer of the two rims (top and bottom), read as polygons
+    r = np.zeros(n)
+    for rim in np.split(model - mid, 2):
+        for k in range(len(rim)):
+            p0, p1 = rim[k], rim[(k + 1) % len(rim)]
+            # ray t u meets the segment p0 + s (p1 - p0)
+            m = np.stack([u, np.broadcast_to(p0 - p1, u.shape)], axis=2)
+            det = np.linalg.det(m)
+            ok = np.abs(det) > 1e-12
+            sol = np.linalg.solve(m[ok], np.broadcast_to(p0, (ok.sum(), 2))[..., None])[..., 0]
+            hit = (sol[:, 1] >= 0) & (sol[:, 1] <= 1) & (sol[:, 0] > 0)
+            idx = np.flatnonzero(ok)[hit]
+            r[idx] = np.maximum(r[idx], sol[hit, 0])
+    rng = np.random.default_rng(seed)
+    r = r + rng.normal(0.0, noise_mm, n)
+    return mid + r[:, None] * u
+
+
+# 15 degrees shorten the minor axis by 0.37 mm: measurable at 4K's 0.3 mm per pixel, not at 0.6
+@pytest.mark.parametrize("tilt, az, mm_per_px", [(39.0, 268.0, 0.6), (25.0, 155.0, 0.6), (15.0, 30.0, 0.3)])
+def test_a_tilted_large_wink_is_fitted_as_one_tilted_disc_with_its_tilt_and_raised_side(tilt, az, mm_per_px):
+    c = np.array([-290.0, 60.0])
+    p = _outline_points(c, 11.0, tilt, az)
+    support = c + 12.0 * np.array([math.cos(math.radians(az)), math.sin(math.radians(az))])
+    got = tilted_fit(p, c + 1.5, RADII, CAMERA_MM, WINK_THICKNESS_MM, mm_per_px, [(support, 8.0)])
+    assert got is not None
+    if tilt < 20.0:  # less than a pixel short of a circle at 0.6 mm per pixel: a circle
+        assert tilted_fit(p, c + 1.5, RADII, CAMERA_MM, WINK_THICKNESS_MM, 0.6, [(support, 8.0)]) is None
+    size, t = got
+    assert size == "large"
+    assert t.tilt_deg == pytest.approx(tilt, abs=2.0)
+    # the raised side (an ellipse alone is symmetric; the raised rim's parallax and the support say which)
+    assert abs((t.tilt_azimuth_deg - az + 180.0) % 360.0 - 180.0) < 10.0
+    assert np.linalg.norm(t.center_mm - c) < 0.5
+
+
+def test_a_flat_wink_is_no_tilted_one_and_a_tilt_needs_a_support_under_its_raised_side():
+    c = np.array([100.0, -40.0])
+    flat = _outline_points(c, 8.0, 0.0, 0.0)
+    assert tilted_fit(flat, c, RADII, CAMERA_MM, WINK_THICKNESS_MM, 0.6, [(c + 14.0, 11.0)]) is None
+    f = fit_tilted_outline(flat, c, 8.0, CAMERA_MM, WINK_THICKNESS_MM)
+    assert f.shortfall_mm < 3.0 * f.shortfall_sigma_mm + 0.6
+    tilted = _outline_points(c, 11.0, 35.0, 90.0)
+    # nothing under the raised (+y) side: only a wink resting on another can be tilted so
+    assert tilted_fit(tilted, c, RADII, CAMERA_MM, WINK_THICKNESS_MM, 0.6, [(c - np.array([0.0, 15.0]), 8.0)]) is None
+
+
+def test_footprint_of_a_tilted_wink_is_foreshortened_along_its_azimuth():
+    p = np.array([[0.0, 9.5], [0.0, -9.5], [9.5, 0.0]])
+    assert inside_footprint(p, np.zeros(2), 11.0, 0.0, 0.0).all()
+    assert inside_footprint(p, np.zeros(2), 11.0, 39.0, 90.0).tolist() == [False, False, True]
+
+
+def _wink(wid, color, size, xy, sigma=0.2):
+    w = WinkCandidate(color=color, size=size, center_mm=np.array(xy, float), votes=1.0, wink_id=wid)
+    w.sigma_mm = sigma
+    return w
+
+
+def test_an_order_on_a_sliver_thinner_than_the_flat_discs_excess_is_flagged_not_asserted():
+    # Y (large, its outline tilted 39 degrees towards B) over B (small): centres 17 mm apart. Flat, the discs
+    # would overlap by 2 mm; tilted, Y reaches 8.5 mm: 0.5 mm of overlap, less than the 2.5 mm it lost
+    y, b = _wink("Y", "yellow", "large", (0.0, 17.0)), _wink("B", "blue", "small", (0.0, 0.0))
+    y.outline_tilt = (39.0, 270.0)
+    y.above, y.order_confidence, b.order_confidence = ["B"], {"B": 0.95}, {"Y": 0.95}
+    assign_poses([y, b])
+    assert y.tilt_deg == pytest.approx(39.0)
+    assert flag_tilted_slivers([y, b]) == 1 and y.order_confidence["B"] < 0.75
+    # 12 mm apart the tilted footprints still overlap by 4.5 mm, more than the excess: the order stands
+    y2, b2 = _wink("Y", "yellow", "large", (0.0, 12.0)), _wink("B", "blue", "small", (0.0, 0.0))
+    y2.outline_tilt = (39.0, 270.0)
+    y2.above, y2.order_confidence, b2.order_confidence = ["B"], {"B": 0.95}, {"Y": 0.95}
+    assign_poses([y2, b2])
+    assert flag_tilted_slivers([y2, b2]) == 0 and y2.order_confidence["B"] == pytest.approx(0.95)
+    # no wink whose outline showed a tilt: not this test's business (cap_by_overlap's)
+    p, q = _wink("P", "red", "large", (50.0, 0.0)), _wink("Q", "green", "large", (50.0, 21.5))
+    p.above, p.order_confidence, q.order_confidence = ["Q"], {"Q": 0.9}, {"P": 0.9}
+    assert flag_tilted_slivers([p, q]) == 0
