@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -505,6 +506,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    if args.dir is not None and not args.dir.is_dir():
+        # e.g. `--show-failures 40`: the flag takes no number, so "40" became the directory, and a bench that
+        # skipped it would print figures without the images asked for
+        print(f"tableref: error: no such directory of images to bench: {args.dir}", file=sys.stderr)
+        return 2
     if args.game in LINE_BENCHES:
         for line in LINE_BENCHES[args.game](args):
             print(line, flush=True)

@@ -63,3 +63,12 @@ def test_the_bench_says_why_each_squop_was_missed():
     assert "img: missed squop red-S3 over red-S4 (flagged undecided)" in t.failures
     assert "img: missed squop red-S5 over red-S6 (decided the other way round)" in t.failures
     assert "img: missed squop red-S7 over red-S8 (a wink not found)" in t.failures
+
+
+def test_a_bench_directory_that_does_not_exist_is_a_named_error(tmp_path: Path, capsys):
+    """`--show-failures 40` once made "40" the directory, and the Tantrix bench skipped it without a word."""
+    from api.cli import main
+    missing = tmp_path / "40"
+    for game in ("tantrix", "tiddlywinks", "marbles"):
+        assert main(["bench", "--game", game, "--fresh", "0", str(missing)]) == 2
+        assert f"no such directory of images to bench: {missing}" in capsys.readouterr().err
