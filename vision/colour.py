@@ -438,6 +438,23 @@ def _opened_classes(sub: np.ndarray, classed: np.ndarray, kern: np.ndarray) -> n
     return keep
 
 
+def blend_line(bgr: np.ndarray, felt_bgr: np.ndarray, colour_bgr: np.ndarray, *, segment: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each sample's place on the blend from its felt (0) to ``colour_bgr`` (1), its distance off that line (off
+    the segment between them with ``segment``) and the blend's squared length: a rim's mixed pixels lie on the
+    blend, a third colour off it. By channel columns: the row reductions' sums in their order, at a fraction of
+    their cost on a few thousand samples."""
+    f0, f1, f2 = felt_bgr[:, 0], felt_bgr[:, 1], felt_bgr[:, 2]
+    v0, v1, v2 = colour_bgr[0] - f0, colour_bgr[1] - f1, colour_bgr[2] - f2
+    d0, d1, d2 = bgr[:, 0] - f0, bgr[:, 1] - f1, bgr[:, 2] - f2
+    vv = v0 * v0 + v1 * v1 + v2 * v2
+    a = (d0 * v0 + d1 * v1 + d2 * v2) / np.maximum(vv, 1e-6)
+    if segment:
+        a = np.clip(a, 0.0, 1.0)
+    e0, e1, e2 = d0 - a * v0, d1 - a * v1, d2 - a * v2
+    return a, np.sqrt(e0 * e0 + e1 * e1 + e2 * e2), vv
+
+
 def nearest_hue(hue: np.ndarray, centres: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
     """Index in ``COLOR_NAMES`` of the hue centre nearest each hue (deg), and the distance to it.
 

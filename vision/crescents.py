@@ -18,7 +18,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, WINK_THICKNESS_MM
-from vision.colour import CLASS_NEUTRAL, COLOR_NAMES, ColourScene, nearest_hue
+from vision.colour import CLASS_NEUTRAL, COLOR_NAMES, ColourScene, blend_line, nearest_hue
 from vision.ortho import OrthoGrid
 from vision.winks import RADII_MM, WinkCandidate, distances_mm
 
@@ -66,18 +66,13 @@ def _classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: C
     hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0
     chroma = np.hypot(lab[:, 1], lab[:, 2])
     cls, hue_gap = nearest_hue(hue, cs.hue_centres_deg)
-    # per-channel columns: the sums of the row norms and dot products, in their order, without a reduction
-    # over three columns per row (several times the arithmetic on a few thousand samples)
+    # per-channel columns: the row norms' sums in their order, without a reduction over three columns per row
     f0, f1, f2 = felt_bgr[:, 0], felt_bgr[:, 1], felt_bgr[:, 2]
     d0, d1, d2 = bgr[:, 0] - f0, bgr[:, 1] - f1, bgr[:, 2] - f2
     departure = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) / (np.sqrt(f0 * f0 + f1 * f1 + f2 * f2) + 1e-3)
     ok = (chroma >= params.min_chroma) & (hue_gap <= params.max_hue_deg)
     ok &= departure >= params.min_departure
-    v0, v1, v2 = upper_bgr[0] - f0, upper_bgr[1] - f1, upper_bgr[2] - f2
-    vv = v0 * v0 + v1 * v1 + v2 * v2
-    a = np.clip((d0 * v0 + d1 * v1 + d2 * v2) / np.maximum(vv, 1e-6), 0.0, 1.0)
-    e0, e1, e2 = d0 - a * v0, d1 - a * v1, d2 - a * v2
-    off_line = np.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+    _, off_line, vv = blend_line(bgr, felt_bgr, upper_bgr, segment=True)
     ok &= off_line >= params.min_off_blend * np.sqrt(vv)
     if cs.mat_class:
         ok &= cls != cs.mat_class - 1  # the felt's own hue: not told apart from the felt at this width

@@ -19,7 +19,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, WINK_THICKNESS_MM
 from vision.arc_size import UnionSplitParams, fit_known_radius, split_union, union_of_two
-from vision.colour import COLOR_NAMES, ColourScene
+from vision.colour import COLOR_NAMES, ColourScene, blend_line
 from vision.crescents import CrescentParams, _classes, _felt_at, _sample
 from vision.ortho import OrthoGrid
 from vision.tilted_outline import TiltTestParams, tilted_fit
@@ -69,14 +69,8 @@ def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: Or
     felt = _felt_at(cs.background_bgr, grid, pts)
     inner = w.center_mm + (w.radius_mm - params.inside_mm - 1.0) * u
     wink_bgr = np.median(_sample(image_bgr, camera, inner, WINK_THICKNESS_MM), axis=0)
-    # per-channel columns: the sums of the row reductions, in their order, at a fraction of their cost
-    f0, f1, f2 = felt[:, 0], felt[:, 1], felt[:, 2]
-    v0, v1, v2 = wink_bgr[0] - f0, wink_bgr[1] - f1, wink_bgr[2] - f2
-    d0, d1, d2 = bgr[:, 0] - f0, bgr[:, 1] - f1, bgr[:, 2] - f2
-    vv = np.maximum(v0 * v0 + v1 * v1 + v2 * v2, 1e-6)
-    a = (d0 * v0 + d1 * v1 + d2 * v2) / vv
-    e0, e1, e2 = d0 - a * v0, d1 - a * v1, d2 - a * v2
-    off = np.sqrt(e0 * e0 + e1 * e1 + e2 * e2) / np.sqrt(vv)
+    a, off, vv = blend_line(bgr, felt, wink_bgr)
+    off = off / np.sqrt(np.maximum(vv, 1e-6))
     a = a.reshape(len(u), len(s))
     off = off.reshape(len(u), len(s))
     mine = (a >= params.same_blend) & (off < params.max_off_line)

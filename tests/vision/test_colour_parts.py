@@ -38,3 +38,18 @@ def test_opening_of_every_class_at_once_equals_one_opening_per_class(kernel_px):
             want |= cv2.morphologyEx((labels == k).astype(np.uint8), cv2.MORPH_OPEN, kern).astype(bool)
         got = _opened_classes(labels, (labels >= 1) & (labels <= 4), kern)
         np.testing.assert_array_equal(got, want)
+
+
+def test_blend_line_places_a_rims_mixed_pixels_on_the_blend_and_a_third_colour_off_it():
+    from vision.colour import blend_line
+    felt = np.array([[0.2, 0.5, 0.2]] * 3)
+    red = np.array([0.1, 0.1, 0.8])
+    samples = np.array([0.3 * red + 0.7 * felt[0],          # a rim pixel: 30 % wink
+                        [0.1, 0.8, 0.8],                    # a third colour
+                        1.5 * red - 0.5 * felt[0]])         # beyond the wink's own colour
+    a, off, vv = blend_line(samples, felt, red)
+    assert a[0] == pytest.approx(0.3) and off[0] == pytest.approx(0.0, abs=1e-12)
+    assert off[1] > 0.3 * np.sqrt(vv[1])
+    assert a[2] == pytest.approx(1.5) and off[2] == pytest.approx(0.0, abs=1e-12)
+    a_s, off_s, _ = blend_line(samples, felt, red, segment=True)
+    assert a_s[2] == 1.0 and off_s[2] == pytest.approx(0.5 * np.sqrt(vv[2]))  # off the segment's end
