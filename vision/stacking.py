@@ -10,8 +10,11 @@ each with the poses it implies (``assign_poses`` on the order graph with the pai
   colour or shading against the lower wink's top);
 * the lower wink's rim inside the upper is hidden by it: no edge there.
 
-The hypothesis whose upper rim shows an edge where the other's lower rim shows none wins; weak or balanced
-evidence leaves the order undecided (TW I-13) rather than guessed.
+The hypothesis whose upper rim shows an edge where the other's lower rim shows none wins. For one colour the
+edge is faint (a step of about the image's noise at a millimetre per pixel), so it is read as the one colour
+direction the step keeps along an arc (per-channel medians), and weighed against its standard error, from the
+arc's own spread and that of the same read where there is no edge (inside each wink's top, clear of the
+others); evidence within two standard errors leaves the order undecided (TW I-13) rather than guessed.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable
+from statistics import NormalDist
 
 import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, SMALL_WINK_RADIUS_MM, WINK_THICKNESS_MM
 from vision.winks import (WinkCandidate, WinkDetectorParams, assign_poses, lens_area_mm2, rim_angles_inside,
-                          rim_edge_strength, top_rim_points)
+                          rim_step_vectors, top_rim_points)
 
 _PILE_REACH_MM = 80.0  # winks further than this from a pair cannot bear on its poses
 FLAT_OPINION_CONFIDENCE = 0.6  # a flat-rim order at least this sure counts as an opinion ...
@@ -85,10 +89,64 @@ def _flat_read_third(a: WinkCandidate, b: WinkCandidate, winks: list[WinkCandida
                for f, arc in ((fa, rim_angles_inside(fa, fb)), (fb, rim_angles_inside(fb, fa))) if len(arc))
 
 
+#: The no-edge reference is read on a circle this far inside each wink's rim: the step spans the offsets and
+#: half-width (1.75 mm) and stays clear of the rim's bevel and blur (about 1 mm).
+NULL_INSET_MM = 3.0
+#: Asymptotic standard error of a median over n samples of spread s: sqrt(pi / 2) s / sqrt(n).
+_MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)
+#: A spread below this (image units) is JPEG's flattening of a smooth patch, not the edge read's error.
+NULL_SD_FLOOR = 0.5
+#: An order is claimed from this many standard errors of the cut-rim evidence (as a measured comparison is
+#: decided beyond twice its combined uncertainty): the error is the image's, the rims' pose and centre errors
+#: come on top of it.
+DECIDE_SIGMAS = 2.0
+_NORMAL = NormalDist()
+
+
+def _robust_sd(x: np.ndarray) -> float:
+    return float(1.4826 * np.median(np.abs(x - np.median(x, axis=0)))) if len(x) else 0.0
+
+
+def no_edge_sd(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel
+               ) -> tuple[float, int]:
+    """(spread of one rim step sample where there is no edge, samples read): on a circle inside ``w``'s top,
+    away from every other wink, so with the image's own noise, blur, JPEG and the plastic's shading and
+    highlights (the null against which a faint one-colour edge is weighed)."""
+    ang = np.linspace(0, 2 * np.pi, 48, endpoint=False)
+    r = w.radius_mm - NULL_INSET_MM
+    p = top_rim_points(w, ang, r)[:, :2]
+    keep = np.ones(len(ang), bool)
+    for o in winks:
+        if o is not w and not o.potted:
+            keep &= np.linalg.norm(p - o.center_mm, axis=1) > o.radius_mm + THIRD_RIM_CLEAR_MM
+    v = rim_step_vectors(image_bgr, camera, w, ang[keep], r)[2]
+    return _robust_sd(v), len(v)
+
+
+def arc_step(vectors: np.ndarray, null_sd: float) -> tuple[float, float]:
+    """(edge strength, its standard error) of an arc from its step vectors (offsets, angles, 3).
+
+    One edge runs along the arc between the same two surfaces, so its step has one colour direction: the
+    per-channel median over the arc keeps it while noise, whose direction varies, averages out (the norm of
+    each sample's step would count the noise as edge). The best of the radial offsets is kept."""
+    med = np.median(vectors, axis=1)  # (offsets, 3)
+    k = int(np.argmax(np.linalg.norm(med, axis=1)))
+    n = vectors.shape[1]
+    sd = max(null_sd, _robust_sd(vectors[k]))
+    return float(np.linalg.norm(med[k])), _MEDIAN_SE_FACTOR * sd / math.sqrt(n)
+
+
 def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
-                     camera: CameraModel) -> tuple[float, float, int] | None:
-    """(evidence that a is upper, that b is upper, arc samples): visible-rim edge minus hidden-rim edge."""
+                     camera: CameraModel, noise_level: float) -> tuple[float, float, int, float] | None:
+    """(evidence that a is upper, that b is upper, arc samples, standard error of their difference): each the
+    visible-rim edge minus the hidden-rim edge (``arc_step``). A rim's reads under the two hypotheses are of
+    nearly the same pixels, so their errors add, not in quadrature. Where neither wink shows enough of its top
+    clear of others (the middle of a pile), the no-edge spread is that of two samples of the felt's noise."""
+    nulls = [sd for sd, n in (no_edge_sd(w, winks, image_bgr, camera) for w in (a, b))
+             if n >= 2 * MIN_ARC_SAMPLES]
+    null_sd = max(NULL_SD_FLOOR, max(nulls) if nulls else math.sqrt(2.0) * noise_level)
     ev = []
+    se = {a.wink_id: 0.0, b.wink_id: 0.0}
     n_min = 10**6
     pair = (a.wink_id, b.wink_id)
     for up, lo in ((a, b), (b, a)):
@@ -97,10 +155,14 @@ def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandid
         n_min = min(n_min, len(arc_u))
         if len(arc_u) < MIN_ARC_SAMPLES:
             return None
-        e_u = rim_edge_strength(image_bgr, camera, pu, arc_u)
-        e_l = rim_edge_strength(image_bgr, camera, pl, arc_l) if len(arc_l) >= MIN_ARC_SAMPLES else 0.0
+        e_u, s_u = arc_step(rim_step_vectors(image_bgr, camera, pu, arc_u), null_sd)
+        e_l, s_l = 0.0, 0.0  # no hidden arc to read (the lower rim lies outside the upper)
+        if len(arc_l) >= MIN_ARC_SAMPLES:
+            e_l, s_l = arc_step(rim_step_vectors(image_bgr, camera, pl, arc_l), null_sd)
+        se[up.wink_id] += s_u
+        se[lo.wink_id] += s_l
         ev.append(e_u - e_l)
-    return ev[0], ev[1], n_min
+    return ev[0], ev[1], n_min, math.hypot(se[a.wink_id], se[b.wink_id])
 
 
 def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
@@ -118,14 +180,14 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             d = float(np.linalg.norm(a.center_mm - b.center_mm))
             if lens_area_mm2(a.radius_mm, b.radius_mm, d) < params.min_lens_mm2:
                 continue
-            res = cut_rim_evidence(winks, a, b, image_bgr, camera)
+            res = cut_rim_evidence(winks, a, b, image_bgr, camera, noise_level)
             if res is None:
                 continue
-            ea, eb, _ = res
-            diff = (ea - eb) / (3.0 * noise_level + 0.25 * (abs(ea) + abs(eb)) + 1e-6)
-            p_a = 1.0 / (1.0 + math.exp(-3.0 * diff))
-            new_conf = 0.5 + abs(p_a - 0.5)
-            a_upper = p_a >= 0.5
+            ea, eb, _, sigma = res
+            z = (ea - eb) / sigma
+            # reported (confidence_min) from DECIDE_SIGMAS standard errors on
+            new_conf = max(0.5, _NORMAL.cdf(abs(z) - DECIDE_SIGMAS + _NORMAL.inv_cdf(confidence_min)))
+            a_upper = z >= 0.0
             was_a_upper = b.wink_id in a.above
             if (a.color == b.color and a_upper != was_a_upper and conf >= FLAT_OPINION_CONFIDENCE
                     and not _flat_read_third(a, b, winks)):

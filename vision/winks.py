@@ -685,7 +685,11 @@ def _lower_in_crescent(upper: WinkCandidate, blob_mm: np.ndarray, kept: list[Win
 
 # --- 2. vertical order ----------------------------------------------------------------------------------------
 
-def lens_points(a: WinkCandidate, b: WinkCandidate, step_mm: float = 0.7) -> np.ndarray:
+#: Plan raster of the lens samples.
+LENS_STEP_MM = 0.7
+
+
+def lens_points(a: WinkCandidate, b: WinkCandidate, step_mm: float = LENS_STEP_MM) -> np.ndarray:
     lo = np.minimum(a.center_mm - a.radius_mm, b.center_mm - b.radius_mm)
     hi = np.maximum(a.center_mm + a.radius_mm, b.center_mm + b.radius_mm)
     xs = np.arange(lo[0], hi[0], step_mm)
@@ -723,21 +727,31 @@ def rim_angles_inside(w: WinkCandidate, other: WinkCandidate, n: int = 48, clear
     return ang[np.linalg.norm(p - other.center_mm, axis=1) < other.radius_mm - clear_mm]
 
 
-def rim_edge_strength(image_bgr: np.ndarray, camera: CameraModel, a: WinkCandidate, angles: np.ndarray) -> float:
-    """Colour step across a's top rim, as posed, at the given plan angles (image units).
-
-    The step over 1.5 mm is taken at the best of five radial offsets (within 1 mm of the model rim, so that
-    position and height errors do not hide it) for each angle; the median over angles is returned.
-    """
-    if len(angles) == 0:
-        return 0.0
+def rim_step_vectors(image_bgr: np.ndarray, camera: CameraModel, a: WinkCandidate, angles: np.ndarray,
+                     radius_mm: float | None = None) -> np.ndarray:
+    """Colour step (outer minus inner, BGR image units) across a's top rim (or a circle of ``radius_mm`` on
+    its top), as posed, over 1.5 mm at each of five radial offsets within 1 mm of it: shape (5, angles, 3)."""
     n = len(angles)
-    pts = [top_rim_points(a, angles, a.radius_mm + off + side)
+    if n == 0:
+        return np.zeros((5, 0, 3), np.float32)
+    r = a.radius_mm if radius_mm is None else radius_mm
+    pts = [top_rim_points(a, angles, r + off + side)
            for off in (-1.0, -0.5, 0.0, 0.5, 1.0) for side in (-0.75, 0.75)]
     q = camera.project_mm(np.vstack(pts)).astype(np.float32)
     vals = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     vals = vals.reshape(10, n, 3).astype(np.float32)
-    steps = np.linalg.norm(vals[0::2] - vals[1::2], axis=2)  # (5 offsets, n)
+    return vals[1::2] - vals[0::2]
+
+
+def rim_edge_strength(image_bgr: np.ndarray, camera: CameraModel, a: WinkCandidate, angles: np.ndarray) -> float:
+    """Colour step across a's top rim, as posed, at the given plan angles (image units).
+
+    The step is taken at the best of five radial offsets (within 1 mm of the model rim, so that position and
+    height errors do not hide it) for each angle; the median over angles is returned.
+    """
+    if len(angles) == 0:
+        return 0.0
+    steps = np.linalg.norm(rim_step_vectors(image_bgr, camera, a, angles), axis=2)  # (5 offsets, n)
     return float(np.median(steps.max(axis=0)))
 
 
@@ -795,8 +809,11 @@ def decide_order(winks: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid
                         # the labels are unsure in the lens (shading of a tilted wink, blends): compare the
                         # lens's own colours with each wink's colour where only that wink can be seen
                         na, nb = _lens_colour_votes(a, b, pts, image_bgr, camera)
-                    # Beta(1, 1) posterior mean that a is the one seen in the lens
-                    p_a_upper = (na + 1) / (na + nb + 2)
+                    # Beta(1, 1) posterior mean that a is the one seen in the lens, each vote weighed as the
+                    # share of an image pixel its sample is (samples finer than the pixels are not independent)
+                    mmpp = camera.mm_per_px_at((float(pts[:, 0].mean()), float(pts[:, 1].mean())))
+                    w_px = min(1.0, (LENS_STEP_MM / mmpp) ** 2)
+                    p_a_upper = (w_px * na + 1) / (w_px * (na + nb) + 2)
             else:
                 arc_a = rim_angles_inside(a, b)
                 arc_b = rim_angles_inside(b, a)
