@@ -35,7 +35,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from geometry.constants import (LARGE_WINK_RADIUS_MM, MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, SMALL_WINK_RADIUS_MM,
                                 WINK_THICKNESS_MM)
-from vision.colour import CLASS_BG, CLASS_NEUTRAL, ColourScene
+from vision.colour import CLASS_BG, CLASS_NEUTRAL, COLOR_NAMES, ColourScene
 from vision.crescents import _felt_at
 from vision.disc_mass import DiscMassParams, disc_mass, size_from_mass
 from vision.ortho import OrthoGrid
@@ -186,12 +186,19 @@ def _rays(w: WinkCandidate, n_rays: int, params: ArcSizeParams) -> tuple[np.ndar
     return d, ang, s
 
 
-def _reach_mm(o: WinkCandidate, params: ArcSizeParams) -> float:
+def _reach_mm(o: WinkCandidate, params: ArcSizeParams, w: WinkCandidate | None = None, felt_class: int = -1
+              ) -> float:
     """How far from its centre another wink may cover the felt: its radius once its outline was fitted and
     its size measured; a large wink's radius plus its coarse position error while either is unknown (its
-    outline must not be taken for this one's)."""
+    outline must not be taken for this one's). A neighbour ``o`` of another colour than ``w``'s, and not of the
+    felt's hue (``felt_class``), is told apart by its colour wherever it lies: an edge against it is refused
+    by the labels beyond the edge, so only its disc as found is set aside (two flagged winks, each partly
+    under the other, no longer hide each other's whole rim)."""
     if not params.cautious_neighbours or o.arc_sigma_mm is not None or (
             o.fit_fraction >= params.size_fit_fraction and o.size_confidence >= 0.9):
+        return o.radius_mm
+    if w is not None and o.color != w.color and not o.neutral_inside and felt_class >= 0 \
+            and COLOR_NAMES.index(o.color) + 1 != felt_class:
         return o.radius_mm
     return LARGE_WINK_RADIUS_MM + params.unsure_position_mm
 
@@ -207,15 +214,19 @@ def rim_edges(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarra
     n_r, n_s = len(ang), len(s)
     mmpp = camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1])))
     blend = params.blend_px * mmpp + params.clear_mm
+    # colour tells another wink from the felt only where the labels are read (not in the mat's edge zone)
+    told = cs.mat_class if bool(_on_mat(w.center_mm[None], params.end_mm + params.mat_edge_zone_mm + blend)[0]) \
+        else -1
+    reach = {id(o): _reach_mm(o, params, w, told) for o in winks if o is not w and not o.potted}
     others = [o for o in winks if o is not w and not o.potted
-              and float(np.linalg.norm(o.center_mm - w.center_mm)) < _reach_mm(o, params) + params.end_mm + blend]
+              and float(np.linalg.norm(o.center_mm - w.center_mm)) < reach[id(o)] + params.end_mm + blend]
     # first, in plan alone: could enough of the rim (at either radius) be seen against the felt at all?
     rim = w.center_mm + w.radius_mm * d[:, :2]
     zone = params.mat_edge_zone_mm + blend
     could = (np.ones(len(rim), bool) if params.local_reference else _on_mat(rim, zone)) & (
         baseline_distance_mm(rim) > params.paint_clearance_mm)
     for o in others:
-        could &= np.linalg.norm(rim - o.center_mm, axis=1) > _reach_mm(o, params) + blend
+        could &= np.linalg.norm(rim - o.center_mm, axis=1) > reach[id(o)] + blend
     if int(could.sum()) * 360.0 / n_r < params.min_arc_deg:
         return None
     half = WINK_THICKNESS_MM / 2 / math.cos(math.radians(w.tilt_deg))
@@ -236,7 +247,7 @@ def rim_edges(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarra
     # what else is there: other winks (not potted) near enough to cover or touch this one
     covered = np.zeros(len(plan), bool)  # in or near another wink's disc (its colour, its blur)
     for o in others:
-        covered |= np.linalg.norm(plan - o.center_mm, axis=1) < _reach_mm(o, params) + blend
+        covered |= np.linalg.norm(plan - o.center_mm, axis=1) < reach[id(o)] + blend
     cov = covered.reshape(n_r, n_s)
     # A ray may start under a wink lying over this one (a squopped wink's centre is often covered): it is
     # read from where it comes out from under, and nothing else may be met after that.
