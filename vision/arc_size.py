@@ -18,7 +18,10 @@ decided only when the two radii's likelihoods differ by ``min_likelihood_ratio``
 wink's (an edge that is not one round rim fits neither); otherwise the flag stays.
 
 The same edges, seen nearly all round a lone blob of the felt's own hue, tell two winks' union from one disc
-(``split_union``, used by ``union_rims``).
+(``split_union``, used by ``union_rims``); seen on both sides of a baseline, they tell one large wink that
+the paint parts in two from two winks (``join_paint_cut``). A lone wink a few pixels across, whose rim shows
+no curvature, is sized by the amount of its colour instead (``vision.disc_mass``), which must then not
+contradict what the arc says.
 """
 
 from __future__ import annotations
@@ -32,12 +35,13 @@ import numpy as np
 from calibration.camera import CameraModel
 from geometry.constants import (LARGE_WINK_RADIUS_MM, MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, SMALL_WINK_RADIUS_MM,
                                 WINK_THICKNESS_MM)
-from vision.colour import CLASS_BG, CLASS_NEUTRAL, ColourScene
+from vision.colour import CLASS_BG, CLASS_NEUTRAL, COLOR_NAMES, ColourScene
 from vision.crescents import _felt_at
+from vision.disc_mass import DiscMassParams, disc_mass, size_from_mass
 from vision.ortho import OrthoGrid
 from vision.silhouette import rim_points_mm
-from vision.winks import (RADII_MM, RING_SWITCH_RATIO, WinkCandidate, _on_mat, _sample_labels,
-                          baseline_distance_mm)
+from vision.winks import (PAINT_HALF_WIDTH_MAX_MM, RADII_MM, RING_SWITCH_RATIO, WinkCandidate, _on_mat,
+                          _sample_labels, baseline_distance_mm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,12 +186,19 @@ def _rays(w: WinkCandidate, n_rays: int, params: ArcSizeParams) -> tuple[np.ndar
     return d, ang, s
 
 
-def _reach_mm(o: WinkCandidate, params: ArcSizeParams) -> float:
+def _reach_mm(o: WinkCandidate, params: ArcSizeParams, w: WinkCandidate | None = None, felt_class: int = -1
+              ) -> float:
     """How far from its centre another wink may cover the felt: its radius once its outline was fitted and
     its size measured; a large wink's radius plus its coarse position error while either is unknown (its
-    outline must not be taken for this one's)."""
+    outline must not be taken for this one's). A neighbour ``o`` of another colour than ``w``'s, and not of the
+    felt's hue (``felt_class``), is told apart by its colour wherever it lies: an edge against it is refused
+    by the labels beyond the edge, so only its disc as found is set aside (two flagged winks, each partly
+    under the other, no longer hide each other's whole rim)."""
     if not params.cautious_neighbours or o.arc_sigma_mm is not None or (
             o.fit_fraction >= params.size_fit_fraction and o.size_confidence >= 0.9):
+        return o.radius_mm
+    if w is not None and o.color != w.color and not o.neutral_inside and felt_class >= 0 \
+            and COLOR_NAMES.index(o.color) + 1 != felt_class:
         return o.radius_mm
     return LARGE_WINK_RADIUS_MM + params.unsure_position_mm
 
@@ -203,15 +214,19 @@ def rim_edges(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarra
     n_r, n_s = len(ang), len(s)
     mmpp = camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1])))
     blend = params.blend_px * mmpp + params.clear_mm
+    # colour tells another wink from the felt only where the labels are read (not in the mat's edge zone)
+    told = cs.mat_class if bool(_on_mat(w.center_mm[None], params.end_mm + params.mat_edge_zone_mm + blend)[0]) \
+        else -1
+    reach = {id(o): _reach_mm(o, params, w, told) for o in winks if o is not w and not o.potted}
     others = [o for o in winks if o is not w and not o.potted
-              and float(np.linalg.norm(o.center_mm - w.center_mm)) < _reach_mm(o, params) + params.end_mm + blend]
+              and float(np.linalg.norm(o.center_mm - w.center_mm)) < reach[id(o)] + params.end_mm + blend]
     # first, in plan alone: could enough of the rim (at either radius) be seen against the felt at all?
     rim = w.center_mm + w.radius_mm * d[:, :2]
     zone = params.mat_edge_zone_mm + blend
     could = (np.ones(len(rim), bool) if params.local_reference else _on_mat(rim, zone)) & (
         baseline_distance_mm(rim) > params.paint_clearance_mm)
     for o in others:
-        could &= np.linalg.norm(rim - o.center_mm, axis=1) > _reach_mm(o, params) + blend
+        could &= np.linalg.norm(rim - o.center_mm, axis=1) > reach[id(o)] + blend
     if int(could.sum()) * 360.0 / n_r < params.min_arc_deg:
         return None
     half = WINK_THICKNESS_MM / 2 / math.cos(math.radians(w.tilt_deg))
@@ -232,7 +247,7 @@ def rim_edges(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarra
     # what else is there: other winks (not potted) near enough to cover or touch this one
     covered = np.zeros(len(plan), bool)  # in or near another wink's disc (its colour, its blur)
     for o in others:
-        covered |= np.linalg.norm(plan - o.center_mm, axis=1) < _reach_mm(o, params) + blend
+        covered |= np.linalg.norm(plan - o.center_mm, axis=1) < reach[id(o)] + blend
     cov = covered.reshape(n_r, n_s)
     # A ray may start under a wink lying over this one (a squopped wink's centre is often covered): it is
     # read from where it comes out from under, and nothing else may be met after that.
@@ -537,45 +552,58 @@ def _to_local(w: WinkCandidate, plan_offset: np.ndarray) -> np.ndarray:
 
 def decide_sizes_from_arcs(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
                            cs: ColourScene, grid: OrthoGrid, exclude_mask: np.ndarray | None,
-                           size_fit_fraction: float, params: ArcSizeParams = ArcSizeParams()
-                           ) -> list[WinkCandidate]:
-    """Decide, from the arc each shows, the size of the winks whose size is flagged (too little of the outline
-    for the known-radius fit, or a close call); returns those whose size changed (their centre moved to the
-    arc's, to be fitted again). A decided wink carries ``arc_sigma_mm`` (its centre's uncertainty from the arc); the rest keep their flag."""
+                           size_fit_fraction: float, params: ArcSizeParams = ArcSizeParams(),
+                           mass_params: DiscMassParams = DiscMassParams()) -> list[WinkCandidate]:
+    """Decide, from the arc each shows (or, alone on the felt, from its colour's area), the size of the winks
+    whose size is flagged (too little of the outline for the known-radius fit, or a close call); returns those
+    whose size changed (their centre moved to the arc's, to be fitted again). A decided wink carries
+    ``arc_sigma_mm`` (its centre's uncertainty); the rest keep their flag."""
     todo = [w for w in winks if not w.potted
             and (w.fit_fraction < size_fit_fraction or w.size_confidence < 0.9)]
     if not todo:
         return []
     fits = [(w, _settled_arc(w, winks, image_bgr, camera, cs, grid, exclude_mask, params)) for w in todo]
-    fits = [(w, f) for w, f in fits if f is not None]
-    if not fits:
-        return []
     off: tuple[float, float] | None = None
     changed = []
     for w, fit in fits:
         mmpp = camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1])))
-        # The picture's edge offset (blur, bevel, shading): first as any sharp picture has it (within half a
-        # pixel either way); an arc that leaves undecided has it measured, once, on the picture's own whole
-        # sure winks (without them, the first answer stands).
+        # A lone wink's colour summed over the plane is its disc's area whatever the blur: it sizes winks a few
+        # pixels across, whose rim shows no curvature, and must not contradict what the arc says.
+        mass = disc_mass(w, winks, image_bgr, camera, grid, exclude_mask, mass_params)
+        by_mass = size_from_mass(mass, mass_params) if mass is not None else (None, 0.5)
+        call = None
         used = (0.0, params.prior_offset_sigma_px)
-        call = size_from_arc(fit, *used, mmpp, params)
-        if call.size is None:
-            if off is None:
-                off = edge_offset_mm_per_px(winks, image_bgr, camera, cs, grid, exclude_mask, params) or used
-            used = off
+        if fit is not None:
+            # The picture's edge offset (blur, bevel, shading): first as any sharp picture has it (within half a
+            # pixel either way); an arc that leaves undecided has it measured, once, on the picture's own whole
+            # sure winks (without them, the first answer stands).
             call = size_from_arc(fit, *used, mmpp, params)
-        if call.size is None:
+            if call.size is None:
+                if off is None:
+                    off = edge_offset_mm_per_px(winks, image_bgr, camera, cs, grid, exclude_mask, params) or used
+                used = off
+                call = size_from_arc(fit, *used, mmpp, params)
+        if call is not None and call.size is not None:
+            if by_mass[0] is not None and by_mass[0] != call.size:
+                continue  # the arc and the colour's area disagree: the flag stays
+            size, conf = call.size, call.confidence
+        elif by_mass[0] is not None:
+            size, conf = by_mass
+        else:
             continue
         rs = w.ring_strength
-        if rs is not None and max(rs.values()) > RING_SWITCH_RATIO * rs[call.size]:
+        if rs is not None and max(rs.values()) > RING_SWITCH_RATIO * rs[size]:
             continue  # the edge all round the outline holds clearly more for the other radius: the flag stays
-        # the centre of the circle of that radius through the arc: where the arc puts the wink
-        centre, sigma = center_on_arc(w, fit, RADII_MM[call.size] + used[0] * mmpp, used[1] * mmpp)
-        if not math.isfinite(sigma):
-            continue
-        w.size_confidence = call.confidence
-        if call.size != w.size:
-            w.size = call.size
+        if call is not None and call.size is not None:
+            # the centre of the circle of that radius through the arc: where the arc puts the wink
+            centre, sigma = center_on_arc(w, fit, RADII_MM[size] + used[0] * mmpp, used[1] * mmpp)
+            if not math.isfinite(sigma):
+                continue
+        else:
+            centre, sigma = w.center_mm.copy(), w.sigma_mm  # the mass holds no position: the fitted centre stands
+        w.size_confidence = conf
+        if size != w.size:
+            w.size = size
             w.center_mm = centre
             w.edge_offset_px = None
             changed.append(w)
@@ -682,3 +710,79 @@ def union_of_two(p: np.ndarray, mm_per_px: float, params: UnionSplitParams = Uni
         return None
     return [(s1, c1), (s2, c2)]
 
+
+
+@dataclass(frozen=True, slots=True)
+class PaintCutParams:
+    """When two winks of one colour either side of a baseline are one large wink the paint cuts in two."""
+
+    max_apart_mm: float = 2 * LARGE_WINK_RADIUS_MM  # the two parts' centres at most this far apart
+    min_arc_deg: float = 150.0  # of the one circle's rim seen against the felt (paint and its blur set aside) ...
+    min_side_deg: float = 45.0  # ... on each side of the paint
+    max_rms_px: float = 0.8  # the edge follows one circle of the large radius to within this ...
+    max_offset_px: float = 1.5  # ... with at most this edge offset (blur, bevel, side wall, shading), and
+    # nearer the large radius than the small one
+    min_gain: float = 1.5  # ... this many times closer than the two parts' own discs do
+    n_rays: int = 72
+
+
+def join_paint_cut(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene,
+                   grid: OrthoGrid, exclude_mask: np.ndarray | None = None,
+                   params: PaintCutParams = PaintCutParams(), arc_params: ArcSizeParams = ArcSizeParams()
+                   ) -> list[WinkCandidate]:
+    """Join pairs of same-coloured winks that a baseline's paint parts: a large wink lying across the line
+    shows two parts of its colour, which the label search may read as two small winks. Paint edges are
+    straight in the table plane; a wink's rim is one circle. When the rim seen on both sides of the paint
+    follows one circle of the large radius, far closer than the two parts' own discs, the two are one large
+    wink there. Returns the winks that were removed (the part kept is made that wink)."""
+    removed: list[WinkCandidate] = []
+    live = [w for w in winks if not w.potted]
+    for i, a in enumerate(live):
+        for b in live[i + 1:]:
+            if a in removed or b in removed or a.color != b.color:
+                continue
+            apart = float(np.linalg.norm(a.center_mm - b.center_mm))
+            if apart > params.max_apart_mm:
+                continue
+            # the paint's centreline runs between the two
+            seg = a.center_mm[None, :] + np.linspace(0.0, 1.0, 9)[:, None] * (b.center_mm - a.center_mm)[None, :]
+            if float(baseline_distance_mm(seg).min()) > PAINT_HALF_WIDTH_MAX_MM:
+                continue
+            # each part's rim, read along rays from its own centre (paint and its blur set aside), in plan
+            others = [o for o in winks if o is not a and o is not b and o not in removed]
+            parts = []
+            for part in (a, b):
+                probe = WinkCandidate(color=part.color, size="large", center_mm=part.center_mm.copy(),
+                                      votes=part.votes)
+                got = rim_edges(probe, others, image_bgr, camera, cs, grid, exclude_mask,
+                                replace(arc_params, min_arc_deg=params.min_side_deg, cautious_neighbours=False),
+                                params.n_rays)
+                if got is None:
+                    break
+                parts.append((part.center_mm + got[0], got[2]))
+            if len(parts) < 2:
+                continue
+            mid = 0.5 * (a.center_mm + b.center_mm)
+            p = np.concatenate([parts[0][0], parts[1][0]]) - mid
+            mmpp = max(parts[0][1], parts[1][1])
+            if len(p) * 360.0 / params.n_rays < params.min_arc_deg:
+                continue
+            c, bias, res = fit_known_radius(p, LARGE_WINK_RADIUS_MM, np.zeros(2), fit_bias=True)
+            rms_one = float(np.sqrt(np.mean(res * res))) / mmpp
+            if rms_one > params.max_rms_px or abs(bias) > min(params.max_offset_px * mmpp,
+                                                               0.5 * (LARGE_WINK_RADIUS_MM - SMALL_WINK_RADIUS_MM)):
+                continue
+            # the two parts as found, each its own disc (the union's outline is the outer one)
+            pa, pb = a.center_mm - mid, b.center_mm - mid
+            da = np.linalg.norm(p - pa, axis=1) - a.radius_mm
+            db = np.linalg.norm(p - pb, axis=1) - b.radius_mm
+            rms_two = float(np.sqrt(np.mean(np.minimum(da, db) ** 2))) / mmpp
+            if rms_two < params.min_gain * rms_one:
+                continue
+            a.size = "large"
+            a.center_mm = mid + c
+            a.votes += b.votes
+            a.fit_fraction = 0.0
+            a.edge_offset_px = None
+            removed.append(b)
+    return removed

@@ -22,7 +22,7 @@ from geometry import tiddlywinks as tw
 from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, POT_TOP_RADIUS_MM, WINK_THICKNESS_MM
 from geometry.records import scene_to_document
 from geometry.types import DEFAULT_CORNER_SIGNS, Color, TiddlywinksScene, Wink
-from vision.arc_size import decide_sizes_from_arcs
+from vision.arc_size import decide_sizes_from_arcs, join_paint_cut
 from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene, classify_bgr
 from vision.core_colour import tinted_felt
 from vision.crescents import crescent_lowers
@@ -264,6 +264,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     cands = [c for c in cands if not any(c is t for t in tinted)]
     # size of lone winks the labels cannot size (felt-coloured, at the mat edge): the outline's own edge
     check_sizes([c for c in cands if not c.potted], frame_bgr, camera, cs.mat_class)
+    # a large wink across a baseline, its colour parted by the paint into two parts read as two winks
+    cut = join_paint_cut(cands, frame_bgr, camera, cs, grid, pot_zone)
+    cands = [c for c in cands if not any(c is r for r in cut)]
     _name(cands)
     labels = cs.labels
     live = [c for c in cands if not c.potted]

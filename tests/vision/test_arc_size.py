@@ -166,3 +166,20 @@ def test_a_candidate_centred_millimetres_off_its_wink_gets_no_confident_wrong_si
     w = next(c for c in winks if c.wink_id == "w1")
     decide_sizes_from_arcs(winks, img, cam, m.colour, m.grid, None, 0.6)
     assert w.size == "small" or w.size_confidence < 0.9
+
+
+@pytest.mark.parametrize("lower_size", ["small", "large"])
+def test_two_flagged_winks_of_two_colours_do_not_hide_each_others_rim(lower_size):
+    # a wink partly under another, both sizes unconfirmed: each would set aside everything a large wink could
+    # cover about the other (its radius plus 3 mm) and no arc of either was read; the upper one's colour tells
+    # where it lies, so the lower one's rim beyond it is measured
+    cam = default_camera(1920, 1080, tilt_deg=20.0)
+    scene = _squop_scene(lower_size, 9.0)
+    img = render(scene, cam, seed=11)
+    m = measure_tiddlywinks(img, cam)
+    winks = _candidates(scene, {"lo": (lower_size, (0.0, 0.0)), "up": ("large", (0.0, 0.0))})
+    decide_sizes_from_arcs(winks, img, cam, m.colour, m.grid, None, 0.6)
+    lo = next(c for c in winks if c.wink_id == "lo")
+    assert lo.size == lower_size
+    assert lo.size_confidence >= 0.9
+    assert math.dist(lo.center_mm, scene[0].center_mm) <= POSITION_TOL_MM
