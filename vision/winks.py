@@ -35,6 +35,7 @@ from geometry.constants import (
     WINK_THICKNESS_MM,
 )
 from vision.colour import CLASS_BG, CLASS_NEUTRAL, COLOR_NAMES, ColourScene
+from vision.components import components_with_stats
 from vision.ortho import OrthoGrid
 from vision.ring_filter import correlate_window
 from vision.silhouette import (Outline, RoundSolid, edge_crossings, outline, rim_points_mm, sample_profiles,
@@ -352,10 +353,8 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
         labels[exclude_mask] = CLASS_HIDDEN
     s = grid.mm_per_px
     wink_px = ((labels >= 1) & (labels <= 4)).astype(np.uint8)
-    # only the components' boxes and areas are used: 16-bit labels are written three times faster
-    n, _, stats, _ = cv2.connectedComponentsWithStats(wink_px, connectivity=8, ltype=cv2.CV_16U)
-    if n >= 65535:  # (never on a mat; a label image that overflows 16 bits takes the 32-bit path)
-        n, _, stats, _ = cv2.connectedComponentsWithStats(wink_px, connectivity=8)
+    # only the components' boxes and areas are used (counted on the rows and columns that hold any)
+    n, _, stats, _, _ = components_with_stats(wink_px)
     h, w = labels.shape
     min_area = 0.12 * math.pi * (SMALL_WINK_RADIUS_MM / s) ** 2
     pad = int(math.ceil(LARGE_WINK_RADIUS_MM / s)) + 4
