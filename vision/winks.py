@@ -189,6 +189,12 @@ def _dist(a: np.ndarray, b: np.ndarray) -> float:
     return math.sqrt(ax * ax + ay * ay)
 
 
+def _length(v: np.ndarray) -> float:
+    """Length of a plan vector: ``np.linalg.norm(v)`` to the bit (the same two products and sum, whose square
+    root is correctly rounded either way) without its per-call overhead."""
+    return math.sqrt(v[0] * v[0] + v[1] * v[1])
+
+
 def distances_mm(points_mm: np.ndarray, center_mm: np.ndarray) -> np.ndarray:
     """Plan distance of each point ``(N, 2)`` from one point: ``np.linalg.norm(points - center, axis=1)`` to the
     bit, by columns (a reduction over two columns costs several times the arithmetic on thousands of rows)."""
@@ -402,7 +408,7 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             # A wink on the mat cannot stand inside the pot's base: a centre found there comes from a wink
             # partly hidden behind the pot, whose hidden side voted wrongly; put it against the base.
             v = c.center_mm - pot_center_mm
-            d = float(np.linalg.norm(v))
+            d = _length(v)
             lim = POT_BASE_RADIUS_MM + c.radius_mm
             c.opening_fraction = _opening_fraction(c, labels, grid, opening_mask)
             in_opening = c.opening_fraction >= 0.5
@@ -998,7 +1004,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
     free_bias = None
     for it in range(params.refine_iterations):
         moved = w.center_mm - origin
-        if float(np.linalg.norm(moved)) > 1.0:  # far from the linearisation point: project again
+        if _length(moved) > 1.0:  # far from the linearisation point: project again
             ol = outline(camera, solid, w.center_mm, params.n_outline)
             origin = w.center_mm.copy()
             valid = _valid_outline(w, ol.angles, winks, labels, grid, params, block_mask, reach)
@@ -1054,7 +1060,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         if w.tilt_deg > 0:
             sigma = math.hypot(sigma, params.tilted_sigma_mm)
         w.sigma_mm = sigma
-        if float(np.linalg.norm(step)) < 0.03:
+        if _length(step) < 0.03:
             break
     _set_free_bias(w, free_bias)
     # A fit less certain than the coarse centre it started from (a short arc of a wink a few pixels wide in a
