@@ -923,7 +923,9 @@ def _near_mask(mask: np.ndarray, grid: OrthoGrid, center_mm: np.ndarray, reach_m
     bx, by, bw, bh = got[1]
     if bw == 0 or bh == 0:
         return False
-    c, r = grid.ortho_from_table(center_mm)[0]
+    # grid.ortho_from_table's two operations per axis, on Python floats (a hundred calls a frame)
+    s = grid.mm_per_px
+    c, r = (float(center_mm[0]) - grid.x0_mm) / s, (float(center_mm[1]) - grid.y0_mm) / -s
     rp = reach_mm / grid.mm_per_px + 1.0
     return c + rp >= bx and c - rp <= bx + bw and r + rp >= by and r - rp <= by + bh
 
