@@ -20,6 +20,10 @@ _UNDISTORT_CRITERIA = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-1
 #: From this many points a projection is cheaper as numpy column arithmetic than through ``cv2.projectPoints``
 #: (about 35 vs 190 ns per point, against about 50 vs 10 us fixed; equal near 300 points, measured on one core).
 _NUMPY_PROJECTION_MIN_POINTS = 512
+#: Up to this many points a projection is cheapest on Python floats (a few microseconds a point, against
+#: ``cv2.projectPoints``'s and the array handling's fixed cost of a few tens): most of a frame's calls ask for one
+#: to four points (a centre, a ground sampling distance).
+_FLOAT_PROJECTION_MAX_POINTS = 4
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -35,6 +39,8 @@ class CameraModel:
     #: stages ask for the same wink centres again and again
     _R: np.ndarray = field(init=False, repr=False, compare=False)
     _gsd_cache: dict = field(init=False, repr=False, compare=False, default_factory=dict)
+    #: R, t, the k1 k2 p1 p2 k3 model and fx cx fy cy as Python floats, for projections of a few points
+    _floats: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         K = np.asarray(self.K, dtype=np.float64).reshape(3, 3)
@@ -58,6 +64,8 @@ class CameraModel:
         R = cv2.Rodrigues(rvec)[0]
         R.setflags(write=False)
         object.__setattr__(self, "_R", R)
+        object.__setattr__(self, "_floats", (*R.ravel().tolist(), *tvec.tolist(), *dist[:5].tolist(),
+                                             float(K[0, 0]), float(K[0, 2]), float(K[1, 1]), float(K[1, 2])))
 
     # --- construction -----------------------------------------------------------------------------------
 
@@ -109,6 +117,8 @@ class CameraModel:
             pts = np.column_stack([pts, np.zeros(len(pts))])
         if len(pts) == 0:
             return np.zeros((0, 2))
+        if len(pts) <= _FLOAT_PROJECTION_MAX_POINTS and self.dist.size == 5:
+            return np.array([self._project_floats(X, Y, Z) for X, Y, Z in pts.tolist()])
         if len(pts) >= _NUMPY_PROJECTION_MIN_POINTS and self.dist.size == 5:
             return self._project_columns(pts)
         px, _ = cv2.projectPoints(pts, self.rvec, self.tvec, self.K, self.dist)
@@ -133,6 +143,19 @@ class CameraModel:
         out[:, 0] = (x * cdist + k[2] * a1 + k[3] * (r2 + 2 * x * x)) * K[0, 0] + K[0, 2]
         out[:, 1] = (y * cdist + k[2] * (r2 + 2 * y * y) + k[3] * a1) * K[1, 1] + K[1, 2]
         return out
+
+    def _project_floats(self, X: float, Y: float, Z: float) -> tuple[float, float]:
+        """One point by ``_project_columns``'s operations in its order, on Python floats (the same doubles)."""
+        r00, r01, r02, r10, r11, r12, r20, r21, r22, t0, t1, t2, k1, k2, p1, p2, k3, fx, cx, fy, cy = self._floats
+        iz = 1.0 / (r20 * X + r21 * Y + r22 * Z + t2)
+        x = (r00 * X + r01 * Y + r02 * Z + t0) * iz
+        y = (r10 * X + r11 * Y + r12 * Z + t1) * iz
+        r2 = x * x + y * y
+        r4 = r2 * r2
+        cdist = 1 + k1 * r2 + k2 * r4 + k3 * (r4 * r2)
+        a1 = 2 * x * y
+        return ((x * cdist + p1 * a1 + p2 * (r2 + 2 * x * x)) * fx + cx,
+                (y * cdist + p1 * (r2 + 2 * y * y) + p2 * a1) * fy + cy)
 
     def normalized_rays(self, points_px: np.ndarray) -> np.ndarray:
         """Pixels ``(N, 2)`` to undistorted normalized camera coordinates ``(N, 2)`` (x/z, y/z)."""
@@ -176,9 +199,14 @@ class CameraModel:
         got = self._gsd_cache.get(key)
         if got is not None:
             return got
-        p = np.array([[key[0], key[1], key[2]], [key[0] + 1.0, key[1], key[2]], [key[0], key[1] + 1.0, key[2]]])
-        q = self.project_mm(p)
-        J = np.column_stack([q[1] - q[0], q[2] - q[0]])  # px per mm
+        x, y, z = key
+        if self.dist.size == 5:
+            (u0, v0), (u1, v1), (u2, v2) = (self._project_floats(x, y, z), self._project_floats(x + 1.0, y, z),
+                                            self._project_floats(x, y + 1.0, z))
+            J = np.array([[u1 - u0, u2 - u0], [v1 - v0, v2 - v0]])  # px per mm
+        else:
+            q = self.project_mm(np.array([[x, y, z], [x + 1.0, y, z], [x, y + 1.0, z]]))
+            J = np.column_stack([q[1] - q[0], q[2] - q[0]])
         gsd = float(1.0 / math.sqrt(abs(np.linalg.det(J))))
         if len(self._gsd_cache) >= 4096:
             self._gsd_cache.clear()

@@ -316,8 +316,7 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     lin = np.zeros((h, w), np.float32)
     dc = np.take(diff.reshape(-1, 3), cflat, axis=0).astype(np.float32)
     lin.reshape(-1)[cflat] = np.sqrt(np.einsum("ij,ij->i", dc, dc))
-    k = params.core_window_px
-    local_max = cv2.dilate(lin, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    core_kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (params.core_window_px, params.core_window_px))
 
     # --- colour classes in white-balanced Lab ----------------------------------------------------------
     ref = paint_bgr if paint_bgr is not None else mat_bgr
@@ -352,7 +351,9 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
         mat_px = np.clip(mat_bgr.reshape(1, 1, 3).astype(np.float32) * gains, 0, 1)
         mat_lab = cv2.cvtColor(mat_px, cv2.COLOR_BGR2Lab).reshape(3)
         mat_chroma = float(np.hypot(mat_lab[1], mat_lab[2]))
-        strong_core = strong & (lin.reshape(-1)[idx] >= params.core_ratio * local_max.reshape(-1)[idx])
+        lin_i = lin.reshape(-1)[idx]
+        lmax_i = _local_max_at(lin, idx, core_kernel)
+        strong_core = strong & (lin_i >= params.core_ratio * lmax_i)
         if mat_chroma >= params.min_wink_chroma * 0.5:
             mat_hue = math.degrees(math.atan2(float(mat_lab[2]), float(mat_lab[1]))) % 360.0
             mat_cls = int(_assign(np.array([mat_hue]), centres)[0])
@@ -369,8 +370,6 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
         # hue alone misreads blends (red on green felt looks yellow). Each class's W is measured on its deep
         # core pixels; every labelled pixel takes the class whose blend line explains it best.
         m_bgr = np.take(bg_flat, idx, axis=0).astype(np.float32)
-        lin_i = lin.reshape(-1)[idx]
-        lmax_i = local_max.reshape(-1)[idx]
         deep = strong_core & (lin_i >= 0.85 * lmax_i)
         # per-channel columns: the same sums, in the same order, as row reductions over (N, 3) arrays
         d0, d1, d2 = (x_bgr[:, c] - m_bgr[:, c] for c in range(3))
@@ -406,6 +405,23 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     return ColourScene(labels=labels, foreground=fg, hue_centres_deg=centres, gains_bgr=gains,
                        mat_bgr=mat_bgr, paint_bgr=paint_bgr, mat_noise=(sig_c, sig_l), background_bgr=bg_u8,
                        mat_mask=mat_mask, edge_band=edge_band, mat_class=mat_class)
+
+
+def _local_max_at(img: np.ndarray, flat_idx: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """``cv2.dilate(img, kernel).reshape(-1)[flat_idx]``: the maximum over the kernel's offsets gathered at those
+    pixels only (the foreground is about 1 % of the orthophoto), where the kernel stays inside the image."""
+    h, w = img.shape
+    ky, kx = kernel.shape[0] // 2, kernel.shape[1] // 2
+    rows, cols = np.divmod(flat_idx, w)
+    if not len(flat_idx) or rows.min() < ky or rows.max() >= h - ky or cols.min() < kx or cols.max() >= w - kx:
+        return cv2.dilate(img, kernel).reshape(-1)[flat_idx]
+    dy, dx = np.nonzero(kernel)
+    flat = img.reshape(-1)
+    offsets = ((dy - ky) * w + (dx - kx)).tolist()
+    out = np.take(flat, flat_idx + offsets[0])
+    for off in offsets[1:]:
+        np.maximum(out, np.take(flat, flat_idx + off), out=out)
+    return out
 
 
 def _opened_classes(sub: np.ndarray, classed: np.ndarray, kern: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, SMALL_WINK_RADIUS_MM, WINK_THICKNESS_MM
 from vision.colour import CLASS_BG, CLASS_NEUTRAL, ColourScene, classify_bgr
+from vision.components import component_window, components_with_stats
 from vision.ortho import OrthoGrid
 from vision.winks import (
     _UNIT72,
@@ -58,10 +59,8 @@ def felt_discs(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate], ima
     fg = cs.foreground  # labels >= 1 (a colour or neutral)
     if exclude_mask is not None:
         fg = fg & ~exclude_mask
-    # only the components' boxes and areas are needed first (16-bit labels are written faster)
-    n, comp, stats, _ = cv2.connectedComponentsWithStats(fg.view(np.uint8), connectivity=8, ltype=cv2.CV_16U)
-    if n >= 65535:
-        n, comp, stats, _ = cv2.connectedComponentsWithStats(fg.view(np.uint8), connectivity=8)
+    # only the components' boxes and areas are needed first (counted on the rows and columns that hold any)
+    n, comp, stats, comp_rows, comp_cols = components_with_stats(fg)
     h, w = labels.shape
     small_area = math.pi * (SMALL_WINK_RADIUS_MM / s) ** 2
     large_area = math.pi * (LARGE_WINK_RADIUS_MM / s) ** 2
@@ -75,7 +74,7 @@ def felt_discs(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate], ima
             continue
         xa, ya = max(0, x0 - pad), max(0, y0 - pad)
         xb, yb = min(w, x0 + bw + pad), min(h, y0 + bh + pad)
-        sub = comp[ya:yb, xa:xb] == i
+        sub = component_window(comp, comp_rows, comp_cols, i, ya, yb, xa, xb)
         # mostly neutral: a component the labels coloured is the wink detector's own business
         if (labels[ya:yb, xa:xb][sub] == CLASS_NEUTRAL).mean() < 0.5:
             continue

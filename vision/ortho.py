@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import cv2
@@ -29,6 +29,18 @@ class OrthoGrid:
     width_px: int
     height_px: int
     z_mm: float
+    #: the origin and per-axis step as read-only arrays, made once per grid (a few hundred conversions a frame; a
+    #: cache keyed by the grid paid for hashing and comparing its fields on every call)
+    _origin: np.ndarray = field(init=False, repr=False, compare=False)
+    _step: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        origin = np.array((self.x0_mm, self.y0_mm))
+        step = np.array((self.mm_per_px, -self.mm_per_px))
+        origin.setflags(write=False)
+        step.setflags(write=False)
+        object.__setattr__(self, "_origin", origin)
+        object.__setattr__(self, "_step", step)
 
     @classmethod
     def covering(cls, x_min_mm: float, x_max_mm: float, y_min_mm: float, y_max_mm: float, mm_per_px: float,
@@ -39,25 +51,11 @@ class OrthoGrid:
 
     # Both as two operations on the (N, 2) array with a per-axis step of (+s, -s): the same numbers as the
     # per-column formulas (negation is exact), without np.column_stack's cost on the few points of most calls.
-    # (the origin and step as read-only arrays made once per grid: a few hundred calls a frame)
     def table_from_ortho(self, colrow: np.ndarray) -> np.ndarray:
-        cr = np.asarray(colrow, float).reshape(-1, 2)
-        origin, step = _origin_and_step(self)
-        return cr * step + origin
+        return np.asarray(colrow, float).reshape(-1, 2) * self._step + self._origin
 
     def ortho_from_table(self, xy_mm: np.ndarray) -> np.ndarray:
-        xy = np.asarray(xy_mm, float).reshape(-1, 2)
-        origin, step = _origin_and_step(self)
-        return (xy - origin) / step
-
-
-@lru_cache(maxsize=16)
-def _origin_and_step(grid: OrthoGrid) -> tuple[np.ndarray, np.ndarray]:
-    origin = np.array((grid.x0_mm, grid.y0_mm))
-    step = np.array((grid.mm_per_px, -grid.mm_per_px))
-    origin.setflags(write=False)
-    step.setflags(write=False)
-    return origin, step
+        return (np.asarray(xy_mm, float).reshape(-1, 2) - self._origin) / self._step
 
 
 def camera_key(camera: CameraModel) -> str:

@@ -25,6 +25,7 @@ from vision.winks import (
     PAINT_HALF_WIDTH_MAX_MM,
     RADII_MM,
     WinkCandidate,
+    _dist,
     _on_mat,
     baseline_distance_mm,
     solid_of,
@@ -150,7 +151,7 @@ def felt_rim_winks(near_misses: list[WinkCandidate], known: list[WinkCandidate],
 
 def _gap_mm(a: WinkCandidate, b: WinkCandidate) -> float:
     """Plan distance between two winks' rims (negative: they overlap)."""
-    return float(np.linalg.norm(np.asarray(a.center_mm) - np.asarray(b.center_mm))) - a.radius_mm - b.radius_mm
+    return _dist(a.center_mm, b.center_mm) - a.radius_mm - b.radius_mm
 
 
 def _on_felt(pts: np.ndarray, camera: CameraModel) -> np.ndarray:

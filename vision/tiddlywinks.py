@@ -39,6 +39,7 @@ from vision.winks import (
     RADII_MM,
     WinkCandidate,
     WinkDetectorParams,
+    _dist,
     _sample_labels,
     assign_poses,
     check_sizes,
@@ -230,7 +231,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # own colour: little of its outline meets the felt, and an edge fit slides onto its twin's outline (the
     # crescent, read on the full image, is where it is)
     anchored = {id(c) for c in lowers if any(
-        o.color == c.color and float(np.linalg.norm(o.center_mm - c.center_mm)) < o.radius_mm + c.radius_mm - 2.0
+        o.color == c.color and _dist(o.center_mm, c.center_mm) < o.radius_mm + c.radius_mm - 2.0
         for o in cands)}
     cands += lowers
     # winks of a found wink's own colour, partly under or over it: the part of their outline beyond its rim
@@ -357,9 +358,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # pot occlusion: a wink behind the pot (farther from the camera) whose image overlaps it is partly hidden
     cam_xy = camera.center_mm[:2]
     for c in live:
-        d_img = np.linalg.norm(c.center_mm - pot.center_mm)
+        d_img = _dist(c.center_mm, pot.center_mm)
         if pot.found and d_img < POT_TOP_RADIUS_MM + c.radius_mm + 40.0:
-            behind = np.linalg.norm(c.center_mm - cam_xy) > np.linalg.norm(pot.center_mm - cam_xy)
+            behind = _dist(c.center_mm, cam_xy) > _dist(pot.center_mm, cam_xy)
             cpx = camera.project_mm(np.array([[c.center_mm[0], c.center_mm[1], ORTHO_Z_MM]]))
             near = cv2.pointPolygonTest(pot.silhouette_px.astype(np.float32).reshape(-1, 1, 2),
                                         (float(cpx[0, 0]), float(cpx[0, 1])), True)

@@ -35,6 +35,7 @@ from geometry.constants import (
     WINK_THICKNESS_MM,
 )
 from vision.colour import CLASS_BG, CLASS_NEUTRAL, COLOR_NAMES, ColourScene
+from vision.components import components_with_stats
 from vision.ortho import OrthoGrid
 from vision.ring_filter import correlate_window
 from vision.silhouette import (Outline, RoundSolid, edge_crossings, outline, rim_points_mm, sample_profiles,
@@ -186,6 +187,12 @@ def _dist(a: np.ndarray, b: np.ndarray) -> float:
     tests between winks run thousands of times a frame)."""
     ax, ay = a[0] - b[0], a[1] - b[1]
     return math.sqrt(ax * ax + ay * ay)
+
+
+def _length(v: np.ndarray) -> float:
+    """Length of a plan vector: ``np.linalg.norm(v)`` to the bit (the same two products and sum, whose square
+    root is correctly rounded either way) without its per-call overhead."""
+    return math.sqrt(v[0] * v[0] + v[1] * v[1])
 
 
 def distances_mm(points_mm: np.ndarray, center_mm: np.ndarray) -> np.ndarray:
@@ -352,10 +359,8 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
         labels[exclude_mask] = CLASS_HIDDEN
     s = grid.mm_per_px
     wink_px = ((labels >= 1) & (labels <= 4)).astype(np.uint8)
-    # only the components' boxes and areas are used: 16-bit labels are written three times faster
-    n, _, stats, _ = cv2.connectedComponentsWithStats(wink_px, connectivity=8, ltype=cv2.CV_16U)
-    if n >= 65535:  # (never on a mat; a label image that overflows 16 bits takes the 32-bit path)
-        n, _, stats, _ = cv2.connectedComponentsWithStats(wink_px, connectivity=8)
+    # only the components' boxes and areas are used (counted on the rows and columns that hold any)
+    n, _, stats, _, _ = components_with_stats(wink_px)
     h, w = labels.shape
     min_area = 0.12 * math.pi * (SMALL_WINK_RADIUS_MM / s) ** 2
     pad = int(math.ceil(LARGE_WINK_RADIUS_MM / s)) + 4
@@ -403,7 +408,7 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             # A wink on the mat cannot stand inside the pot's base: a centre found there comes from a wink
             # partly hidden behind the pot, whose hidden side voted wrongly; put it against the base.
             v = c.center_mm - pot_center_mm
-            d = float(np.linalg.norm(v))
+            d = _length(v)
             lim = POT_BASE_RADIUS_MM + c.radius_mm
             c.opening_fraction = _opening_fraction(c, labels, grid, opening_mask)
             in_opening = c.opening_fraction >= 0.5
@@ -935,7 +940,9 @@ def _near_mask(mask: np.ndarray, grid: OrthoGrid, center_mm: np.ndarray, reach_m
     bx, by, bw, bh = got[1]
     if bw == 0 or bh == 0:
         return False
-    c, r = grid.ortho_from_table(center_mm)[0]
+    # grid.ortho_from_table's two operations per axis, on Python floats (a hundred calls a frame)
+    s = grid.mm_per_px
+    c, r = (float(center_mm[0]) - grid.x0_mm) / s, (float(center_mm[1]) - grid.y0_mm) / -s
     rp = reach_mm / grid.mm_per_px + 1.0
     return c + rp >= bx and c - rp <= bx + bw and r + rp >= by and r - rp <= by + bh
 
@@ -1016,7 +1023,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
     free_bias = None
     for it in range(params.refine_iterations):
         moved = w.center_mm - origin
-        if float(np.linalg.norm(moved)) > 1.0:  # far from the linearisation point: project again
+        if _length(moved) > 1.0:  # far from the linearisation point: project again
             ol = outline(camera, solid, w.center_mm, params.n_outline)
             origin = w.center_mm.copy()
             valid = _valid_outline(w, ol.angles, winks, labels, grid, params, block_mask, reach)
@@ -1037,7 +1044,8 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         prof = sample_profiles(image_bgr, pts, normals_seen, params.profile_half_px, params.profile_step_px)
         es = edge_crossings(prof, params.profile_half_px, params.profile_step_px)
         offs = es.offsets_px
-        weights = np.clip(es.contrast / 30.0, 0.0, 1.0)
+        # (np.clip's values by its two ufuncs, without its argument handling: two hundred calls a frame)
+        weights = np.minimum(np.maximum(es.contrast / 30.0, 0.0), 1.0)
         fit_bias = bias_px is None and frac >= 0.75
         delta, b, cov, rms = solve_shift(jv, offs, weights, fit_bias=fit_bias,
                                          bias_px=0.0 if bias_px is None else bias_px)
@@ -1050,7 +1058,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
             w.center_mm = start
             w.sigma_mm = max(w.sigma_mm, 0.5 * grid.mm_per_px + 0.3)
             return None
-        step = np.clip(delta, -3.0, 3.0)
+        step = np.array([min(max(d, -3.0), 3.0) for d in delta.tolist()])  # np.clip's values
         w.center_mm = w.center_mm + step
         if fit_bias:
             fitted_bias = b
@@ -1072,7 +1080,7 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
         if w.tilt_deg > 0:
             sigma = math.hypot(sigma, params.tilted_sigma_mm)
         w.sigma_mm = sigma
-        if float(np.linalg.norm(step)) < 0.03:
+        if _length(step) < 0.03:
             break
     _set_free_bias(w, free_bias)
     # A fit less certain than the coarse centre it started from (a short arc of a wink a few pixels wide in a

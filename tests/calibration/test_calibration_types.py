@@ -40,6 +40,26 @@ def test_projection_of_many_points_is_opencvs():
     want = cv2.projectPoints(pts, cam.rvec, cam.tvec, cam.K, cam.dist)[0].reshape(-1, 2)
     np.testing.assert_array_equal(cam.project_mm(pts), want)
     np.testing.assert_array_equal(cam.project_mm(pts[:7]), want[:7])
+    # one to four points take Python floats: the same pixels too
+    for k in range(0, 40, 4):
+        for n in (1, 2, 3, 4):
+            np.testing.assert_array_equal(cam.project_mm(pts[k:k + n]), want[k:k + n])
+    np.testing.assert_array_equal(cam.project_mm(pts[5, :2]), cv2.projectPoints(
+        np.array([[*pts[5, :2], 0.0]]), cam.rvec, cam.tvec, cam.K, cam.dist)[0].reshape(-1, 2))
+
+
+def test_ground_sampling_distance_is_that_of_opencvs_projection():
+    import math
+
+    import cv2
+
+    cam = tilted_camera(30.0, dist=(-0.09, 0.02, 4e-4, -5e-4, 0.003))
+    rng = np.random.default_rng(12)
+    for x, y, z in zip(rng.uniform(-950, 950, 50), rng.uniform(-480, 480, 50), rng.choice([0.0, 1.2, 38.0], 50)):
+        p = np.array([[x, y, z], [x + 1.0, y, z], [x, y + 1.0, z]])
+        q = cv2.projectPoints(p, cam.rvec, cam.tvec, cam.K, cam.dist)[0].reshape(-1, 2)
+        want = 1.0 / math.sqrt(abs(np.linalg.det(np.column_stack([q[1] - q[0], q[2] - q[0]]))))
+        assert cam.mm_per_px_at((x, y), z) == want
 
 
 def test_mat_corners_order_and_plus_x():

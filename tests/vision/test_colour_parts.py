@@ -5,7 +5,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.colour import _median_again, _median_image, _opened_classes
+from vision.colour import _local_max_at, _median_again, _median_image, _opened_classes
 
 MEDIAN_CELLS = 9
 
@@ -53,3 +53,14 @@ def test_blend_line_places_a_rims_mixed_pixels_on_the_blend_and_a_third_colour_o
     assert a[2] == pytest.approx(1.5) and off[2] == pytest.approx(0.0, abs=1e-12)
     a_s, off_s, _ = blend_line(samples, felt, red, segment=True)
     assert a_s[2] == 1.0 and off_s[2] == pytest.approx(0.5 * np.sqrt(vv[2]))  # off the segment's end
+
+
+def test_local_max_at_pixels_is_the_dilation_there():
+    rng = np.random.default_rng(5)
+    img = np.where(rng.random((60, 90)) < 0.2, rng.random((60, 90)) * 400, 0).astype(np.float32)
+    kern = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
+    want = cv2.dilate(img, kern).reshape(-1)
+    inner = np.array([r * 90 + c for r in range(3, 57) for c in range(3, 87) if img[r, c] > 0])
+    np.testing.assert_array_equal(_local_max_at(img, inner, kern), want[inner])  # gathered
+    edge = np.flatnonzero(img)  # pixels by the border: the whole dilation
+    np.testing.assert_array_equal(_local_max_at(img, edge, kern), want[edge])
