@@ -1,0 +1,193 @@
+"""Winks of the pot's own colour lying in its cup, found by their rim rather than by their colour.
+
+A chromatic pot of a wink's hue shows such a wink in its cup in the hue of its own floor, so the colour regions
+of ``vision.potted`` cannot tell the two apart. What does: the wink is a disc of a known radius lying flat at a
+known height (on the floor, or on one or two winks under it), and its rim is a sharp colour step all round the
+part of its outline the camera sees through the top opening (the bevel's shading, its contact shadow, its own
+plastic beside the pot's paint), while the painted floor has no edge of its own but its circle with the wall. Each
+such pose is tried in the photograph, as ``vision.pot_rim`` does on the rim: a disc is a wink when
+
+* enough of its outline is seen: clear of the wall (the outside sample on the floor, inside the opening's image),
+  of the winks of other colours found in the cup (which may lie on it) and of winks on the rim;
+* that seen outline holds a clear step (image-noise sigmas, ``RimParams``) almost all round, and
+* its inside, away from the bevel and where no other wink hides it, is one colour, of the pot's hue.
+
+Its size is the radius of the best pose; both are rough (part of the outline may be hidden), and it says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry.constants import POT_BASE_RADIUS_MM, POT_HEIGHT_MM, POT_TOP_RADIUS_MM, WINK_THICKNESS_MM
+from vision.colour import COLOR_NAMES, ColourScene, classify_bgr
+from vision.pot import PotDetection
+from vision.pot_rim import RimParams, felt_noise
+from vision.sampling import sample_bilinear
+from vision.winks import RADII_MM, WinkCandidate
+
+#: Mid-plane heights of a wink lying flat in the cup: on the floor (its top 2.5 mm above the mat) or on one or
+#: two winks there.
+CUP_LEVELS_Z_MM = tuple(2.5 + WINK_THICKNESS_MM * (k + 0.5) for k in range(3))
+#: The cup's inner radius at its floor (the wall 1.6 mm thick, its outside 19.3 mm there; TW 4's base radius 19).
+FLOOR_INNER_RADIUS_MM = POT_BASE_RADIUS_MM + 0.3 - 1.6
+
+
+@dataclass(frozen=True, slots=True)
+class PotFloorParams:
+    step_mm: float = 0.5  # plan grid of centres tried
+    n_outline: int = 36
+    probe_mm: float = 0.8  # inside/outside samples this far from the outline (beyond the bevel and the blur)
+    opening_margin_px: float = 1.5  # a sample seen through the opening lies this far inside its image
+    floor_margin_mm: float = 0.8  # an outside sample on the floor lies this far inside the wall's foot
+    other_grow_mm: float = 1.5  # the image discs of the other winks in the cup, grown by this, hide the outline
+    min_seen: float = 0.55  # share of the outline that must be seen ...
+    min_support: float = 0.85  # ... and of that, the share holding a clear step
+    along_noise_k: float = 6.0  # a clear step along the outline's one direction: this many image-noise sigmas
+    max_inside_spread: float = 0.35  # inside spread (away from the bevel) over the outline's median step
+    max_hue_deg: float = 30.0  # the inside's hue from the pot colour's centre
+    min_chroma: float = 14.0  # Lab C* of the inside (a wink colour, not the grey shade of the wall)
+    confidence: float = 0.6  # found by its rim alone: the umpire looks
+    size_confidence: float = 0.5
+
+
+def _pose_grid(pot: PotDetection, r_mm: float, step_mm: float) -> np.ndarray:
+    """Plan centres of a disc of radius ``r_mm`` lying inside the cup's floor."""
+    reach = max(FLOOR_INNER_RADIUS_MM - r_mm + 0.5, 0.0)
+    g = np.arange(-reach, reach + 1e-9, step_mm)
+    xx, yy = np.meshgrid(g, g)
+    off = np.column_stack([xx.ravel(), yy.ravel()])
+    return pot.center_mm + off[np.linalg.norm(off, axis=1) <= reach]
+
+
+def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs: ColourScene,
+                     pot_class: int, known: list[WinkCandidate], params: PotFloorParams = PotFloorParams(),
+                     rim: RimParams = RimParams()) -> list[WinkCandidate]:
+    """Winks of the pot's own colour (``pot_class``, 1-based; 0: a grey pot) in its cup, found by their rim.
+
+    ``known``: every candidate found so far; those in the pot's image hide what lies under them, and a pot-colour
+    disc one of them explains (a rim wink of the pot's colour) is not found twice.
+    """
+    if pot_class <= 0 or not pot.found or pot.opening_px is None or len(pot.opening_px) < 3:
+        return []
+    name = COLOR_NAMES[pot_class - 1]
+    n = params.n_outline
+    ang = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
+    u = np.column_stack([np.cos(ang), np.sin(ang)])
+    # the inside away from the bevel: the centre and two rings
+    ir = np.concatenate([[0.0], np.full(8, 0.35), np.full(12, 0.7)])
+    ia = np.concatenate([[0.0], np.linspace(0, 2 * math.pi, 8, endpoint=False),
+                         np.linspace(0, 2 * math.pi, 12, endpoint=False)])
+    iu = np.column_stack([ir * np.cos(ia), ir * np.sin(ia)])
+    # the inner edge of the top opening (the outer rim less the wall) bounds what is seen in the cup
+    ring = np.linspace(0.0, 2 * math.pi, 120, endpoint=False)
+    inner = camera.project_mm(np.column_stack([pot.center_mm[0] + (POT_TOP_RADIUS_MM - 1.6) * np.cos(ring),
+                                               pot.center_mm[1] + (POT_TOP_RADIUS_MM - 1.6) * np.sin(ring),
+                                               np.full(len(ring), POT_HEIGHT_MM)]))
+    x0, y0 = np.floor(inner.min(axis=0)).astype(int) - 2
+    x1, y1 = np.ceil(inner.max(axis=0)).astype(int) + 3
+    h, w = image_bgr.shape[:2]
+    if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
+        return []
+    # distance inside the opening's image, per pixel of its bounding box
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(mask, [np.round((inner - [x0, y0]) * 16).astype(np.int32)], 1, lineType=cv2.LINE_8, shift=4)
+    inside_px = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
+    # the other winks where the camera sees them: each hides the floor and whatever lies under it there
+    hide = np.zeros_like(mask)
+    for o in known:
+        if o.center_px is None and not o.potted:
+            continue
+        opx = o.center_px if o.center_px is not None else camera.project_mm(
+            np.array([[o.center_mm[0], o.center_mm[1], o.z_mm]]))[0]
+        r_px = (o.radius_mm + params.other_grow_mm) / camera.mm_per_px_at(
+            (float(o.center_mm[0]), float(o.center_mm[1])), float(o.z_mm))
+        cv2.circle(hide, (round(opx[0] - x0), round(opx[1] - y0)), max(1, round(r_px)), 1, -1)
+
+    def seen(q: np.ndarray) -> np.ndarray:
+        c = np.clip(np.rint(q - [x0, y0]).astype(int), 0, [x1 - x0 - 1, y1 - y0 - 1])
+        return (inside_px[c[:, 1], c[:, 0]] >= params.opening_margin_px) & (hide[c[:, 1], c[:, 0]] == 0)
+
+    noise = felt_noise(image_bgr, camera, pot)
+    thr = max(rim.min_step, rim.step_noise_k * noise)
+    hue_c = cs.hue_centres_deg[name]
+    found: list[tuple[float, str, float, np.ndarray]] = []
+    for size, r in RADII_MM.items():
+        centres = _pose_grid(pot, r, params.step_mm)
+        if not len(centres):
+            continue
+        # an outside sample on the wall (or the wall's foot) shows the wall's own edge, not the wink's
+        floor_ok = np.linalg.norm(centres[:, None, :] + (r + params.probe_mm) * u[None] - pot.center_mm,
+                                  axis=2) <= FLOOR_INNER_RADIUS_MM - params.floor_margin_mm
+        m = len(centres)
+        offs = np.concatenate([(r - params.probe_mm) * u, (r + params.probe_mm) * u, r * iu])
+        # a wink lies on the floor unless a wink in the cup lies under it: only there are the higher levels tried
+        cup = [(np.asarray(o.center_mm, float), o.radius_mm) for o in known if o.potted and o.z_mm < POT_HEIGHT_MM / 2]
+        on_wink = np.zeros(m, bool)
+        for oc, orad in cup:
+            on_wink |= np.linalg.norm(centres - oc, axis=1) < r + orad
+        for level, z in enumerate(CUP_LEVELS_Z_MM):
+            if level and not on_wink.any():
+                break
+            zt = z + WINK_THICKNESS_MM / 2  # the top face, where its outline shows
+            pts = (centres[:, None, :] + offs[None]).reshape(-1, 2)
+            q = camera.project_mm(np.column_stack([pts, np.full(len(pts), zt)])).astype(np.float32)
+            ok = seen(q).reshape(m, len(offs))
+            vis = ok[:, :n] & ok[:, n:2 * n] & floor_ok
+            seen_share = vis.mean(axis=1)
+            mid_seen = ok[:, 2 * n:]
+            rows = np.flatnonzero((seen_share >= params.min_seen) & (mid_seen.mean(axis=1) >= params.min_seen)
+                                  & (on_wink | (level == 0)))
+            if not len(rows):
+                continue
+            vis = vis[rows]
+            v = sample_bilinear(image_bgr, q.reshape(m, len(offs), 2)[rows].reshape(-1, 2),
+                                outside_nan=False).reshape(len(rows), len(offs), 3)
+            vin, vout, vmid = v[:, :n], v[:, n:2 * n], v[:, 2 * n:]
+            dv = vin - vout
+            step = np.sqrt(np.einsum("mkc,mkc->mk", dv, dv))
+            # a wink in paint of its own hue still differs from that paint the same way all round (its own
+            # albedo, its shadow on the floor), which the image's noise does not: the step along the outline's
+            # median difference is clear at fewer noise sigmas than a step of any direction must be
+            med_dv = np.nanmedian(np.where(vis[..., None], dv, np.nan), axis=1)
+            along = np.einsum("mkc,mc->mk", dv, med_dv / np.maximum(np.linalg.norm(med_dv, axis=1, keepdims=True),
+                                                                       1e-6))
+            clear = ((step >= thr) | (along >= params.along_noise_k * noise)) & vis
+            support = clear.sum(axis=1) / vis.sum(axis=1)
+            for j in np.flatnonzero(support >= params.min_support):
+                inner = vmid[j][mid_seen[rows[j]]]  # the inside where no other wink hides it
+                mid = np.median(inner, axis=0)
+                spread = float(np.median(np.linalg.norm(inner - mid, axis=1)))
+                med_step = float(np.median(step[j][vis[j]]))
+                if spread > params.max_inside_spread * med_step:
+                    continue
+                got, _, chroma = classify_bgr(mid / 255.0, cs.gains_bgr, cs.hue_centres_deg)
+                if got != name or chroma < params.min_chroma:
+                    continue
+                i = rows[j]
+                score = float(support[j] * seen_share[i]) - spread / max(med_step, 1e-6)
+                found.append((score, size, z, centres[i]))
+    found.sort(key=lambda f: -f[0])
+    out: list[WinkCandidate] = []
+    taken = [(np.asarray(o.center_mm, float), o.radius_mm) for o in known
+             if o.potted and o.color == name and o.z_mm < POT_HEIGHT_MM / 2]
+    for score, size, z, c in found:
+        r = RADII_MM[size]
+        if any(float(np.linalg.norm(c - tc)) < r + tr - 2.0 for tc, tr in taken):
+            continue  # a pose of a wink already taken (or of a pot-colour wink found before)
+        taken.append((c, r))
+        cand = WinkCandidate(color=name, size=size, center_mm=np.asarray(c, float), votes=score)
+        cand.potted = True
+        cand.z_mm = float(z)
+        cand.sigma_mm = 2.0  # a 0.5 mm grid, and part of its outline hidden
+        cand.center_px = camera.project_mm(np.array([[c[0], c[1], z]]))[0]
+        cand.opening_fraction = 1.0
+        cand.confidence = params.confidence
+        cand.size_confidence = params.size_confidence
+        out.append(cand)
+    return out
