@@ -25,7 +25,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import POT_BASE_RADIUS_MM, POT_HEIGHT_MM, POT_TOP_RADIUS_MM, WINK_THICKNESS_MM
-from vision.colour import COLOR_NAMES, ColourScene, classify_bgr
+from vision.colour import COLOR_NAMES, ColourScene, hue_distance_deg
 from vision.pot import PotDetection
 from vision.pot_rim import RimParams, felt_noise
 from vision.sampling import sample_bilinear
@@ -36,6 +36,9 @@ from vision.winks import RADII_MM, WinkCandidate
 CUP_LEVELS_Z_MM = tuple(2.5 + WINK_THICKNESS_MM * (k + 0.5) for k in range(3))
 #: The cup's inner radius at its floor (the wall 1.6 mm thick, its outside 19.3 mm there; TW 4's base radius 19).
 FLOOR_INNER_RADIUS_MM = POT_BASE_RADIUS_MM + 0.3 - 1.6
+#: A wink on the mat farther than this beyond the pot's top radius cannot lie over the opening's image (a camera
+#: tilted by up to 35 degrees sees the 38 mm high opening shifted by about 27 mm).
+NEAR_POT_MM = 40.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,25 @@ def _pose_grid(pot: PotDetection, r_mm: float, step_mm: float) -> np.ndarray:
     xx, yy = np.meshgrid(g, g)
     off = np.column_stack([xx.ravel(), yy.ravel()])
     return pot.center_mm + off[np.linalg.norm(off, axis=1) <= reach]
+
+
+def _seen_median(values: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """Per row, the median of ``values`` (rows, samples, channels) over the seen samples (at least one a row):
+    ``np.nanmedian`` of the unseen set to NaN, by one sort (NaN sorts last)."""
+    srt = np.sort(np.where(seen[..., None], values, np.nan), axis=1)
+    cnt = seen.sum(axis=1)
+    lo = ((cnt - 1) // 2)[:, None, None]
+    hi = (cnt // 2)[:, None, None]
+    return 0.5 * (np.take_along_axis(srt, lo, axis=1) + np.take_along_axis(srt, hi, axis=1))[:, 0]
+
+
+def _hue_class(bgr: np.ndarray, cs: ColourScene) -> tuple[np.ndarray, np.ndarray]:
+    """``classify_bgr`` of many mean colours (N, 3; 8-bit scale): each one's colour index and Lab chroma."""
+    px = np.clip(bgr.reshape(-1, 1, 3).astype(np.float32) / 255.0 * cs.gains_bgr, 0, 1)
+    lab = cv2.cvtColor(px, cv2.COLOR_BGR2Lab).reshape(-1, 3)
+    hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0
+    dist = np.stack([hue_distance_deg(hue, cs.hue_centres_deg[c]) for c in COLOR_NAMES], axis=1)
+    return np.argmin(dist, axis=1), np.hypot(lab[:, 1], lab[:, 2])
 
 
 def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs: ColourScene,
@@ -100,18 +122,23 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
     inside_px = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
     # the other winks where the camera sees them: each hides the floor and whatever lies under it there
     hide = np.zeros_like(mask)
+    # (only winks in the pot or near it can lie over the opening's image; the scale of the cup's, for all)
+    mmpp = camera.mm_per_px_at((float(pot.center_mm[0]), float(pot.center_mm[1])), POT_HEIGHT_MM / 2)
     for o in known:
-        if o.center_px is None and not o.potted:
+        near = float(np.linalg.norm(np.asarray(o.center_mm) - pot.center_mm)) < POT_TOP_RADIUS_MM + NEAR_POT_MM
+        if not (o.potted or near) or (o.center_px is None and not o.potted):
             continue
         opx = o.center_px if o.center_px is not None else camera.project_mm(
             np.array([[o.center_mm[0], o.center_mm[1], o.z_mm]]))[0]
-        r_px = (o.radius_mm + params.other_grow_mm) / camera.mm_per_px_at(
-            (float(o.center_mm[0]), float(o.center_mm[1])), float(o.z_mm))
+        r_px = (o.radius_mm + params.other_grow_mm) / mmpp
         cv2.circle(hide, (round(opx[0] - x0), round(opx[1] - y0)), max(1, round(r_px)), 1, -1)
 
-    def seen(q: np.ndarray) -> np.ndarray:
-        c = np.clip(np.rint(q - [x0, y0]).astype(int), 0, [x1 - x0 - 1, y1 - y0 - 1])
-        return (inside_px[c[:, 1], c[:, 0]] >= params.opening_margin_px) & (hide[c[:, 1], c[:, 0]] == 0)
+    # where a sample is seen: inside the opening's image by the margin, and under no other wink's image
+    seen_map = ((inside_px >= params.opening_margin_px) & (hide == 0)).astype(np.uint8)
+
+    def seen(q: np.ndarray) -> np.ndarray:  # (poses, samples, 2) pixels -> (poses, samples)
+        return cv2.remap(seen_map, q - np.array([x0, y0], np.float32), None, cv2.INTER_NEAREST,
+                         borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
 
     noise = felt_noise(image_bgr, camera, pot)
     thr = max(rim.min_step, rim.step_noise_k * noise)
@@ -132,46 +159,48 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
         for oc, orad in cup:
             on_wink |= np.linalg.norm(centres - oc, axis=1) < r + orad
         for level, z in enumerate(CUP_LEVELS_Z_MM):
-            if level and not on_wink.any():
+            poses = np.arange(m) if level == 0 else np.flatnonzero(on_wink)
+            if not len(poses):
                 break
             zt = z + WINK_THICKNESS_MM / 2  # the top face, where its outline shows
-            pts = (centres[:, None, :] + offs[None]).reshape(-1, 2)
-            q = camera.project_mm(np.column_stack([pts, np.full(len(pts), zt)])).astype(np.float32)
-            ok = seen(q).reshape(m, len(offs))
-            vis = ok[:, :n] & ok[:, n:2 * n] & floor_ok
+            # the projection is affine over a wink's few centimetres: each centre's pixel and Jacobian (mm -> px)
+            c3 = np.column_stack([centres[poses], np.full(len(poses), zt)])
+            d = 0.5
+            pq = camera.project_mm(np.vstack([c3, c3 + (d, 0.0, 0.0), c3 + (0.0, d, 0.0)])).reshape(3, -1, 2)
+            jac = np.stack([(pq[1] - pq[0]) / d, (pq[2] - pq[0]) / d], axis=2)  # (poses, 2 px, 2 mm)
+            q = (pq[0][:, None, :] + np.matmul(offs[None], jac.transpose(0, 2, 1))).astype(np.float32)
+            ok = seen(q)
+            vis = ok[:, :n] & ok[:, n:2 * n] & floor_ok[poses]
             seen_share = vis.mean(axis=1)
             mid_seen = ok[:, 2 * n:]
-            rows = np.flatnonzero((seen_share >= params.min_seen) & (mid_seen.mean(axis=1) >= params.min_seen)
-                                  & (on_wink | (level == 0)))
+            rows = np.flatnonzero((seen_share >= params.min_seen) & (mid_seen.mean(axis=1) >= params.min_seen))
             if not len(rows):
                 continue
             vis = vis[rows]
-            v = sample_bilinear(image_bgr, q.reshape(m, len(offs), 2)[rows].reshape(-1, 2),
-                                outside_nan=False).reshape(len(rows), len(offs), 3)
+            v = sample_bilinear(image_bgr, q[rows].reshape(-1, 2), outside_nan=False).reshape(len(rows), len(offs), 3)
             vin, vout, vmid = v[:, :n], v[:, n:2 * n], v[:, 2 * n:]
             dv = vin - vout
             step = np.sqrt(np.einsum("mkc,mkc->mk", dv, dv))
             # a wink in paint of its own hue still differs from that paint the same way all round (its own
             # albedo, its shadow on the floor), which the image's noise does not: the step along the outline's
             # median difference is clear at fewer noise sigmas than a step of any direction must be
-            med_dv = np.nanmedian(np.where(vis[..., None], dv, np.nan), axis=1)
+            med_dv = _seen_median(dv, vis)
             along = np.einsum("mkc,mc->mk", dv, med_dv / np.maximum(np.linalg.norm(med_dv, axis=1, keepdims=True),
                                                                        1e-6))
             clear = ((step >= thr) | (along >= params.along_noise_k * noise)) & vis
             support = clear.sum(axis=1) / vis.sum(axis=1)
-            for j in np.flatnonzero(support >= params.min_support):
-                inner = vmid[j][mid_seen[rows[j]]]  # the inside where no other wink hides it
-                mid = np.median(inner, axis=0)
-                spread = float(np.median(np.linalg.norm(inner - mid, axis=1)))
-                med_step = float(np.median(step[j][vis[j]]))
-                if spread > params.max_inside_spread * med_step:
-                    continue
-                got, _, chroma = classify_bgr(mid / 255.0, cs.gains_bgr, cs.hue_centres_deg)
-                if got != name or chroma < params.min_chroma:
-                    continue
-                i = rows[j]
-                score = float(support[j] * seen_share[i]) - spread / max(med_step, 1e-6)
-                found.append((score, size, z, centres[i]))
+            held = np.flatnonzero(support >= params.min_support)
+            if not len(held):
+                continue
+            inner_seen = mid_seen[rows[held]]  # the inside where no other wink hides it
+            mid = _seen_median(vmid[held], inner_seen)
+            spread = _seen_median(np.linalg.norm(vmid[held] - mid[:, None], axis=2)[..., None], inner_seen)[:, 0]
+            med_step = _seen_median(step[held][..., None], vis[held])[:, 0]
+            got, chroma = _hue_class(mid, cs)
+            keep = (spread <= params.max_inside_spread * med_step) & (got == pot_class - 1) & (chroma >= params.min_chroma)
+            for j, sp, ms in zip(held[keep], spread[keep], med_step[keep]):
+                score = float(support[j] * seen_share[rows[j]]) - float(sp) / max(float(ms), 1e-6)
+                found.append((score, size, z, centres[poses[rows[j]]]))
     found.sort(key=lambda f: -f[0])
     out: list[WinkCandidate] = []
     taken = [(np.asarray(o.center_mm, float), o.radius_mm) for o in known
