@@ -7,7 +7,8 @@ then hides it. Here each such pose is tried directly in the photograph: a disc o
 rim height, its centre on the rim, is a wink when
 
 * its whole outline holds a colour step (it lies on top of everything, so nothing hides any of its edge),
-  clear of the image's own noise, and
+  clear of the image's own noise; where it lies over a wink of its own colour already read in the cup, the same
+  plastic on both sides shows none, and the rest of the outline must hold it, and
 * its inside, away from its bevelled rim, is one colour: its spread is small beside that step (an empty rim
   seen through such a disc shows the dark inside of the cup on one side and the wall's top and outside on
   the other: no single colour).
@@ -60,6 +61,11 @@ class RimParams:
     # a wink whose image lies wholly under a rim wink's, to within this (the rim search's 1 mm step and about as
     # much for where a candidate was seen), is hidden by it
     covered_tol_mm: float = 2.0
+    # a wink read in the cup counts as under a rim pose's outline inside its image shrunk by this (its place in
+    # the cup is rough) ...
+    cup_shrink_mm: float = 1.0
+    # ... and the outline clear of it, at least this share, must then hold the step
+    min_clear_share: float = 0.6
 
 
 #: The median length of the difference of two pixels, in units of the per-channel noise s: a - b has sigma
@@ -153,8 +159,19 @@ def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs:
     jac = np.stack([(pq[1] - pq[0]) / d, (pq[2] - pq[0]) / d], axis=2)  # (m, 2 px, 2 mm)
     noise = felt_noise(image_bgr, camera, pot)
     thr = max(params.min_step, params.step_noise_k * noise)
-    found: list[tuple[float, float, str, np.ndarray, np.ndarray]] = []
+    found: list[tuple[float, float, str, np.ndarray, np.ndarray, str | None]] = []
     m = len(centres)
+    # winks already read in the cup, where the camera sees them: a rim wink lies over them, and over one of its
+    # own colour its outline shows no colour step (the same plastic on both sides)
+    cup = []
+    for o in known:
+        if o.potted and o.z_mm < POT_HEIGHT_MM / 2:
+            opx = o.center_px if o.center_px is not None else camera.project_mm(
+                np.array([[o.center_mm[0], o.center_mm[1], o.z_mm]]))[0]
+            r_px = (o.radius_mm - params.cup_shrink_mm) / camera.mm_per_px_at(
+                (float(o.center_mm[0]), float(o.center_mm[1])), float(o.z_mm))
+            if r_px > 0:
+                cup.append((np.asarray(opx, np.float32), r_px, o.color))
     for size, r in RADII_MM.items():
         offs = np.concatenate([(r - params.probe_mm) * u, (r + params.probe_mm) * u, r * iu])  # (k, 2) mm
         q = cpx_all[:, None, :] + np.matmul(offs[None], jac.transpose(0, 2, 1))
@@ -164,25 +181,37 @@ def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs:
         dv = vin - vout
         step = np.sqrt(np.einsum("mkc,mkc->mk", dv, dv))
         support = (step >= thr).mean(axis=1)
+        # the same over the outline clear of each cup wink's image (asked of a pose of that wink's colour only)
+        over: list[str | None] = [None] * m
+        q_out = q.reshape(m, len(offs), 2)[:, n:2 * n]
+        for cpx_k, r_k, color_k in cup:
+            free = np.linalg.norm(q_out - cpx_k, axis=2) > r_k
+            n_free = free.sum(axis=1)
+            sup_k = ((step >= thr) & free).sum(axis=1) / np.maximum(n_free, 1)
+            for i in np.flatnonzero((sup_k >= params.min_support) & (support < params.min_support)
+                                    & (n_free >= params.min_clear_share * n)):
+                over[i] = color_k
+        held = support >= params.min_support
+        held |= np.array([c is not None for c in over])
         # the inside's statistics only where the outline holds (few poses); the inside's colour and spread are
         # taken away from the rim (its bevel and highlight shade it), its colour over the whole disc
-        for i in np.flatnonzero(support >= params.min_support):
+        for i in np.flatnonzero(held):
             med = np.median(np.concatenate([vin[i], vmid[i]]), axis=0)
             mid = np.median(vmid[i], axis=0)
             spread = float(np.median(np.linalg.norm(vmid[i] - mid, axis=1)))
             med_step = float(np.median(step[i]))
             if spread <= params.max_inside_spread * med_step:
                 score = float(support[i]) - spread / max(med_step, 1e-6)
-                found.append((score, float(support[i]), size, centres[i], med))
+                found.append((score, float(support[i]), size, centres[i], med, over[i]))
     found.sort(key=lambda f: -f[0])
     out = list(known)
     taken: list[tuple[np.ndarray, float]] = []
-    for score, support_i, size, c, med in found:
+    for score, support_i, size, c, med, over_color in found:
         r = RADII_MM[size]
         if any(np.linalg.norm(c - tc) < r + tr - 1.0 for tc, tr in taken):
             continue  # one wink (or an overlapping pose of one already taken)
         name, _, chroma = classify_bgr(med / 255.0, cs.gains_bgr, cs.hue_centres_deg)
-        if chroma < params.min_chroma:
+        if chroma < params.min_chroma or (over_color is not None and name != over_color):
             continue
         # on the rim it hides the lip; behind a translucent pot the lip is drawn across it
         ratio = lip_ratio(image_bgr, camera, pot, c, r, noise, params) or 0.0

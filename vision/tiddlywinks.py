@@ -29,6 +29,7 @@ from vision.crescents import crescent_lowers
 from vision.felt_discs import felt_discs
 from vision.ortho import OrthoGrid, pyramid_size, rectify_pyramid
 from vision.pot import PotDetection, PotParams, detect_pot
+from vision.pot_floor import pot_colour_winks
 from vision.pot_rim import rim_winks
 from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, split_behind_pot, winks_in_pot
 from vision.rim_check import felt_rim_winks
@@ -352,6 +353,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         cands = confirm_potted(cands, frame_bgr, camera, pot, cs)
         cands += winks_in_pot(frame_bgr, camera, pot, cs, pot_class, cands)
         cands = rim_winks(frame_bgr, camera, pot, cs, cands)
+        # winks of the pot's own colour in its cup, which no colour tells from it: their rims
+        cands += pot_colour_winks(frame_bgr, camera, pot, cs, pot_class, cands)
         check_potted_sizes(cands, frame_bgr, camera, pot)
     timing["fit"] = (time.perf_counter() - t5) * 1e3
 

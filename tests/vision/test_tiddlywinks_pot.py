@@ -156,3 +156,59 @@ def test_row_percentile_is_numpys():
                 got = _row_percentile(a, q)
                 assert got.dtype == want.dtype
                 np.testing.assert_array_equal(got, want)
+
+
+def _pot_scene(pot_look: str, winks: tuple[Wink, ...], seed: int):
+    cam = CameraModel.look_at(eye_mm=(-150.0, 600.0, 1750.0), target_mm=(0.0, 0.0, 0.0), focal_px=1500.0,
+                              image_size_wh_px=(1920, 1080))
+    rng = np.random.default_rng(seed)
+    r = render_tiddlywinks(TiddlywinksScene(winks=winks, pot_center_mm=(0.0, 0.0)), cam, rng, pot_look=pot_look,
+                           photo=PhotoSettings.random(rng))
+    return measure_tiddlywinks(r.bgr, cam)
+
+
+@pytest.mark.parametrize(("pot_look", "color", "size", "xy"), [("blue", Color.BLUE, WinkSize.SMALL, (1.0, 5.0)),
+                                                               ("red", Color.RED, WinkSize.LARGE, (-3.0, -2.0))])
+def test_a_wink_of_the_pots_own_colour_in_its_cup_is_found_by_its_rim(pot_look, color, size, xy):
+    # issue 4 (tw_8787_000, tw_103_002): a wink of the pot's colour on its floor has the floor's hue, so no colour
+    # region shows it; its rim does, a step all round the part seen through the opening. Counted, and flagged
+    winks = (Wink(wink_id="in", color=color, size=size, center_mm=xy, z_mm=3.25, potted=True),
+             Wink(wink_id="out", color=Color.YELLOW, size=WinkSize.SMALL, center_mm=(150.0, -80.0)))
+    m = _pot_scene(pot_look, winks, seed=11)
+    potted = [w for w in m.winks if w.potted]
+    assert [(w.color, w.size) for w in potted] == [(color.value, size.value)]
+    assert math.dist(potted[0].center_mm, xy) < 3.0
+    assert potted[0].confidence <= 0.6  # found by its rim alone: the umpire looks
+    assert [w.color for w in m.winks if not w.potted] == ["yellow"]
+
+
+@pytest.mark.parametrize("pot_look", ["blue", "red"])
+def test_an_empty_cup_of_a_wink_colour_holds_no_wink(pot_look):
+    # the painted floor meets the wall in a circle of its own; that edge is no wink's rim
+    m = _pot_scene(pot_look, (Wink(wink_id="out", color=Color.GREEN, size=WinkSize.LARGE,
+                                   center_mm=(-120.0, 70.0)),), seed=12)
+    assert [w.color for w in m.winks] == ["green"]
+
+
+def test_a_rim_wink_over_a_wink_of_its_own_colour_in_the_cup_is_found():
+    # issue 4 (tw_7072_002): a small yellow wink balanced on the near rim is seen over a large yellow wink lying
+    # in the cup (on a green one); where their images meet, the same plastic on both sides shows no step, and the
+    # rest of the rim wink's outline does (the code before read it as a second large wink in the cup)
+    cam = CameraModel.look_at(eye_mm=(-135.0, -583.0, 1930.0), target_mm=(0.0, 0.0, 0.0), focal_px=1463.0,
+                              image_size_wh_px=(1920, 1080))
+    rim_xy = (9.6, -20.8)
+    winks = (Wink(wink_id="green-L1", color=Color.GREEN, size=WinkSize.LARGE, center_mm=(2.3, 1.8), z_mm=3.25,
+                  potted=True),
+             Wink(wink_id="yellow-L1", color=Color.YELLOW, size=WinkSize.LARGE, center_mm=(1.9, -0.2), z_mm=4.75,
+                  potted=True),
+             Wink(wink_id="yellow-S1", color=Color.YELLOW, size=WinkSize.SMALL, center_mm=rim_xy,
+                  z_mm=POT_HEIGHT_MM + WINK_THICKNESS_MM / 2, potted=True),
+             Wink(wink_id="red-S1", color=Color.RED, size=WinkSize.SMALL, center_mm=(-140.0, 90.0)))
+    rng = np.random.default_rng(3)
+    r = render_tiddlywinks(TiddlywinksScene(winks=winks, pot_center_mm=(0.0, 0.0)), cam, rng, pot_look="white",
+                           photo=PhotoSettings.random(rng))
+    m = measure_tiddlywinks(r.bgr, cam)
+    yellow = sorted(((w.size, w.z_mm > 30.0) for w in m.winks if w.potted and w.color == "yellow"))
+    assert yellow == [("large", False), ("small", True)]
+    rim = [w for w in m.winks if w.potted and w.z_mm > 30.0][0]
+    assert math.dist(rim.center_mm, rim_xy) < 3.0

@@ -1,0 +1,222 @@
+"""Winks of the pot's own colour lying in its cup, found by their rim rather than by their colour.
+
+A chromatic pot of a wink's hue shows such a wink in its cup in the hue of its own floor, so the colour regions
+of ``vision.potted`` cannot tell the two apart. What does: the wink is a disc of a known radius lying flat at a
+known height (on the floor, or on one or two winks under it), and its rim is a sharp colour step all round the
+part of its outline the camera sees through the top opening (the bevel's shading, its contact shadow, its own
+plastic beside the pot's paint), while the painted floor has no edge of its own but its circle with the wall. Each
+such pose is tried in the photograph, as ``vision.pot_rim`` does on the rim: a disc is a wink when
+
+* enough of its outline is seen: clear of the wall (the outside sample on the floor, inside the opening's image),
+  of the winks of other colours found in the cup (which may lie on it) and of winks on the rim;
+* that seen outline holds a clear step (image-noise sigmas, ``RimParams``) almost all round, and
+* its inside, away from the bevel and where no other wink hides it, is one colour, of the pot's hue.
+
+Its size is the radius of the best pose; both are rough (part of the outline may be hidden), and it says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry.constants import POT_BASE_RADIUS_MM, POT_HEIGHT_MM, POT_TOP_RADIUS_MM, WINK_THICKNESS_MM
+from vision.colour import COLOR_NAMES, ColourScene, hue_distance_deg
+from vision.pot import PotDetection
+from vision.pot_rim import RimParams, felt_noise
+from vision.sampling import sample_bilinear
+from vision.winks import RADII_MM, WinkCandidate
+
+#: Mid-plane heights of a wink lying flat in the cup: on the floor (its top 2.5 mm above the mat) or on one or
+#: two winks there.
+CUP_LEVELS_Z_MM = tuple(2.5 + WINK_THICKNESS_MM * (k + 0.5) for k in range(3))
+#: The cup's inner radius at its floor (the wall 1.6 mm thick, its outside 19.3 mm there; TW 4's base radius 19).
+FLOOR_INNER_RADIUS_MM = POT_BASE_RADIUS_MM + 0.3 - 1.6
+#: A wink on the mat farther than this beyond the pot's top radius cannot lie over the opening's image (a camera
+#: tilted by up to 35 degrees sees the 38 mm high opening shifted by about 27 mm).
+NEAR_POT_MM = 40.0
+
+
+@dataclass(frozen=True, slots=True)
+class PotFloorParams:
+    step_mm: float = 0.5  # plan grid of centres tried
+    n_outline: int = 36
+    probe_mm: float = 0.8  # inside/outside samples this far from the outline (beyond the bevel and the blur)
+    opening_margin_px: float = 1.5  # a sample seen through the opening lies this far inside its image
+    floor_margin_mm: float = 0.8  # an outside sample on the floor lies this far inside the wall's foot
+    other_grow_mm: float = 1.5  # the image discs of the other winks in the cup, grown by this, hide the outline
+    min_seen: float = 0.55  # share of the outline that must be seen ...
+    min_support: float = 0.85  # ... and of that, the share holding a clear step
+    along_noise_k: float = 6.0  # a clear step along the outline's one direction: this many image-noise sigmas
+    max_inside_spread: float = 0.35  # inside spread (away from the bevel) over the outline's median step
+    max_hue_deg: float = 30.0  # the inside's hue from the pot colour's centre
+    min_chroma: float = 14.0  # Lab C* of the inside (a wink colour, not the grey shade of the wall)
+    confidence: float = 0.6  # found by its rim alone: the umpire looks
+    size_confidence: float = 0.5
+
+
+def _pose_grid(pot: PotDetection, r_mm: float, step_mm: float) -> np.ndarray:
+    """Plan centres of a disc of radius ``r_mm`` lying inside the cup's floor."""
+    reach = max(FLOOR_INNER_RADIUS_MM - r_mm + 0.5, 0.0)
+    g = np.arange(-reach, reach + 1e-9, step_mm)
+    xx, yy = np.meshgrid(g, g)
+    off = np.column_stack([xx.ravel(), yy.ravel()])
+    return pot.center_mm + off[np.linalg.norm(off, axis=1) <= reach]
+
+
+def _seen_median(values: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """Per row, the median of ``values`` (rows, samples, channels) over the seen samples (at least one a row):
+    ``np.nanmedian`` of the unseen set to NaN, by one sort (NaN sorts last)."""
+    srt = np.sort(np.where(seen[..., None], values, np.nan), axis=1)
+    cnt = seen.sum(axis=1)
+    lo = ((cnt - 1) // 2)[:, None, None]
+    hi = (cnt // 2)[:, None, None]
+    return 0.5 * (np.take_along_axis(srt, lo, axis=1) + np.take_along_axis(srt, hi, axis=1))[:, 0]
+
+
+def _hue_class(bgr: np.ndarray, cs: ColourScene) -> tuple[np.ndarray, np.ndarray]:
+    """``classify_bgr`` of many mean colours (N, 3; 8-bit scale): each one's colour index and Lab chroma."""
+    px = np.clip(bgr.reshape(-1, 1, 3).astype(np.float32) / 255.0 * cs.gains_bgr, 0, 1)
+    lab = cv2.cvtColor(px, cv2.COLOR_BGR2Lab).reshape(-1, 3)
+    hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0
+    dist = np.stack([hue_distance_deg(hue, cs.hue_centres_deg[c]) for c in COLOR_NAMES], axis=1)
+    return np.argmin(dist, axis=1), np.hypot(lab[:, 1], lab[:, 2])
+
+
+def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs: ColourScene,
+                     pot_class: int, known: list[WinkCandidate], params: PotFloorParams = PotFloorParams(),
+                     rim: RimParams = RimParams()) -> list[WinkCandidate]:
+    """Winks of the pot's own colour (``pot_class``, 1-based; 0: a grey pot) in its cup, found by their rim.
+
+    ``known``: every candidate found so far; those in the pot's image hide what lies under them, and a pot-colour
+    disc one of them explains (a rim wink of the pot's colour) is not found twice.
+    """
+    if pot_class <= 0 or not pot.found or pot.opening_px is None or len(pot.opening_px) < 3:
+        return []
+    name = COLOR_NAMES[pot_class - 1]
+    n = params.n_outline
+    ang = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
+    u = np.column_stack([np.cos(ang), np.sin(ang)])
+    # the inside away from the bevel: the centre and two rings
+    ir = np.concatenate([[0.0], np.full(8, 0.35), np.full(12, 0.7)])
+    ia = np.concatenate([[0.0], np.linspace(0, 2 * math.pi, 8, endpoint=False),
+                         np.linspace(0, 2 * math.pi, 12, endpoint=False)])
+    iu = np.column_stack([ir * np.cos(ia), ir * np.sin(ia)])
+    # the inner edge of the top opening (the outer rim less the wall) bounds what is seen in the cup
+    ring = np.linspace(0.0, 2 * math.pi, 120, endpoint=False)
+    inner = camera.project_mm(np.column_stack([pot.center_mm[0] + (POT_TOP_RADIUS_MM - 1.6) * np.cos(ring),
+                                               pot.center_mm[1] + (POT_TOP_RADIUS_MM - 1.6) * np.sin(ring),
+                                               np.full(len(ring), POT_HEIGHT_MM)]))
+    x0, y0 = np.floor(inner.min(axis=0)).astype(int) - 2
+    x1, y1 = np.ceil(inner.max(axis=0)).astype(int) + 3
+    h, w = image_bgr.shape[:2]
+    if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
+        return []
+    # distance inside the opening's image, per pixel of its bounding box
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(mask, [np.round((inner - [x0, y0]) * 16).astype(np.int32)], 1, lineType=cv2.LINE_8, shift=4)
+    inside_px = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
+    # the other winks where the camera sees them: each hides the floor and whatever lies under it there
+    hide = np.zeros_like(mask)
+    # (only winks in the pot or near it can lie over the opening's image; the scale of the cup's, for all)
+    mmpp = camera.mm_per_px_at((float(pot.center_mm[0]), float(pot.center_mm[1])), POT_HEIGHT_MM / 2)
+    for o in known:
+        near = float(np.linalg.norm(np.asarray(o.center_mm) - pot.center_mm)) < POT_TOP_RADIUS_MM + NEAR_POT_MM
+        if not (o.potted or near) or (o.center_px is None and not o.potted):
+            continue
+        opx = o.center_px if o.center_px is not None else camera.project_mm(
+            np.array([[o.center_mm[0], o.center_mm[1], o.z_mm]]))[0]
+        r_px = (o.radius_mm + params.other_grow_mm) / mmpp
+        cv2.circle(hide, (round(opx[0] - x0), round(opx[1] - y0)), max(1, round(r_px)), 1, -1)
+
+    # where a sample is seen: inside the opening's image by the margin, and under no other wink's image
+    seen_map = ((inside_px >= params.opening_margin_px) & (hide == 0)).astype(np.uint8)
+
+    def seen(q: np.ndarray) -> np.ndarray:  # (poses, samples, 2) pixels -> (poses, samples)
+        return cv2.remap(seen_map, q - np.array([x0, y0], np.float32), None, cv2.INTER_NEAREST,
+                         borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
+
+    noise = felt_noise(image_bgr, camera, pot)
+    thr = max(rim.min_step, rim.step_noise_k * noise)
+    hue_c = cs.hue_centres_deg[name]
+    found: list[tuple[float, str, float, np.ndarray]] = []
+    for size, r in RADII_MM.items():
+        centres = _pose_grid(pot, r, params.step_mm)
+        if not len(centres):
+            continue
+        # an outside sample on the wall (or the wall's foot) shows the wall's own edge, not the wink's
+        floor_ok = np.linalg.norm(centres[:, None, :] + (r + params.probe_mm) * u[None] - pot.center_mm,
+                                  axis=2) <= FLOOR_INNER_RADIUS_MM - params.floor_margin_mm
+        m = len(centres)
+        offs = np.concatenate([(r - params.probe_mm) * u, (r + params.probe_mm) * u, r * iu])
+        # a wink lies on the floor unless a wink in the cup lies under it: only there are the higher levels tried
+        cup = [(np.asarray(o.center_mm, float), o.radius_mm) for o in known if o.potted and o.z_mm < POT_HEIGHT_MM / 2]
+        on_wink = np.zeros(m, bool)
+        for oc, orad in cup:
+            on_wink |= np.linalg.norm(centres - oc, axis=1) < r + orad
+        for level, z in enumerate(CUP_LEVELS_Z_MM):
+            poses = np.arange(m) if level == 0 else np.flatnonzero(on_wink)
+            if not len(poses):
+                break
+            zt = z + WINK_THICKNESS_MM / 2  # the top face, where its outline shows
+            # the projection is affine over a wink's few centimetres: each centre's pixel and Jacobian (mm -> px)
+            c3 = np.column_stack([centres[poses], np.full(len(poses), zt)])
+            d = 0.5
+            pq = camera.project_mm(np.vstack([c3, c3 + (d, 0.0, 0.0), c3 + (0.0, d, 0.0)])).reshape(3, -1, 2)
+            jac = np.stack([(pq[1] - pq[0]) / d, (pq[2] - pq[0]) / d], axis=2)  # (poses, 2 px, 2 mm)
+            q = (pq[0][:, None, :] + np.matmul(offs[None], jac.transpose(0, 2, 1))).astype(np.float32)
+            ok = seen(q)
+            vis = ok[:, :n] & ok[:, n:2 * n] & floor_ok[poses]
+            seen_share = vis.mean(axis=1)
+            mid_seen = ok[:, 2 * n:]
+            rows = np.flatnonzero((seen_share >= params.min_seen) & (mid_seen.mean(axis=1) >= params.min_seen))
+            if not len(rows):
+                continue
+            vis = vis[rows]
+            v = sample_bilinear(image_bgr, q[rows].reshape(-1, 2), outside_nan=False).reshape(len(rows), len(offs), 3)
+            vin, vout, vmid = v[:, :n], v[:, n:2 * n], v[:, 2 * n:]
+            dv = vin - vout
+            step = np.sqrt(np.einsum("mkc,mkc->mk", dv, dv))
+            # a wink in paint of its own hue still differs from that paint the same way all round (its own
+            # albedo, its shadow on the floor), which the image's noise does not: the step along the outline's
+            # median difference is clear at fewer noise sigmas than a step of any direction must be
+            med_dv = _seen_median(dv, vis)
+            along = np.einsum("mkc,mc->mk", dv, med_dv / np.maximum(np.linalg.norm(med_dv, axis=1, keepdims=True),
+                                                                       1e-6))
+            clear = ((step >= thr) | (along >= params.along_noise_k * noise)) & vis
+            support = clear.sum(axis=1) / vis.sum(axis=1)
+            held = np.flatnonzero(support >= params.min_support)
+            if not len(held):
+                continue
+            inner_seen = mid_seen[rows[held]]  # the inside where no other wink hides it
+            mid = _seen_median(vmid[held], inner_seen)
+            spread = _seen_median(np.linalg.norm(vmid[held] - mid[:, None], axis=2)[..., None], inner_seen)[:, 0]
+            med_step = _seen_median(step[held][..., None], vis[held])[:, 0]
+            got, chroma = _hue_class(mid, cs)
+            keep = (spread <= params.max_inside_spread * med_step) & (got == pot_class - 1) & (chroma >= params.min_chroma)
+            for j, sp, ms in zip(held[keep], spread[keep], med_step[keep]):
+                score = float(support[j] * seen_share[rows[j]]) - float(sp) / max(float(ms), 1e-6)
+                found.append((score, size, z, centres[poses[rows[j]]]))
+    found.sort(key=lambda f: -f[0])
+    out: list[WinkCandidate] = []
+    taken = [(np.asarray(o.center_mm, float), o.radius_mm) for o in known
+             if o.potted and o.color == name and o.z_mm < POT_HEIGHT_MM / 2]
+    for score, size, z, c in found:
+        r = RADII_MM[size]
+        if any(float(np.linalg.norm(c - tc)) < r + tr - 2.0 for tc, tr in taken):
+            continue  # a pose of a wink already taken (or of a pot-colour wink found before)
+        taken.append((c, r))
+        cand = WinkCandidate(color=name, size=size, center_mm=np.asarray(c, float), votes=score)
+        cand.potted = True
+        cand.z_mm = float(z)
+        cand.sigma_mm = 2.0  # a 0.5 mm grid, and part of its outline hidden
+        cand.center_px = camera.project_mm(np.array([[c[0], c[1], z]]))[0]
+        cand.opening_fraction = 1.0
+        cand.confidence = params.confidence
+        cand.size_confidence = params.size_confidence
+        out.append(cand)
+    return out
