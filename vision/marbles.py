@@ -52,6 +52,7 @@ from vision.marbles_group import (
 )
 from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
+from vision.marbles_size import model_diameters_mm, photo_lab
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.types import VisionError
 
@@ -656,6 +657,7 @@ def detect_marbles(
     kernel = int(params.background_mm / mm_per_px)
     found: list[BallDetection] = []
     sand_ab = None  # the ring top's sand colour (CIELAB a*, b*), from the ring-top layer
+    model: dict[str, Any] = {"lab": None, "psf": None}  # the photo for the blurred-sphere fits, and its PSF
     # (surface height, region in plan radius) for the ring top and for the ground beyond the rim
     layers = (
         (0.0, 0.0, RING_RADIUS_MM + 0.5 * RIM_WIDTH_MM),
@@ -822,6 +824,16 @@ def detect_marbles(
         # single balls in a sharp enough photo are sized by their outline (their silhouette's sharp edge), which
         # neither the contact shadow nor clear glass biases; in coarser photos the outline is too few pixels
         grads = lab_gradients(img) if native_px >= params.outline_min_native_px else None
+        # where the ortho had to enlarge the photo (a marble under min_marble_px of its own pixels) the silhouette
+        # reads balls small by an amount that depends on their size; the blurred-sphere model fitted in the
+        # photo's own pixels reads both kinds true in the median, and its errors (tinted shadow, vanes) differ
+        fitted: list[float | None] = [None] * len(pending)
+        if native_px < params.min_marble_px and pending:
+            if model["lab"] is None:
+                model["lab"] = photo_lab(frame_bgr)
+            ctrs = np.array([[*grid.table_from_ortho(np.asarray(e[0], float)[None])[0], z_mid] for e in pending])
+            fitted, model["psf"] = model_diameters_mm(model["lab"], camera, ctrs,
+                                                      np.array([not e[3] for e in pending]), model["psf"])
         for i, (c, dmm, cf, grouped, presence) in enumerate(pending):
             if grads is not None and not grouped:
                 d_out = _outline_size(grads, grid, camera, c, z_mid, mm_per_px,
@@ -831,6 +843,8 @@ def detect_marbles(
                     dmm = d_out
                 elif d_out is not None:
                     dmm = 0.5 * (dmm + d_out)
+            if fitted[i] is not None:
+                dmm = fitted[i] if dmm is None else 0.5 * (dmm + fitted[i])
             kind_conf = 1.0 if grouped else None
             if dmm is None:
                 # a ball parted from a chain with no outline to size it: the common ball, a marble, but its

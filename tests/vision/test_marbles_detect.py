@@ -62,9 +62,12 @@ def test_counts(analysed, name):
         for key in ("marbles_on_ring", "marbles_off_ring", "tolleys_on_ring"):
             assert doc["counts"][key] == truth["counts"][key], key
     else:
+        # whole-ring photos: within 3 of the truth, a ball whose kind is too close to call counting as either
         total_t = truth["counts"]["marbles_on_ring"] + truth["counts"]["marbles_off_ring"]
-        total_f = doc["counts"]["marbles_on_ring"] + doc["counts"]["marbles_off_ring"]
-        assert abs(total_f - total_t) <= 3
+        rng = doc["count_ranges"]
+        lo = rng["marbles_on_ring"][0] + rng["marbles_off_ring"][0]
+        hi = rng["marbles_on_ring"][1] + rng["marbles_off_ring"][1]
+        assert lo - 3 <= total_t <= hi + 3
 
 
 @pytest.mark.parametrize("name", list(CASES))
