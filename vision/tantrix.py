@@ -64,7 +64,7 @@ from vision.tantrix_links import (
     turn_to_bands,
 )
 from vision.tantrix_gaps import MIN_LINK_ENDS, gap_lattice_candidates, link_end_counts, midpoint_band_share
-from vision.tantrix_apart import tiles_apart_on_lattice, turn_to_lattice, weigh_hand_sizes
+from vision.tantrix_apart import tiles_apart_on_lattice, turn_to_lattice, turned_to_lattice, weigh_hand_sizes
 from vision.tantrix_shared_edges import read_from_neighbour_sides
 from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
 from vision.tantrix_unread import shared_edges_agree, tile_share, unexplained_hexes
@@ -781,23 +781,6 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     if free.any():
         ang[free] = turn_to_bands(lab, Minv, cen[free], ang[free], params.links)
     cen, ang = refine_poses(lab, Minv, cen, ang, params.links, free)
-    # a tile off the Tantrix but snapped to its lattice a hex apart lies on the board (see vision.tantrix_apart)
-    apart, doubtful_place = tiles_apart_on_lattice(
-        cen, ang, [i for i in np.flatnonzero(free) if i < n_seen and i not in unread and i not in single],
-        board_hexes, mm_per_u, snap_offset_mm=params.board_snap_offset_mm, snap_twist_deg=params.board_snap_twist_deg,
-        loose_offset_u=params.lattice_offset_tol, loose_twist_deg=params.lattice_angle_tol_deg)
-    if apart:
-        px_y = apply_h(Minv, cen)[:, 1]
-        on_board_y = [px_y[i] for i, t in enumerate(tiles) if t.hex in board_hexes]
-        side = ["A" if y > (np.mean(on_board_y) if on_board_y else h / 2.0) else "B" for y in px_y]
-        apart, doubtful_place = weigh_hand_sizes(apart, doubtful_place, side,
-                                                 [i for i in np.flatnonzero(free) if i not in apart])
-    if apart:
-        for i, hx in apart.items():
-            tiles[i] = _Tile(tiles[i].center_u, 0.0, hx, tiles[i].blob)
-            free[i] = False
-        board_hexes = board_hexes | set(apart.values())
-        ang = turn_to_lattice(ang, list(apart))
     edge_lab = edge_colours_lab(lab, Minv, cen, ang, params.links)
     model = fit_colour_model(edge_lab[:n_seen], params.links)  # probed hexes may show no link at all
     faces = read_faces(edge_lab, model, params.links)
@@ -812,6 +795,26 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     faces = faces[:n_seen] + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
     sure_hexes = [t.hex if t.hex in board_hexes and i not in unread else None for i, t in enumerate(tiles)]
     faces = _flag_duplicates(read_from_neighbour_sides(faces, sure_hexes, edge_lab, model, params.links))
+    # a tile off the Tantrix, read where it lies, but snapped to its lattice a hex apart is on the board (a tile
+    # whose face did not read at its pose may be posed wrong there, so its pose is no evidence)
+    apart, doubtful_place = tiles_apart_on_lattice(
+        cen, ang, [i for i in np.flatnonzero(free) if i < n_seen and faces[i].number is not None
+                   and not faces[i].flagged],
+        board_hexes, mm_per_u, snap_offset_mm=params.board_snap_offset_mm, snap_twist_deg=params.board_snap_twist_deg,
+        loose_offset_u=params.lattice_offset_tol, loose_twist_deg=params.lattice_angle_tol_deg)
+    if apart:
+        px_y = apply_h(Minv, cen)[:, 1]
+        on_board_y = [px_y[i] for i, t in enumerate(tiles) if t.hex in board_hexes]
+        side = ["A" if y > (np.mean(on_board_y) if on_board_y else h / 2.0) else "B" for y in px_y]
+        # hand tiles read only: a smudge found like a tile must not fill a hand and so seat a hand tile on the board
+        apart, doubtful_place = weigh_hand_sizes(apart, doubtful_place, side, [
+            i for i in np.flatnonzero(free) if i not in apart and faces[i].number is not None and not faces[i].flagged])
+    for i, hx in apart.items():
+        tiles[i] = _Tile(tiles[i].center_u, 0.0, hx, tiles[i].blob)
+        free[i] = False
+        faces[i] = turned_to_lattice(faces[i], ang[i])
+    board_hexes = board_hexes | set(apart.values())
+    ang = turn_to_lattice(ang, list(apart))
     centers_px = apply_h(Minv, cen)
     board_cy = np.mean([centers_px[i, 1] for i, t in enumerate(tiles) if t.hex in board_hexes]) if board_hexes \
         else h / 2.0

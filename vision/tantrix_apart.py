@@ -27,6 +27,7 @@ import numpy as np
 
 from geometry.tantrix import Hex, hex_distance
 from vision.tantrix_lattice import hex_center_u, nearest_hex
+from vision.tantrix_links import FaceRead
 
 # TX G-1, TX P7: six tiles in each hand while the bag lasts (the adjudicator's HAND_SIZE; vision may not import it)
 HAND_SIZE = 6
@@ -117,3 +118,19 @@ def turn_to_lattice(angles_deg: np.ndarray, indices: Sequence[int]) -> np.ndarra
     for i in indices:
         out[i] -= 60.0 * round(out[i] / 60.0)
     return out
+
+
+def turned_to_lattice(face: FaceRead, angle_deg: float) -> FaceRead:
+    """A face read in a frame turned ``angle_deg`` from the lattice, restated in that frame turned by whole sixths
+    to within 30 degrees of the lattice (``turn_to_lattice``): the tile's absolute angle, lattice + frame + 60 x
+    rotation, stays the same.
+
+    >>> turned_to_lattice(FaceRead(7, 5, (0, 1, 2, 3, None, 0), 9.0, 0.5, False), 121.0).rotation
+    1
+    """
+    k = int(round(angle_deg / 60.0))
+    if not k:
+        return face
+    edges = tuple(face.edge_classes[(j - k) % len(face.edge_classes)] for j in range(len(face.edge_classes)))
+    return FaceRead(number=face.number, rotation=None if face.rotation is None else (face.rotation + k) % 6,
+                    edge_classes=edges, margin=face.margin, mean_cost=face.mean_cost, flagged=face.flagged)

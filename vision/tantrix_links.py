@@ -292,7 +292,14 @@ def _glare_edges(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, n:
         warnings.simplefilter("ignore", RuntimeWarning)
         rd = np.nanmedian(sel, axis=1)
     coloured_d = (Cd >= params.min_chroma).any(axis=2).sum(axis=1) >= 2
-    ok_d = (coloured_d & np.all(np.isfinite(rd), axis=1)
+    # taking the highlight away restores colour, it does not change a hue the band still shows (a highlight
+    # brighter on the black than on the band would tilt it: then the edge keeps its pale reading)
+    raw = out[ti, ki]
+    hued = np.hypot(raw[:, 1], raw[:, 2]) >= params.min_chroma
+    with np.errstate(invalid="ignore"):
+        turn = _hue_diff(np.degrees(np.arctan2(rd[:, 2], rd[:, 1]) - np.arctan2(raw[:, 2], raw[:, 1])), 0.0)
+    same_hue = ~hued | (turn <= MAX_HIGHLIGHT_HUE_TURN_SIGMAS * params.hue_sigma_deg)
+    ok_d = (coloured_d & same_hue & np.all(np.isfinite(rd), axis=1)
             & (np.hypot(rd[:, 1], rd[:, 2]) > np.hypot(out[ti, ki, 1], out[ti, ki, 2])))
     out[ti[ok_d], ki[ok_d]] = rd[ok_d]
     ok = ok | ok_d
@@ -303,6 +310,10 @@ def _glare_edges(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, n:
     white = out[ti, ki, 0] - flank_l[ti, ki] >= params.glare_rise_l
     lost = ~ok & (np.hypot(out[ti, ki, 1], out[ti, ki, 2]) < params.white_chroma) & ~white
     out[ti[lost], ki[lost]] = np.nan
+
+
+# The hue of a band with the highlight taken away stays within this many hue sigmas of the pale band's own hue.
+MAX_HIGHLIGHT_HUE_TURN_SIGMAS = 2.0
 
 
 def _without_highlight(band_lab: np.ndarray, flank_lab: np.ndarray, black_lab: np.ndarray,
