@@ -64,6 +64,7 @@ from vision.tantrix_links import (
     turn_to_bands,
 )
 from vision.tantrix_gaps import MIN_LINK_ENDS, gap_lattice_candidates, link_end_counts, midpoint_band_share
+from vision.tantrix_apart import tiles_apart_on_lattice, turn_to_lattice, turned_to_lattice, weigh_hand_sizes
 from vision.tantrix_shared_edges import read_from_neighbour_sides
 from vision.tantrix_pose import MIN_SPACING_U, find_hexagons, fit_hexagons
 from vision.tantrix_unread import shared_edges_agree, tile_share, unexplained_hexes
@@ -93,6 +94,11 @@ class TantrixParams:
     min_blob_area_ratio: float = 4e-4
     lattice_angle_tol_deg: float = 8.0  # a silhouette turned more than this is off the board's lattice
     lattice_offset_tol: float = 0.35  # ... or shifted more than this (U units) from its lattice position
+    # a tile off the Tantrix is a board tile a hex apart when it sits this close to a lattice node and turn
+    # (hand-laid placement ~1.5 mm and ~3 degrees, plus the refined pose); between these and the two above, its
+    # place is doubtful (vision.tantrix_apart)
+    board_snap_offset_mm: float = 4.0
+    board_snap_twist_deg: float = 5.0
     min_table_separation: float = 3.0  # tiles' black vs a neutral table, in the table's lightness sigmas
     # ... below it the silhouettes may be the table's mottling: the reading stands only when nearly every hexagon
     # found spells a tile's face (mottling spells none: 2 of 278 on a grey cloth under a lamp)
@@ -721,6 +727,7 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         lattice_angle = math.degrees(math.atan2(ex[1], ex[0]))
         plane_to_image = np.linalg.inv(P)
         source = "camera"
+        mm_per_u = scale_mm
     else:
         f_mm = flat_to_flat_mm or NOMINAL_FLAT_TO_FLAT_MM
         s_mm = f_mm / SQ3
@@ -729,6 +736,7 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
         lattice_angle = 0.0
         plane_to_image = Minv @ np.diag([1.0 / s_mm, 1.0 / s_mm, 1.0])
         source = "tiles"
+        mm_per_u = s_mm
     plane_to_image = plane_to_image / plane_to_image[2, 2]
     board_hexes = _board_group(tiles)
     cen = np.array([t.center_u for t in tiles]).reshape(-1, 2)
@@ -787,6 +795,26 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
     faces = faces[:n_seen] + _corroborated(faces[n_seen:], faces[:n_seen], tiles)
     sure_hexes = [t.hex if t.hex in board_hexes and i not in unread else None for i, t in enumerate(tiles)]
     faces = _flag_duplicates(read_from_neighbour_sides(faces, sure_hexes, edge_lab, model, params.links))
+    # a tile off the Tantrix, read where it lies, but snapped to its lattice a hex apart is on the board (a tile
+    # whose face did not read at its pose may be posed wrong there, so its pose is no evidence)
+    apart, doubtful_place = tiles_apart_on_lattice(
+        cen, ang, [i for i in np.flatnonzero(free) if i < n_seen and faces[i].number is not None
+                   and not faces[i].flagged],
+        board_hexes, mm_per_u, snap_offset_mm=params.board_snap_offset_mm, snap_twist_deg=params.board_snap_twist_deg,
+        loose_offset_u=params.lattice_offset_tol, loose_twist_deg=params.lattice_angle_tol_deg)
+    if apart:
+        px_y = apply_h(Minv, cen)[:, 1]
+        on_board_y = [px_y[i] for i, t in enumerate(tiles) if t.hex in board_hexes]
+        side = ["A" if y > (np.mean(on_board_y) if on_board_y else h / 2.0) else "B" for y in px_y]
+        # hand tiles read only: a smudge found like a tile must not fill a hand and so seat a hand tile on the board
+        apart, doubtful_place = weigh_hand_sizes(apart, doubtful_place, side, [
+            i for i in np.flatnonzero(free) if i not in apart and faces[i].number is not None and not faces[i].flagged])
+    for i, hx in apart.items():
+        tiles[i] = _Tile(tiles[i].center_u, 0.0, hx, tiles[i].blob)
+        free[i] = False
+        faces[i] = turned_to_lattice(faces[i], ang[i])
+    board_hexes = board_hexes | set(apart.values())
+    ang = turn_to_lattice(ang, list(apart))
     centers_px = apply_h(Minv, cen)
     board_cy = np.mean([centers_px[i, 1] for i, t in enumerate(tiles) if t.hex in board_hexes]) if board_hexes \
         else h / 2.0
@@ -806,7 +834,8 @@ def _read_tiles(image_bgr: np.ndarray, lab: np.ndarray, fit: _Fit, blobs: Sequen
             center_px=(float(centers_px[i, 0]), float(centers_px[i, 1])), center_mm=(float(c_mm[0]), float(c_mm[1])),
             angle_deg=float(angle_deg % 360.0), outline_px=tuple((float(x), float(y)) for x, y in outline),
             edge_colors=tuple(None if c is None else CLASS_NAMES[c] for c in f.edge_classes),
-            confidence=0.0 if f.flagged else _confidence(f.margin, params.links.flag_margin), flagged=f.flagged))
+            confidence=0.0 if f.flagged or i in doubtful_place else _confidence(f.margin, params.links.flag_margin),
+            flagged=f.flagged or i in doubtful_place))
     out = _neighbour_confidence(out)
     return TantrixReading(tiles=tuple(out), image_size_wh_px=(w, h), flat_to_flat_mm=float(f_mm),
                           lattice_origin_mm=(float(origin_mm[0]), float(origin_mm[1])),

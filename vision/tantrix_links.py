@@ -16,6 +16,7 @@ import math
 import warnings
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from geometry.tantrix import EDGE_COUNT, TILES, LinkColor
@@ -236,15 +237,17 @@ def _glare_edges(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, n:
     A lamp's highlight adds the lamp's light to band and black alike, so it shows on the black tile beside the
     band (a white link of a colour-blind set stays within the band's width). On such an edge the band's hue
     survives where the highlight is weakest: the band is read from the samples of highest chroma along it,
-    saturated (clipped) pixels excluded. Where every sample is washed out the edge is left unread (NaN: it costs
-    every face alike) and the other five decide, or the face is flagged; nothing is guessed.
+    saturated (clipped) pixels excluded, or from the band with the highlight taken away (``_without_highlight``),
+    whichever keeps more colour. Where every sample is washed out the edge is left unread (NaN: it costs every
+    face alike) and the other five decide, or the face is flagged; nothing is guessed.
     """
     T = len(centers_u)
     rr = np.array(params.glare_radii)
     side = np.array([-params.glare_flank, params.glare_flank])
     fl = (centers_u[:, None, None, None, :] + rr[None, None, :, None, None] * n[:, :, None, None, :]
           + side[None, None, None, :, None] * t[:, :, None, None, :])
-    fv = sample_bilinear(lab, apply_h(H_u2img, fl.reshape(-1, 2)))[:, 0].reshape(T, EDGE_COUNT, len(rr), 2)
+    fv_lab = sample_bilinear(lab, apply_h(H_u2img, fl.reshape(-1, 2))).reshape(T, EDGE_COUNT, len(rr), 2, 3)
+    fv = fv_lab[..., 0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # flanks off the image
         flank_l = np.nanmedian(np.nanmin(fv, axis=3), axis=2)  # the darker side: an adjacent arc is not black
@@ -252,6 +255,12 @@ def _glare_edges(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, n:
     glare = np.isfinite(flank_l) & (flank_l > ref + params.glare_rise_l)
     if not glare.any():
         return
+    # per radius, the darker flank's full colour: the black beside the band under the same highlight
+    side_dark = np.argmin(np.where(np.isfinite(fv), fv, np.inf), axis=3)
+    dark = np.take_along_axis(fv_lab, side_dark[..., None, None], axis=3)[..., 0, :]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        black_lab = np.nanmedian(dark[~glare].reshape(-1, 3), axis=0) if (~glare).any() else np.array([ref, 0., 0.])
     ti, ki = np.nonzero(glare)
     tt = np.array(params.glare_tangents)
     pts = (centers_u[ti, None, None, :] + rr[None, :, None, None] * n[ti, ki][:, None, None, :]
@@ -272,6 +281,28 @@ def _glare_edges(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, n:
     ok = (coloured & np.all(np.isfinite(re), axis=1)
           & (np.hypot(re[:, 1], re[:, 2]) > np.hypot(out[ti, ki, 1], out[ti, ki, 2])))
     out[ti[ok], ki[ok]] = re[ok]
+    # the highlight itself taken away: what the band adds over the black beside it, in linear light
+    de = _without_highlight(v.reshape(len(ti), len(rr), len(tt), 3), dark[ti, ki], black_lab, params)
+    Cd = np.hypot(de[..., 1], de[..., 2])
+    Cd[~np.isfinite(Cd)] = -1.0
+    top = np.argsort(-Cd.reshape(len(ti), -1), axis=1)[:, :k]
+    sel = np.take_along_axis(de.reshape(len(ti), -1, 3), top[..., None], axis=1)
+    sel[np.take_along_axis(Cd.reshape(len(ti), -1), top, axis=1) < 0] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rd = np.nanmedian(sel, axis=1)
+    coloured_d = (Cd >= params.min_chroma).any(axis=2).sum(axis=1) >= 2
+    # taking the highlight away restores colour, it does not change a hue the band still shows (a highlight
+    # brighter on the black than on the band would tilt it: then the edge keeps its pale reading)
+    raw = out[ti, ki]
+    hued = np.hypot(raw[:, 1], raw[:, 2]) >= params.min_chroma
+    with np.errstate(invalid="ignore"):
+        turn = _hue_diff(np.degrees(np.arctan2(rd[:, 2], rd[:, 1]) - np.arctan2(raw[:, 2], raw[:, 1])), 0.0)
+    same_hue = ~hued | (turn <= MAX_HIGHLIGHT_HUE_TURN_SIGMAS * params.hue_sigma_deg)
+    ok_d = (coloured_d & same_hue & np.all(np.isfinite(rd), axis=1)
+            & (np.hypot(rd[:, 1], rd[:, 2]) > np.hypot(out[ti, ki, 1], out[ti, ki, 2])))
+    out[ti[ok_d], ki[ok_d]] = rd[ok_d]
+    ok = ok | ok_d
     # washed out to a white's chroma with no colour along the band: the pixels say nothing here (a lamp's tint
     # is not a link's hue), so the edge costs every face alike; a pale but hued band is kept as read. A band
     # still far lighter than its lit flanks is printed white (colour-blind set): the light a highlight adds to
@@ -279,6 +310,34 @@ def _glare_edges(lab: np.ndarray, H_u2img: np.ndarray, centers_u: np.ndarray, n:
     white = out[ti, ki, 0] - flank_l[ti, ki] >= params.glare_rise_l
     lost = ~ok & (np.hypot(out[ti, ki, 1], out[ti, ki, 2]) < params.white_chroma) & ~white
     out[ti[lost], ki[lost]] = np.nan
+
+
+# The hue of a band with the highlight taken away stays within this many hue sigmas of the pale band's own hue.
+MAX_HIGHLIGHT_HUE_TURN_SIGMAS = 2.0
+
+
+def _without_highlight(band_lab: np.ndarray, flank_lab: np.ndarray, black_lab: np.ndarray,
+                       params: LinkParams) -> np.ndarray:
+    """Band samples (N, R, S, 3) with the highlight taken away: a glossy tile's highlight adds the lamp's light
+    to band and black alike, so in linear light the band minus the black beside it (``flank_lab``, (N, R, 3),
+    per radius) plus the tile's usual black is the band as it looks unlit by the highlight. Clipped samples (no
+    colour left) and samples beside no black are NaN."""
+    def lin(x):
+        return cv2.cvtColor(np.ascontiguousarray(x, np.float32).reshape(-1, 1, 3), cv2.COLOR_Lab2LBGR).reshape(x.shape)
+
+    shape = band_lab.shape
+    flank = np.broadcast_to(flank_lab[:, :, None, :], shape)
+    # a flank as colourful as a link is a neighbouring band, not the black: subtracting it would invent a hue
+    bad = (~np.all(np.isfinite(band_lab), axis=-1) | ~np.all(np.isfinite(flank), axis=-1)
+           | (np.nan_to_num(band_lab[..., 0]) > params.glare_clip_l)
+           | (np.nan_to_num(flank[..., 0]) > params.glare_clip_l)
+           | (np.hypot(np.nan_to_num(flank[..., 1]), np.nan_to_num(flank[..., 2])) >= params.min_chroma))
+    mixed = (lin(np.nan_to_num(band_lab)) - lin(np.nan_to_num(flank))
+             + lin(np.broadcast_to(black_lab, shape)))
+    out = cv2.cvtColor(np.clip(mixed, 0.0, 1.0).astype(np.float32).reshape(-1, 1, 3),
+                       cv2.COLOR_LBGR2Lab).reshape(shape).astype(np.float64)
+    out[bad] = np.nan
+    return out
 
 
 @dataclass(frozen=True, slots=True)
