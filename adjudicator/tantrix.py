@@ -19,6 +19,7 @@ from adjudicator.types import AdjudicatorError, Decision, Ruling
 from geometry.tantrix import (
     DIRECTION_NAMES,
     EDGE_COUNT,
+    HAND_SIZE,
     TILE_COUNT,
     Board,
     Hex,
@@ -35,7 +36,6 @@ from geometry.tantrix import (
 GAME = "tantrix"
 TOTAL_TP = 20.0  # TX A3: 20 tournament points are shared per game
 DRAW_TP = 10.0  # TX I-1: margin 0 gives 10-10
-HAND_SIZE = 6  # TX G-1, TX P7: six in each hand while the bag lasts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

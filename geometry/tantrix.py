@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 EDGE_COUNT = 6
 TILE_COUNT = 56
+HAND_SIZE = 6  # TX G-1, TX P7: six tiles in each hand while the bag lasts
 
 
 class TantrixError(ValueError):

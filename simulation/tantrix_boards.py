@@ -17,6 +17,7 @@ import numpy as np
 
 from geometry.tantrix import (
     EDGE_COUNT,
+    HAND_SIZE,
     TILE_COUNT,
     Board,
     Hex,
@@ -27,7 +28,6 @@ from geometry.tantrix import (
     tile,
 )
 
-HAND_SIZE = 6
 MIN_BOARD_TILES = 10  # the simulated boards span 10-56 tiles
 DEFECTS = ("mismatch", "four_neighbours", "blocked_space")
 _FREE_MOVE_TRIES = 400

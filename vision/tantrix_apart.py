@@ -25,12 +25,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from geometry.tantrix import Hex, hex_distance
+from geometry.tantrix import HAND_SIZE, Hex, hex_distance
 from vision.tantrix_lattice import hex_center_u, nearest_hex
 from vision.tantrix_links import FaceRead
-
-# TX G-1, TX P7: six tiles in each hand while the bag lasts (the adjudicator's HAND_SIZE; vision may not import it)
-HAND_SIZE = 6
 
 # A tile whose nearest node is farther than this many lattice steps from the Tantrix is in a hand: a tile laid
 # on the board touches it, or one empty hex (a forced space it crowds) lies between them.
