@@ -54,7 +54,8 @@ class EdgeMap:
             return 0.0, 0
         counts = np.maximum(1, np.round(length * SAMPLES_PER_PX).astype(int))
         idx = np.repeat(np.arange(len(pts)), counts)
-        t = (np.concatenate([np.arange(c) for c in counts]) + 0.5) / np.repeat(counts, counts)
+        starts = np.cumsum(counts) - counts
+        t = (np.arange(int(counts.sum())) - starts[idx] + 0.5) / counts[idx]
         xy = pts[idx] + seg[idx] * t[:, None]
         normal = np.column_stack([seg[idx, 1], -seg[idx, 0]]) / length[idx, None]
         if skip:
@@ -81,7 +82,8 @@ class EdgeMap:
 
     def support(self, hulls_px: list[np.ndarray]) -> float:
         """Mean capped step over the outline of the union of convex hulls, in [0, 1]."""
-        polys = [Polygon(h).buffer(0) for h in hulls_px]
+        # a convex hull is a valid polygon: no repair needed to test points against it
+        polys = [Polygon(h) for h in hulls_px] if len(hulls_px) > 1 else []
         total, count = 0.0, 0
         for k, h in enumerate(hulls_px):
             s, n = self.outline_support(h, [p for j, p in enumerate(polys) if j != k] or None)

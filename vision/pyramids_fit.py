@@ -102,11 +102,11 @@ class BlobFitter:
         self.uncertain = uncertain if uncertain is not None and not uncertain.is_empty else None
         self.uncertain_weight = float(uncertain_weight)
 
-    def union(self, pieces: list[PieceHypothesis], with_shadow: bool = True):
+    def union(self, pieces: list[PieceHypothesis], with_shadow: bool = True, hulls=None):
         polys = []
-        for p in pieces:
+        for k, p in enumerate(pieces):
             pose = p.pose()
-            polys.append(_polygon(hull_px(self.camera, pose)))
+            polys.append(_polygon(hull_px(self.camera, pose) if hulls is None else hulls[k]))
             if with_shadow and self.shadow_offset is not None:
                 polys.append(_polygon(shadow_hull_px(self.camera, pose, self.shadow_offset)))
         return unary_union(polys)
@@ -114,18 +114,18 @@ class BlobFitter:
     def score(self, pieces: list[PieceHypothesis]) -> float:
         """What the fit maximises: the silhouette IoU, blended with the outline's edge support when an
         ``EdgeMap`` is given (``(IoU + w * support) / (1 + w)``: 1 for a perfect fit either way)."""
-        iou = self.iou(pieces)
         if self.edges is None:
-            return iou
+            return self.iou(pieces)
         try:
             hulls = [hull_px(self.camera, p.pose()) for p in pieces]
-        except Exception:  # noqa: BLE001 - degenerate pose while searching: no support
-            return iou / (1.0 + self.edge_weight)
+        except Exception:  # noqa: BLE001 - degenerate pose while searching: no overlap, no support
+            return 0.0
+        iou = self.iou(pieces, hulls)
         return (iou + self.edge_weight * self.edges.support(hulls)) / (1.0 + self.edge_weight)
 
-    def iou(self, pieces: list[PieceHypothesis]) -> float:
+    def iou(self, pieces: list[PieceHypothesis], hulls=None) -> float:
         try:
-            shape = self.union(pieces)
+            shape = self.union(pieces, hulls=hulls)
         except Exception:  # noqa: BLE001 - degenerate hull while searching: scored as no overlap
             return 0.0
         inter = shape.intersection(self.blob).area
