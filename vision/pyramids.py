@@ -674,6 +674,10 @@ def detect_pyramids(
                 reasons.append(f"silhouette fits poorly (IoU {verdict.iou:.2f})")
             if margin < params.flag_margin_iou:
                 reasons.append(f"close alternative {verdict.runner_up_desc} (IoU margin {margin:.3f})")
+            if len(verdict.pieces) > 1 and any(p.kind == "upright" for p in verdict.pieces):
+                # an upright piece touching another in one blob may lean on it by the few degrees (IT P1: 5)
+                # that double its score (IT I-1); the silhouette of the pair does not settle them
+                reasons.append("upright piece touching another: it may lean on it")
             if verdict.shade_reading is not None:
                 reasons.append(f"with the shade beside it read as plastic it is {verdict.shade_reading}")
             if ccon < params.flag_min_color_confidence:

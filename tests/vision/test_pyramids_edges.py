@@ -81,3 +81,22 @@ def test_a_piece_seeded_at_its_resting_tilt_touches_the_lying_piece(lower_size, 
 def test_no_resting_tilt_when_the_base_meets_nothing():
     lying = lying_pose("medium", (0.0, 0.0), 0.0)
     assert resting_tilt_rad("small", lying, (-200.0, 0.0), 0.0) is None
+
+
+def test_an_upright_piece_touching_another_is_flagged_not_scored_silently():
+    # two upright pieces side by side make one blob; either may lean on the other by the few degrees that
+    # double its score (IT I-1), which the pair's silhouette does not settle
+    from vision.pyramids import detect_pyramids
+
+    rng = np.random.default_rng(5)
+    cam = assumed_overhead_camera(IMAGE_WH_PX, MM_PER_PX)
+    photo = np.clip(np.array(TABLE_BGR, float)[None, None] + rng.normal(0, 4, (*IMAGE_WH_PX[::-1], 3)), 0, 255)
+    photo = photo.astype(np.uint8)
+    for xy in ((-11.0, 0.0), (11.5, 0.0)):
+        hull = np.round(hull_px(cam, upright_pose("large", xy, 0.0))).astype(np.int32)
+        cv2.fillConvexPoly(photo, hull, (170, 90, 40))
+        cv2.polylines(photo, [hull], True, (120, 60, 20), 1, cv2.LINE_AA)
+    dets = detect_pyramids(photo, cam)
+    uprights = [d for d in dets if d.pose == "upright"]
+    assert len(uprights) == 2
+    assert all(d.flagged and any("touching another" in r for r in d.reasons) for d in uprights)
