@@ -24,6 +24,7 @@ from shapely.geometry import Polygon
 
 from calibration.camera import CameraModel
 from geometry.pyramids import (
+    SIZES,
     PyramidPose,
     base_mm,
     lying_centroid_mm,
@@ -37,8 +38,9 @@ from vision.pyramids_fit import (
     hull_px,
     single_seeds,
 )
+from vision.pyramids_edges import EdgeMap
 from vision.pyramids_grain import clear_or_white, grain_ratio, high_pass_gray
-from vision.pyramids_physics import interpenetration_mm, tilted_support_gap_mm
+from vision.pyramids_physics import interpenetration_mm, resting_tilt_rad, tilted_support_gap_mm
 from vision.pyramids_segment import (
     chroma_zscore,
     difference_map,
@@ -98,6 +100,12 @@ class PyramidDetectorParams:
     # covered uncertain pixels count this much of a piece pixel (BlobFitter); 0.3 let cast shadows pull the fits
     # (11 samples: silent wrong verdicts 4 at 0 -> 9 at 0.3, pose 86.6 -> 83.6 %)
     uncertain_weight: float = 0.0
+    # weight of the outline's edge support against the silhouette IoU in every fit (``pyramids_edges``); 0: off
+    edge_weight: float = 1.0
+    # pairs of a lying piece and one leaning on it seeded from the 3-D model: over the best this many lying
+    # readings of the blob, the best this many seeds refined
+    lean_lying_count: int = 2
+    lean_refine_count: int = 3
     stack: StackParams = field(default_factory=StackParams)  # pieces stacked on upright ones (vision/pyramids_stack.py)
 
     def __post_init__(self) -> None:
@@ -287,6 +295,33 @@ def _tilted_seed(b: PieceHypothesis, a: PieceHypothesis) -> PieceHypothesis:
     return PieceHypothesis("tilted", b.size, (hinge[0], hinge[1], yaw, math.radians(18.0)))
 
 
+# Directions around a lying piece from which a leaning piece is tried, and how far its base reaches over
+# the lying piece's near extent (share of its side): the seeds of ``_leaning_seeds``.
+LEAN_DIRECTIONS = 8
+LEAN_OVERLAP_RATIO = 0.4
+
+
+def _leaning_seeds(a: PieceHypothesis) -> list[PieceHypothesis]:
+    """Pieces of each size leaning on the lying piece ``a`` from evenly spread directions, each at the tilt
+    at which its base comes to rest on ``a`` (IT I-1): physical starting points for a pair's fit, found
+    from the 3-D model rather than from what the segmentation left of the blob (the leaning piece's faces
+    are the ones most often lost to shade)."""
+    lying = a.pose()
+    centre = lying.vertices_mm()[:, :2].mean(axis=0)
+    pts = lying.plan_footprint_mm()
+    out = []
+    for k in range(LEAN_DIRECTIONS):
+        toward = 2 * math.pi * k / LEAN_DIRECTIONS
+        d = np.array([math.cos(toward), math.sin(toward)])
+        near = float(((pts - centre) @ d).min())
+        for size in SIZES:
+            hinge = centre + d * (near - LEAN_OVERLAP_RATIO * base_mm(size))
+            tilt = resting_tilt_rad(size, lying, hinge, toward)
+            if tilt is not None:
+                out.append(PieceHypothesis("tilted", size, (hinge[0], hinge[1], toward - math.pi / 2, tilt)))
+    return out
+
+
 def _interpenetrate(pieces) -> bool:
     """An upright piece whose base square overlaps a lying piece's plan cannot stand on the table there."""
     lying = [Polygon(p.pose().plan_footprint_mm()).convex_hull for p in pieces if p.kind == "lying"]
@@ -316,17 +351,20 @@ def _physical(pieces) -> bool:
     return True
 
 
-def _pair_plausible(fitter: BlobFitter, pieces) -> bool:
-    """Both pieces of a pair must be seen: mostly inside the blob (or its uncertain fringe), and each with its
-    own visible part of the blob."""
+def _pair_plausible(fitter: BlobFitter, pieces, shade=None) -> bool:
+    """Both pieces of a pair must be seen: mostly inside the blob (or its uncertain fringe, or the grey shade
+    beside it, which a face turned from the light or over wood of its hue looks like), and each with its own
+    visible part there."""
     hulls = [Polygon(hull_px(fitter.camera, p.pose())).buffer(0) for p in pieces]
     seen = fitter.blob if fitter.uncertain is None else fitter.blob.union(fitter.uncertain)
+    if shade is not None:
+        seen = seen.union(shade)
     for k, h in enumerate(hulls):
         if h.area <= 0:
             return False
         if h.intersection(seen).area < 0.75 * h.area:
             return False
-        own = h.difference(hulls[1 - k]).intersection(fitter.blob).area
+        own = h.difference(hulls[1 - k]).intersection(seen).area
         if own < 0.35 * h.area:
             return False
     kinds = sorted(p.kind for p in pieces)
@@ -378,7 +416,8 @@ def _shade_reading(
     top = sorted(best.items(), key=lambda kv: -kv[1][0])[: params.shade_recheck_count]
     if chosen_desc not in dict(top):
         top.append((chosen_desc, best[chosen_desc]))
-    shaded = BlobFitter(fitter.camera, fitter.blob.union(shade).buffer(0))
+    shaded = BlobFitter(fitter.camera, fitter.blob.union(shade).buffer(0), edges=fitter.edges,
+                        edge_weight=fitter.edge_weight)
     scores = {d: shaded.refine(pcs, max_evals=params.shade_recheck_evals)[1] for d, (_, pcs) in top}
     winner = max(scores, key=scores.get)
     if (
@@ -393,6 +432,7 @@ def _shade_reading(
 def _fit_blob(
     camera: CameraModel, contour: np.ndarray, params: PyramidDetectorParams, shadow_offset=None,
     uncertain: np.ndarray | None = None, reach_px: int = 0, shade: np.ndarray | None = None,
+    edges: EdgeMap | None = None,
 ) -> _Verdict:
     simple = cv2.approxPolyDP(contour, 0.8, True)
     pts = (simple if len(simple) >= 4 else contour).reshape(-1, 2).astype(np.float64)
@@ -400,7 +440,7 @@ def _fit_blob(
     if not blob.is_valid:
         blob = blob.buffer(0)
     unsure = _uncertain_near(uncertain, contour, reach_px, blob)
-    fitter = BlobFitter(camera, blob, shadow_offset, unsure, params.uncertain_weight)
+    fitter = BlobFitter(camera, blob, shadow_offset, unsure, params.uncertain_weight, edges, params.edge_weight)
     singles = fit_single(fitter, pts)
     best_iou = singles[0][0]
     candidates = [(iou, pcs) for iou, pcs in singles]
@@ -415,14 +455,21 @@ def _fit_blob(
             if part.area < 0.12 * blob.area or part.geom_type != "Polygon":
                 continue
             rp = np.asarray(part.exterior.coords)[:-1]
-            sub = BlobFitter(camera, part, shadow_offset, unsure, params.uncertain_weight)
+            sub = BlobFitter(camera, part, shadow_offset, unsure, params.uncertain_weight, edges, params.edge_weight)
             seeds = single_seeds(camera, rp)
-            scored = sorted(((sub.iou([s]), s) for s in seeds), key=lambda t: -t[0])[:4]
+            scored = sorted(((sub.score([s]), s) for s in seeds), key=lambda t: -t[0])[:4]
             b_seeds = [s for _, s in scored]
             b_seeds += [_tilted_seed(s, a) for s in b_seeds if s.kind == "upright"][:3]
             for b in b_seeds:
                 pieces, iou = fitter.refine([a, b], max_evals=400)
                 candidates.append((iou, pieces))
+        # a piece leaning on each of the best lying readings, seeded from the model (``_leaning_seeds``)
+        lying_reads = [a_list[0] for _, a_list in singles if a_list[0].kind == "lying"][: params.lean_lying_count]
+        pair_seeds = [[a, b] for a in lying_reads for b in _leaning_seeds(a)]
+        pair_seeds.sort(key=fitter.score, reverse=True)
+        for seed in pair_seeds[: params.lean_refine_count]:
+            pieces, iou = fitter.refine(seed, max_evals=400)
+            candidates.append((iou, pieces))
     candidates = [c for c in candidates if len(c[1]) == 1 or not _interpenetrate(c[1])]
     # an alternative the silhouette supports nearly as well still makes the verdict uncertain even when
     # physics rules it out: the fit does not discriminate, and the truth may be a configuration not tried
@@ -432,16 +479,16 @@ def _fit_blob(
     # prefer fewer pieces unless the pair clearly explains more
     best_single = max((c for c in candidates if len(c[1]) == 1), key=lambda t: t[0])
     best_pair = max((c for c in candidates if len(c[1]) == 2), key=lambda t: t[0], default=None)
+    shade_near = _uncertain_near(shade, contour, reach_px, blob)
     chosen = best_single
     if (
         best_pair is not None
         and best_pair[0] > best_single[0] + params.pair_gain_iou
-        and _pair_plausible(fitter, best_pair[1])
+        and _pair_plausible(fitter, best_pair[1], shade_near if fitter.edges is not None else None)
     ):
         chosen = best_pair
     desc = _describe(chosen[1])
     runner = max((c for c in rivals if _describe(c[1]) != desc), key=lambda t: t[0], default=(0.0, []))
-    shade_near = _uncertain_near(shade, contour, reach_px, blob)
     reading = None
     if shade_near is not None and shade_near.area > params.shade_min_ratio * blob.area:
         reading = _shade_reading(fitter, shade_near, candidates, desc, chosen[0], params)
@@ -567,8 +614,9 @@ def detect_pyramids(
     n_ids = 0
     grain = None  # the photo's fine texture, computed for the first clear/white verdict (``pyramids_grain``)
     inv = 1.0 / scale
+    edges = EdgeMap(work) if params.edge_weight > 0 else None
     for contour in blobs:
-        verdict = _fit_blob(cam, contour, params, shadow_offset, uncertain, reach_px, shade)
+        verdict = _fit_blob(cam, contour, params, shadow_offset, uncertain, reach_px, shade, edges)
         if verdict.iou < params.min_blob_iou:
             continue  # no pyramid makes this silhouette: tape end, grain, a shadow fragment
         hulls = [hull_px(cam, p.pose()) for p in verdict.pieces]
@@ -626,6 +674,10 @@ def detect_pyramids(
                 reasons.append(f"silhouette fits poorly (IoU {verdict.iou:.2f})")
             if margin < params.flag_margin_iou:
                 reasons.append(f"close alternative {verdict.runner_up_desc} (IoU margin {margin:.3f})")
+            if len(verdict.pieces) > 1 and any(p.kind == "upright" for p in verdict.pieces):
+                # an upright piece touching another in one blob may lean on it by the few degrees (IT P1: 5)
+                # that double its score (IT I-1); the silhouette of the pair does not settle them
+                reasons.append("upright piece touching another: it may lean on it")
             if verdict.shade_reading is not None:
                 reasons.append(f"with the shade beside it read as plastic it is {verdict.shade_reading}")
             if ccon < params.flag_min_color_confidence:

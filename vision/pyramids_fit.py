@@ -92,26 +92,40 @@ class BlobFitter:
     """
 
     def __init__(self, camera: CameraModel, blob: Polygon, shadow_offset: np.ndarray | None = None,
-                 uncertain=None, uncertain_weight: float = 0.0):
+                 uncertain=None, uncertain_weight: float = 0.0, edges=None, edge_weight: float = 0.0):
         self.camera = camera
+        self.edges = edges if edge_weight > 0 else None
+        self.edge_weight = float(edge_weight)
         self.blob = blob
         self.blob_area = blob.area
         self.shadow_offset = None if shadow_offset is None else np.asarray(shadow_offset, float)
         self.uncertain = uncertain if uncertain is not None and not uncertain.is_empty else None
         self.uncertain_weight = float(uncertain_weight)
 
-    def union(self, pieces: list[PieceHypothesis], with_shadow: bool = True):
+    def union(self, pieces: list[PieceHypothesis], with_shadow: bool = True, hulls=None):
         polys = []
-        for p in pieces:
+        for k, p in enumerate(pieces):
             pose = p.pose()
-            polys.append(_polygon(hull_px(self.camera, pose)))
+            polys.append(_polygon(hull_px(self.camera, pose) if hulls is None else hulls[k]))
             if with_shadow and self.shadow_offset is not None:
                 polys.append(_polygon(shadow_hull_px(self.camera, pose, self.shadow_offset)))
         return unary_union(polys)
 
-    def iou(self, pieces: list[PieceHypothesis]) -> float:
+    def score(self, pieces: list[PieceHypothesis]) -> float:
+        """What the fit maximises: the silhouette IoU, blended with the outline's edge support when an
+        ``EdgeMap`` is given (``(IoU + w * support) / (1 + w)``: 1 for a perfect fit either way)."""
+        if self.edges is None:
+            return self.iou(pieces)
         try:
-            shape = self.union(pieces)
+            hulls = [hull_px(self.camera, p.pose()) for p in pieces]
+        except Exception:  # noqa: BLE001 - degenerate pose while searching: no overlap, no support
+            return 0.0
+        iou = self.iou(pieces, hulls)
+        return (iou + self.edge_weight * self.edges.support(hulls)) / (1.0 + self.edge_weight)
+
+    def iou(self, pieces: list[PieceHypothesis], hulls=None) -> float:
+        try:
+            shape = self.union(pieces, hulls=hulls)
         except Exception:  # noqa: BLE001 - degenerate hull while searching: scored as no overlap
             return 0.0
         inter = shape.intersection(self.blob).area
@@ -141,7 +155,7 @@ class BlobFitter:
             steps += [0.25 * b, 0.25 * b, math.radians(12.0)] + ([math.radians(8.0)] if p.kind == "tilted" else [])
         simplex = np.vstack([x0] + [x0 + np.eye(len(x0))[i] * s for i, s in enumerate(steps)])
         res = minimize(
-            lambda x: 1.0 - self.iou(unpack(x)),
+            lambda x: 1.0 - self.score(unpack(x)),
             x0,
             method="Nelder-Mead",
             options={"maxfev": max_evals, "initial_simplex": simplex, "xatol": 0.05, "fatol": 1e-4},
@@ -178,7 +192,7 @@ def single_seeds(camera: CameraModel, contour_px: np.ndarray) -> list[PieceHypot
 def fit_single(fitter: BlobFitter, contour_px: np.ndarray, coarse_keep: int = 5) -> list[tuple[float, list]]:
     """Best single-piece hypotheses, refined, best first: [(iou, [PieceHypothesis])]."""
     seeds = single_seeds(fitter.camera, contour_px)
-    scored = sorted(((fitter.iou([s]), s) for s in seeds), key=lambda t: -t[0])
+    scored = sorted(((fitter.score([s]), s) for s in seeds), key=lambda t: -t[0])
     # keep the best few overall, and the best of every (kind, size) so the alternatives get a fair refine
     keep, seen = [], set()
     for iou, s in scored:

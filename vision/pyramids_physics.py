@@ -81,3 +81,33 @@ def interpenetration_mm(a: PyramidPose, b: PyramidPose) -> float:
         inside = (surface_points_mm(p) @ normals.T - offsets[None]).max(axis=1)
         depth = max(depth, float(-inside.min()))
     return depth
+
+
+# Tilt range (deg) in which a piece leaning on a lying one stays put: below it, it stands nearly upright and
+# rests on its base edge alone; beyond ~40 deg its centre of mass (1/3 up the axis) passes behind the hinge.
+RESTING_TILT_RANGE_DEG = (5.0, 40.0)
+
+
+def resting_tilt_rad(size: str, lying: PyramidPose, hinge_xy_mm, toward_rad: float) -> float | None:
+    """Tilt at which a piece of ``size``, hinged on the table at ``hinge_xy_mm`` and leaning along plan
+    direction ``toward_rad``, comes to rest on ``lying``; None when its base meets nothing there or the tilt
+    could not hold it (``RESTING_TILT_RANGE_DEG``).
+
+    The base is a plate of side ``b`` swung up about its hinge edge: it rests on the highest point of the
+    lying piece under it, the one with the steepest height / distance from the hinge (iterated, since the
+    plate's plan reach shortens as it tilts).
+    """
+    b = base_mm(size)
+    d = np.array([np.cos(toward_rad), np.sin(toward_rad)])
+    lat = np.array([-d[1], d[0]])
+    pts = surface_points_mm(lying)
+    rel = pts[:, :2] - np.asarray(hinge_xy_mm, float)[None]
+    s, q = rel @ d, rel @ lat
+    alpha = 0.0
+    for _ in range(6):
+        under = (s > 1e-6) & (s <= b * np.cos(alpha)) & (np.abs(q) <= b / 2)
+        if not under.any():
+            return None
+        alpha = float(np.arctan(np.max(pts[under, 2] / s[under])))
+    lo, hi = np.radians(RESTING_TILT_RANGE_DEG)
+    return alpha if lo <= alpha <= hi else None
