@@ -124,6 +124,14 @@ class CameraModel:
         px, _ = cv2.projectPoints(pts, self.rvec, self.tvec, self.K, self.dist)
         return px.reshape(-1, 2)
 
+    def project_with_jacobian(self, points_mm: np.ndarray, step_mm: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+        """Pixels of table points ``(N, 3)`` and the Jacobian of the image of each one's horizontal plane
+        ``(N, 2 px, 2 mm)``, by forward differences over ``step_mm``: the projection is affine over a wink's few
+        centimetres, so a disc's outline and inside samples there are one matrix product away."""
+        p = np.asarray(points_mm, dtype=np.float64)
+        q = self.project_mm(np.vstack([p, p + (step_mm, 0.0, 0.0), p + (0.0, step_mm, 0.0)])).reshape(3, -1, 2)
+        return q[0], np.stack([(q[1] - q[0]) / step_mm, (q[2] - q[0]) / step_mm], axis=2)
+
     def _project_columns(self, pts: np.ndarray) -> np.ndarray:
         """``cv2.projectPoints`` of many points as whole-column arithmetic: OpenCV's own operations in its own
         order (rotation rows, division by depth, the k1 k2 p1 p2 k3 model, then K), so the same doubles, at a

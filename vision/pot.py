@@ -185,10 +185,7 @@ def fit_top_rim(frame_bgr: np.ndarray, camera: CameraModel, center0: np.ndarray,
     ang = np.linspace(0, 2 * np.pi, n, endpoint=False)
     c0 = np.asarray(center0, float)
     rim = rim_points_mm(c0, POT_TOP_RADIUS_MM, POT_HEIGHT_MM, ang)
-    d = 0.5
-    allp = camera.project_mm(np.vstack([rim, rim + (d, 0, 0), rim + (0, d, 0)]))
-    px0, pxx, pxy = allp[:n], allp[n:2 * n], allp[2 * n:]
-    jac = np.stack([(pxx - px0) / d, (pxy - px0) / d], axis=2)  # (n, 2 px, 2 mm)
+    px0, jac = camera.project_with_jacobian(rim)  # (n, 2 px, 2 mm)
     tang = np.roll(px0, -1, axis=0) - np.roll(px0, 1, axis=0)
     nrm = np.column_stack([tang[:, 1], -tang[:, 0]])
     nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-9)

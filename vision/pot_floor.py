@@ -27,7 +27,7 @@ from calibration.camera import CameraModel
 from geometry.constants import POT_BASE_RADIUS_MM, POT_HEIGHT_MM, POT_TOP_RADIUS_MM, WINK_THICKNESS_MM
 from vision.colour import COLOR_NAMES, ColourScene, hue_distance_deg
 from vision.pot import PotDetection
-from vision.pot_rim import RimParams, felt_noise
+from vision.pot_rim import INSIDE_UNIT, RimParams, felt_noise
 from vision.sampling import sample_bilinear
 from vision.winks import RADII_MM, WinkCandidate
 
@@ -101,11 +101,7 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
     n = params.n_outline
     ang = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
     u = np.column_stack([np.cos(ang), np.sin(ang)])
-    # the inside away from the bevel: the centre and two rings
-    ir = np.concatenate([[0.0], np.full(8, 0.35), np.full(12, 0.7)])
-    ia = np.concatenate([[0.0], np.linspace(0, 2 * math.pi, 8, endpoint=False),
-                         np.linspace(0, 2 * math.pi, 12, endpoint=False)])
-    iu = np.column_stack([ir * np.cos(ia), ir * np.sin(ia)])
+    iu = INSIDE_UNIT  # the inside away from the bevel
     # the inner edge of the top opening (the outer rim less the wall) bounds what is seen in the cup
     ring = np.linspace(0.0, 2 * math.pi, 120, endpoint=False)
     inner = camera.project_mm(np.column_stack([pot.center_mm[0] + (POT_TOP_RADIUS_MM - 1.6) * np.cos(ring),
@@ -163,12 +159,9 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
             if not len(poses):
                 break
             zt = z + WINK_THICKNESS_MM / 2  # the top face, where its outline shows
-            # the projection is affine over a wink's few centimetres: each centre's pixel and Jacobian (mm -> px)
-            c3 = np.column_stack([centres[poses], np.full(len(poses), zt)])
-            d = 0.5
-            pq = camera.project_mm(np.vstack([c3, c3 + (d, 0.0, 0.0), c3 + (0.0, d, 0.0)])).reshape(3, -1, 2)
-            jac = np.stack([(pq[1] - pq[0]) / d, (pq[2] - pq[0]) / d], axis=2)  # (poses, 2 px, 2 mm)
-            q = (pq[0][:, None, :] + np.matmul(offs[None], jac.transpose(0, 2, 1))).astype(np.float32)
+            # each centre's pixel and Jacobian (mm -> px)
+            cpx, jac = camera.project_with_jacobian(np.column_stack([centres[poses], np.full(len(poses), zt)]))
+            q = (cpx[:, None, :] + np.matmul(offs[None], jac.transpose(0, 2, 1))).astype(np.float32)
             ok = seen(q)
             vis = ok[:, :n] & ok[:, n:2 * n] & floor_ok[poses]
             seen_share = vis.mean(axis=1)

@@ -68,6 +68,16 @@ class RimParams:
     min_clear_share: float = 0.6
 
 
+def _inside_unit() -> np.ndarray:
+    ir = np.concatenate([[0.0], np.full(8, 0.35), np.full(12, 0.7)])
+    ia = np.concatenate([[0.0], np.linspace(0, 2 * math.pi, 8, endpoint=False),
+                         np.linspace(0, 2 * math.pi, 12, endpoint=False)])
+    return np.column_stack([ir * np.cos(ia), ir * np.sin(ia)])
+
+
+#: Where a disc's inside is read, in units of its radius: the centre and two rings (not the bevelled rim).
+INSIDE_UNIT = _inside_unit()
+
 #: The median length of the difference of two pixels, in units of the per-channel noise s: a - b has sigma
 #: sqrt(2) s per channel, and the median of its length (chi, 3 degrees of freedom) is 1.54 that.
 STEP_PER_NOISE = 1.54 * math.sqrt(2.0)
@@ -146,17 +156,9 @@ def rim_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs:
     phis = np.radians(np.arange(0.0, 360.0, params.angle_step_deg))
     centres = (pot.center_mm[None, None, :] + rhos[:, None, None]
                * np.stack([np.cos(phis), np.sin(phis)], axis=1)[None, :, :]).reshape(-1, 2)
-    # the inside: the centre and two rings (not the bevel)
-    ir = np.concatenate([[0.0], np.full(8, 0.35), np.full(12, 0.7)])
-    ia = np.concatenate([[0.0], np.linspace(0, 2 * math.pi, 8, endpoint=False),
-                         np.linspace(0, 2 * math.pi, 12, endpoint=False)])
-    iu = np.column_stack([ir * np.cos(ia), ir * np.sin(ia)])
-    # the projection is affine over a wink's few centimetres: each centre's pixel and Jacobian (mm -> px)
-    c3 = np.column_stack([centres, np.full(len(centres), RIM_Z_MM)])
-    d = 0.5
-    pq = camera.project_mm(np.vstack([c3, c3 + (d, 0.0, 0.0), c3 + (0.0, d, 0.0)])).reshape(3, -1, 2)
-    cpx_all = pq[0]
-    jac = np.stack([(pq[1] - pq[0]) / d, (pq[2] - pq[0]) / d], axis=2)  # (m, 2 px, 2 mm)
+    iu = INSIDE_UNIT
+    # each centre's pixel and Jacobian (mm -> px)
+    cpx_all, jac = camera.project_with_jacobian(np.column_stack([centres, np.full(len(centres), RIM_Z_MM)]))
     noise = felt_noise(image_bgr, camera, pot)
     thr = max(params.min_step, params.step_noise_k * noise)
     found: list[tuple[float, float, str, np.ndarray, np.ndarray, str | None]] = []

@@ -62,6 +62,19 @@ def test_ground_sampling_distance_is_that_of_opencvs_projection():
         assert cam.mm_per_px_at((x, y), z) == want
 
 
+def test_jacobian_maps_small_plan_steps_to_pixel_steps():
+    cam = tilted_camera(30.0, dist=(-0.09, 0.02, 4e-4, -5e-4, 0.003))
+    rng = np.random.default_rng(3)
+    pts = np.column_stack([rng.uniform(-900, 900, 20), rng.uniform(-450, 450, 20), rng.choice([0.0, 38.0], 20)])
+    px, jac = cam.project_with_jacobian(pts)
+    np.testing.assert_array_equal(px, cam.project_mm(pts))
+    assert jac.shape == (20, 2, 2)
+    # a wink's radius away the affine map is still within a twentieth of a pixel of the projection
+    for step in ((11.0, 0.0), (0.0, -11.0), (7.8, 7.8)):
+        moved = cam.project_mm(pts + (*step, 0.0))
+        np.testing.assert_allclose(px + jac @ np.array(step), moved, atol=0.05)
+
+
 def test_mat_corners_order_and_plus_x():
     cal = _calibration()
     c = cal.mat_corners_px
