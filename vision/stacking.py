@@ -15,6 +15,11 @@ edge is faint (a step of about the image's noise at a millimetre per pixel), so 
 direction the step keeps along an arc (per-channel medians), and weighed against its standard error, from the
 arc's own spread and that of the same read where there is no edge (inside each wink's top, clear of the
 others); evidence within two standard errors leaves the order undecided (TW I-13) rather than guessed.
+
+A second read of a one-colour pair: the upper wink's edge stands over the lower's top and shades a band of it
+just beyond the cut rim, darker than both tops around it; under the upper's top, beside the lower's hidden rim,
+there is no such band (``shadow_z``). It is read on other offsets of the rim than the step, so the two count as
+independent (``combined_z``).
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ import math
 from collections.abc import Callable
 from statistics import NormalDist
 
+import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, SMALL_WINK_RADIUS_MM, WINK_THICKNESS_MM
 from vision.winks import (WinkCandidate, WinkDetectorParams, assign_poses, lens_area_mm2, rim_angles_inside,
-                          rim_step_vectors, top_rim_points)
+                          rim_step_vectors, top_height_at, top_rim_points)
 
 _PILE_REACH_MM = 80.0  # winks further than this from a pair cannot bear on its poses
 FLAT_OPINION_CONFIDENCE = 0.6  # a flat-rim order at least this sure counts as an opinion ...
@@ -165,6 +171,90 @@ def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandid
     return ev[0], ev[1], n_min, math.hypot(se[a.wink_id], se[b.wink_id])
 
 
+#: The shadow band across a rim (mm from the rim, in plan): the upper's top inside it, the band just beyond it on
+#: the lower's top (where the upper's edge, standing 1.5 mm and more above it, shades it), and the lower's top
+#: further out (its own shading, clear of the shadow at a lamp's usual elevation and of the blur of ~1 mm).
+SHADOW_INSIDE_MM = (-2.5, -2.0, -1.5)
+SHADOW_BAND_MM = (0.0, 0.5, 1.0)
+SHADOW_BEYOND_MM = (2.0, 2.5)
+#: the arc read for the shadow stays this far inside the lower wink (its farthest sample plus the blur)
+SHADOW_ARC_CLEAR_MM = 3.0
+#: ... and this far from a third wink of another colour (the farthest sample plus the blur)
+SHADOW_THIRD_CLEAR_MM = SHADOW_BEYOND_MM[-1] + 1.0
+SHADOW_BLUR_PX = 1.0  # the image's blur (defocus, demosaicing, JPEG), one standard deviation
+RIM_PLACE_SD_MM = 0.5  # how well the posed rim's place is known (centre and pose), one standard deviation
+MIN_SHADOW_SAMPLES = 4  # rim samples a shadow read needs (its error comes from their spread)
+
+
+def shadow_depth(image_bgr: np.ndarray, camera: CameraModel, up: WinkCandidate, lo: WinkCandidate,
+                 winks: list[WinkCandidate]) -> tuple[float, float, int]:
+    """(depth of the dark band just beyond ``up``'s rim over ``lo``, its standard error, samples), both posed.
+
+    The upper wink's edge stands over the lower wink's top and shades a band of it beside the cut rim; the lower's
+    hidden rim, under the upper's top, has one surface on both sides and no band. The band counts by how much
+    darker it is than the blurred step between the two sides would make it (the upper's top inside, the lower's
+    top further out, mixed at each band offset by the blur and the rim's placing), so that two tops shaded
+    differently are no band; each side is projected at its own height. A shadow only darkens: a bright band (a
+    lamp's highlight on a bevel) counts as none."""
+    pair = (up.wink_id, lo.wink_id)
+    ang = rim_angles_inside(up, lo, clear_mm=SHADOW_ARC_CLEAR_MM)
+    ang = clear_of_third(up, ang, winks, pair, clear_mm=SHADOW_THIRD_CLEAR_MM)
+    n = len(ang)
+    if n < MIN_SHADOW_SAMPLES:
+        return 0.0, 0.0, n
+    offs = (*SHADOW_INSIDE_MM, *SHADOW_BAND_MM, *SHADOW_BEYOND_MM)
+    pts = []
+    for off in offs:
+        p = top_rim_points(up, ang, up.radius_mm + off)
+        if off > 0.0:
+            p[:, 2] = [top_height_at(lo, q) for q in p[:, :2]]
+        pts.append(p)
+    q = camera.project_mm(np.vstack(pts)).astype(np.float32)
+    v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    lum = v.reshape(len(offs), n, 3).astype(np.float32).mean(axis=2)
+    k1, k2 = len(SHADOW_INSIDE_MM), len(SHADOW_INSIDE_MM) + len(SHADOW_BAND_MM)
+    # without a shadow the band is the blurred step between the two tops: each band sample the mix of the two that
+    # the blur (the image's, and the rim's place known to half a millimetre) makes at its offset from the rim
+    mmpp = camera.mm_per_px_at((float(up.center_mm[0]), float(up.center_mm[1])))
+    blur_mm = math.hypot(SHADOW_BLUR_PX * mmpp, RIM_PLACE_SD_MM)
+    w_in = float(np.mean([_NORMAL.cdf(-o / blur_mm) for o in SHADOW_BAND_MM]))
+    expected = w_in * lum[:k1].mean(axis=0) + (1.0 - w_in) * lum[k2:].mean(axis=0)
+    depth = expected - lum[k1:k2].mean(axis=0)
+    sd = max(NULL_SD_FLOOR, _robust_sd(depth))
+    return max(float(np.median(depth)), 0.0), _MEDIAN_SE_FACTOR * sd / math.sqrt(n), n
+
+
+def shadow_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
+             camera: CameraModel) -> float | None:
+    """How many standard errors deeper the shadow band is beside a's rim (a upper, posed) than beside b's (b
+    upper); None where neither rim shows enough of the lower wink beyond it to read."""
+    reads = [shadow_depth(image_bgr, camera, *_posed_pair(winks, up, lo), winks) for up, lo in ((a, b), (b, a))]
+    if all(n < MIN_SHADOW_SAMPLES for _, _, n in reads):
+        return None
+    se = math.hypot(reads[0][1], reads[1][1])
+    return (reads[0][0] - reads[1][0]) / se
+
+
+#: A cue contradicts another when it points the other way by more than this many of its standard errors.
+CONTRADICTION_SIGMAS = 1.0
+
+
+def combined_z(z_rim: float, z_shadow: float) -> float:
+    """One z-score of the order from the cut rim's step and the shadow band beside it (positive: a upper).
+
+    The two are read on different offsets of the rim (the step across it; the band against both tops beyond
+    it), and each may be absent for a reason of its own (a lamp overhead hides the shadow under the edge; two
+    tops lit alike show no step), so the order is as sure as the surer cue when the other does not contradict
+    it; when it does (beyond a standard error) the two are weighed together, their errors independent.
+
+    >>> round(combined_z(2.5, 0.3), 2), round(combined_z(2.5, -1.5), 2)
+    (2.5, 0.71)
+    """
+    if z_rim * z_shadow < 0.0 and min(abs(z_rim), abs(z_shadow)) > CONTRADICTION_SIGMAS:
+        return (z_rim + z_shadow) / math.sqrt(2.0)
+    return max((z_rim, z_shadow), key=abs)
+
+
 def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
                  params: WinkDetectorParams, noise_level: float, confidence_min: float = 0.75) -> int:
     """Judge again, with posed rims, every overlapping pair that is same-coloured or undecided; returns changes."""
@@ -185,12 +275,18 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
                 continue
             ea, eb, _, sigma = res
             z = (ea - eb) / sigma
+            both_sure = False
+            if a.color == b.color:
+                zs = shadow_z(winks, a, b, image_bgr, camera)
+                if zs is not None:
+                    both_sure = min(z * math.copysign(1.0, zs), abs(zs)) >= DECIDE_SIGMAS
+                    z = combined_z(z, zs)
             # reported (confidence_min) from DECIDE_SIGMAS standard errors on
             new_conf = max(0.5, _NORMAL.cdf(abs(z) - DECIDE_SIGMAS + _NORMAL.inv_cdf(confidence_min)))
             a_upper = z >= 0.0
             was_a_upper = b.wink_id in a.above
             if (a.color == b.color and a_upper != was_a_upper and conf >= FLAT_OPINION_CONFIDENCE
-                    and not _flat_read_third(a, b, winks)):
+                    and not both_sure and not _flat_read_third(a, b, winks)):
                 # one colour: the flat-rim test had an opinion (not one read off a third wink's outline) and
                 # this one says the opposite; the two read the same faint edges, so neither is trusted (TW
                 # I-13: undecided, not a guess)

@@ -22,8 +22,8 @@ from vision.arc_size import UnionSplitParams, fit_known_radius, split_union, uni
 from vision.colour import COLOR_NAMES, ColourScene, blend_line
 from vision.crescents import CrescentParams, _classes, _felt_at, _sample
 from vision.ortho import OrthoGrid
-from vision.tilted_outline import TiltTestParams, tilted_fit
-from vision.winks import RADII_MM, WinkCandidate, WinkDetectorParams, baseline_distance_mm
+from vision.tilted_outline import TiltTestParams, inside_footprint, tilted_fit
+from vision.winks import RADII_MM, WinkCandidate, WinkDetectorParams, _sample_labels, baseline_distance_mm
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +50,14 @@ class UnionRimParams:
     mat_edge_clear_mm: float = 2.0  # the mat edge's band of mixed felt and table pixels (plus the blur)
     paint_clearance_mm: float = WinkDetectorParams().paint_clearance_mm  # baseline paint half-width plus blur
     tilt: TiltTestParams = TiltTestParams()  # when the outline is one tilted wink's
+    tilt_inside_mm: float = 2.0  # a wink over another colour: rays from this far out of its centre ...
+    tilt_min_felt_share: float = 0.55  # ... whose outline meets the felt on this share of them at least,
+    tilt_own_share: float = 0.9  # ... and whose tilted footprint shows its own colour (of the winks' colours) ...
+    tilt_inset_mm: float = 1.5  # ... this far inside its edge (blur, and the raised side's parallax)
 
 
 def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: OrthoGrid, w: WinkCandidate,
-           u: np.ndarray, s: np.ndarray, params: UnionRimParams) -> np.ndarray:
+           u: np.ndarray, s: np.ndarray, params: UnionRimParams, inner_mm: float | None = None) -> np.ndarray:
     """Distance from ``w``'s centre to where its colour ends along each ray (NaN: no felt reached)."""
     pts = (w.center_mm[None, None, :] + s[None, :, None] * u[:, None, :]).reshape(-1, 2)
     # project a few knots per ray and interpolate between them (the lens is smooth over a few millimetres)
@@ -67,7 +71,7 @@ def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: Or
     bgr = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     bgr = bgr.reshape(-1, 3).astype(np.float32) / 255.0
     felt = _felt_at(cs.background_bgr, grid, pts)
-    inner = w.center_mm + (w.radius_mm - params.inside_mm - 1.0) * u
+    inner = w.center_mm + ((w.radius_mm - params.inside_mm - 1.0) if inner_mm is None else inner_mm) * u
     wink_bgr = np.median(_sample(image_bgr, camera, inner, WINK_THICKNESS_MM), axis=0)
     a, off, vv = blend_line(bgr, felt, wink_bgr)
     off = off / np.sqrt(np.maximum(vv, 1e-6))
@@ -88,6 +92,26 @@ def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: Or
     t = np.clip((a0 - params.same_blend) / np.maximum(a0 - a1, 1e-6), 0.0, 1.0)
     out = np.where(good, s[jm] + t * (s[j] - s[jm]), np.nan)
     return out
+
+
+def _usable(e: np.ndarray, p: np.ndarray, near: list[WinkCandidate], grid: OrthoGrid,
+            exclude_mask: np.ndarray | None, edge_clear_mm: float, blend_mm: float,
+            params: UnionRimParams) -> np.ndarray:
+    """The rays whose outline point (``p``, at distance ``e``) is the wink's own edge against the felt."""
+    # near the mat's edge, an outline point in its band (felt mixed with table) says nothing; the rest of
+    # the outline still does, so only those rays are set aside
+    usable = (np.isfinite(e) & (np.abs(np.nan_to_num(p[:, 0])) < MAT_HALF_LENGTH_MM - edge_clear_mm)
+              & (np.abs(np.nan_to_num(p[:, 1])) < MAT_HALF_WIDTH_MM - edge_clear_mm))
+    # nor is an outline against a baseline's paint (a bright line of unknown width, blended with the wink
+    # it keeps the wink's hue) the wink's own
+    usable &= baseline_distance_mm(np.nan_to_num(p)) > params.paint_clearance_mm
+    for o in near:
+        usable &= ~(np.linalg.norm(np.nan_to_num(p) - o.center_mm, axis=1) < o.radius_mm + blend_mm + 0.5)
+    if exclude_mask is not None:
+        cp = np.rint(grid.ortho_from_table(np.nan_to_num(p, nan=0.0))).astype(int)
+        cp = np.clip(cp, 0, [exclude_mask.shape[1] - 1, exclude_mask.shape[0] - 1])
+        usable &= ~exclude_mask[cp[:, 1], cp[:, 0]]
+    return usable
 
 
 def _runs(mask: np.ndarray) -> list[np.ndarray]:
@@ -150,24 +174,19 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
                 & (np.abs(ring[:, 1]) < MAT_HALF_WIDTH_MM - edge_clear))
         ring_area_mm2 = 2 * np.pi * (r_w + params.reach_mm / 2) / params.n_rays  # per sample (1 mm deep)
         if own.sum() * ring_area_mm2 < params.first_look_mm2:
+            # no second wink of its colour beside it; but one lying on a wink of another colour is tilted, and
+            # read as a flat disc its footprint reaches millimetres over the wink below (where the lens test
+            # then sees that wink's colour and calls it the upper)
+            _tilted_over_other(w, image_bgr, camera, cs, grid, [*live, *found], exclude_mask, edge_clear, blend,
+                               mmpp, u, params)
             continue
         s = np.arange(r_w - params.inside_mm, r_w + params.reach_mm + 1e-9, params.step_mm)
         e = _edges(image_bgr, camera, cs, grid, w, u, s, params)
         p = c + e[:, None] * u
         # near the mat's edge, an outline point in its band (felt mixed with table) says nothing; the rest of
         # the outline still does, so only those rays are set aside
-        usable = (np.isfinite(e) & (np.abs(np.nan_to_num(p[:, 0])) < MAT_HALF_LENGTH_MM - edge_clear)
-                  & (np.abs(np.nan_to_num(p[:, 1])) < MAT_HALF_WIDTH_MM - edge_clear))
-        # nor is an outline against a baseline's paint (a bright line of unknown width, blended with the wink
-        # it keeps the wink's hue) the wink's own
-        usable &= baseline_distance_mm(np.nan_to_num(p)) > params.paint_clearance_mm
         others = [o for o in [*live, *found] if o is not w and np.linalg.norm(o.center_mm - c) < r_w + 30.0]
-        for o in others:
-            usable &= ~(np.linalg.norm(np.nan_to_num(p) - o.center_mm, axis=1) < o.radius_mm + blend + 0.5)
-        if exclude_mask is not None:
-            cp = np.rint(grid.ortho_from_table(np.nan_to_num(p, nan=0.0))).astype(int)
-            cp = np.clip(cp, 0, [exclude_mask.shape[1] - 1, exclude_mask.shape[0] - 1])
-            usable &= ~exclude_mask[cp[:, 1], cp[:, 0]]
+        usable = _usable(e, p, others, grid, exclude_mask, edge_clear, blend, params)
         if usable.sum() < params.min_rim_rays:
             continue
         seen_all_round = (np.isfinite(e).mean() >= params.tilt.min_outline_share
@@ -239,6 +258,63 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         else:
             found += _two_discs(w, p, usable, mmpp, others, params)
     return found
+
+
+_GRID_MM = 0.5  # sample spacing of the colour reads over a footprint
+
+
+def _tilted_over_other(w: WinkCandidate, image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene,
+                       grid: OrthoGrid, winks: list[WinkCandidate], exclude_mask: np.ndarray | None,
+                       edge_clear_mm: float, blend_mm: float, mm_per_px: float, u: np.ndarray,
+                       params: UnionRimParams) -> None:
+    """``w`` re-read as a tilted disc when it overlaps a wink of another colour and its outline against the felt
+    (most of it: the part over the lower wink meets that wink's colour, which says nothing of whose rim it is)
+    is no circle of either size but a tilted disc rising over that wink (``tilted_fit``)."""
+    c = w.center_mm
+    k = COLOR_NAMES.index(w.color) + 1
+    # the wink it would lie on: one of another colour it overlaps, inside whose disc its own colour shows (a wink
+    # under another is hidden there)
+    below = []
+    for o in winks:
+        if (o is w or o.color == w.color
+                or float(np.linalg.norm(o.center_mm - c)) >= o.radius_mm + w.radius_mm - 1.0):
+            continue
+        r_in = o.radius_mm - params.tilt_inset_mm
+        g = o.center_mm + np.mgrid[-r_in:r_in:_GRID_MM, -r_in:r_in:_GRID_MM].reshape(2, -1).T
+        g = g[np.linalg.norm(g - o.center_mm, axis=1) < r_in]
+        own_mm2 = float((_sample_labels(cs.labels, grid.ortho_from_table(g)) == k).sum()) * _GRID_MM ** 2
+        if own_mm2 >= params.first_look_mm2:
+            below.append(o)
+    if not below:
+        return
+    # rays from near the centre: a tilted wink's minor semi-axis (6 mm for a small one at 40 degrees) may lie
+    # inside the flat disc's usual starting circle
+    s = np.arange(params.tilt_inside_mm, w.radius_mm + params.reach_mm + 1e-9, params.step_mm)
+    e = _edges(image_bgr, camera, cs, grid, w, u, s, params, inner_mm=params.tilt_inside_mm)
+    p = c + e[:, None] * u
+    others = [o for o in winks if o is not w and np.linalg.norm(o.center_mm - c) < w.radius_mm + 30.0]
+    # (an outline point beside a wink of another colour is this wink's edge against the felt: only the union
+    # with a wink of its own colour blurs its outline)
+    usable = _usable(e, p, [o for o in others if o.color == w.color], grid, exclude_mask, edge_clear_mm,
+                     blend_mm, params)
+    if usable.mean() < params.tilt_min_felt_share:
+        return
+    got = tilted_fit(p[usable], c, RADII_MM, camera.center_mm, WINK_THICKNESS_MM, mm_per_px,
+                     [(o.center_mm, o.radius_mm) for o in others if o.color != w.color], params.tilt)
+    if got is None:
+        return
+    # a wink lying on the other shows its colour over its whole footprint; one under it is cut by the other's
+    # rim, and its outline against the felt may fit a tilted disc that reaches over the other's colour
+    t = got[1]
+    r = RADII_MM[got[0]]
+    g = t.center_mm + np.mgrid[-r:r:_GRID_MM, -r:r:_GRID_MM].reshape(2, -1).T
+    g = g[inside_footprint(g, t.center_mm, r, t.tilt_deg, t.tilt_azimuth_deg, inset_mm=params.tilt_inset_mm)]
+    lab = _sample_labels(cs.labels, grid.ortho_from_table(g))
+    coloured = (lab >= 1) & (lab <= len(COLOR_NAMES)) & (lab != cs.mat_class)
+    if coloured.sum() == 0 or float((lab[coloured] == k).mean()) < params.tilt_own_share:
+        return
+    w.size, w.center_mm = got[0], t.center_mm
+    w.outline_tilt = (t.tilt_deg, t.tilt_azimuth_deg)
 
 
 def _split(w: WinkCandidate, pair: list[tuple[str, np.ndarray]]) -> WinkCandidate:

@@ -2,6 +2,7 @@
 
 import math
 
+import cv2
 import numpy as np
 import pytest
 
@@ -92,9 +93,16 @@ def test_a_same_colour_order_the_posed_test_contradicts_is_left_undecided(monkey
     b = _cand("B", "small", 9.0, 0.0)
     a.above, a.order_confidence, b.order_confidence = ["B"], {"B": 0.8}, {"A": 0.8}
     monkeypatch.setattr(stacking, "cut_rim_evidence", lambda *args: (2.0, 30.0, 12, 4.0))
+    monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)  # no shadow band to read
     stacking.review_order([a, b], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert b.above == ["A"] and a.above == []
     assert b.order_confidence["A"] < 0.75 and a.order_confidence["B"] < 0.75
+    # the shadow band beside B's rim says so too, by itself beyond two standard errors: two reads of other
+    # offsets of the rims agree against the flat one, and the order is B on A
+    a.above, b.above, a.order_confidence, b.order_confidence = ["B"], [], {"B": 0.8}, {"A": 0.8}
+    monkeypatch.setattr(stacking, "shadow_z", lambda *args: -3.0)
+    stacking.review_order([a, b], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
+    assert b.above == ["A"] and b.order_confidence["A"] > 0.75
     # a pair of two colours keeps what the posed rims say, however the flat test leaned
     c, d = _cand("C", "large", 0.0, 40.0), _cand("D", "small", 9.0, 40.0)
     d.color = "red"
@@ -151,6 +159,7 @@ def test_a_flat_order_read_along_a_third_wink_of_another_colour_does_not_hold_ba
         arcs["A"] = stacking.clear_of_third(p, stacking.rim_angles_inside(p, q), winks, ("A", "B"))
         return 2.0, 30.0, 12, 4.0
     monkeypatch.setattr(stacking, "cut_rim_evidence", evidence)
+    monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)  # no shadow band to read
     stacking.review_order([a, b, c], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert b.above == ["A"] and a.above == []
     assert b.order_confidence["A"] > 0.9
@@ -348,6 +357,7 @@ def test_weak_cut_rim_evidence_leaves_a_one_colour_order_undecided(monkeypatch):
     a, b = _cand("A", "large", 0.0, 0.0), _cand("B", "small", 9.0, 0.0)
     a.above, a.order_confidence, b.order_confidence = ["B"], {"B": 0.6}, {"A": 0.6}
     monkeypatch.setattr(stacking, "cut_rim_evidence", lambda *args: (1.9, -1.9, 10, 2.5))
+    monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)  # no shadow band to read
     stacking.review_order([a, b], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert a.above == ["B"] and 0.5 <= a.order_confidence["B"] < 0.75
     # the same lean beyond three standard errors is
@@ -375,3 +385,90 @@ def test_a_partly_covered_wink_read_at_the_wrong_size_is_not_put_over_the_wink_o
     assert ["green-S2", "red-L1"] in squops
     up, lo = got["green-S2"], got["red-L1"]
     assert not (up.wink_id in lo.above and lo.order_confidence[up.wink_id] >= 0.75)
+
+
+def test_a_tilted_wink_on_a_wink_of_another_colour_is_read_tilted_and_on_top(tmp_path):
+    # a rendered scene (the simulator's own, seed 7272 #1, 4K): a blue small wink tilted 41 degrees on a yellow
+    # large one (itself on a yellow small and a green). No blue shows beyond a flat disc's rim, so its outline
+    # was never fitted: read as a flat large disc 4 mm off, its footprint reached over the yellow, whose colour
+    # the lens then showed, and the yellows were put over it (0.84 and 0.99, both wrong)
+    squops, got, m, truth = _simulated(tmp_path, 7272, 1, (3840, 2160), {"blue-S2": 3.0, "yellow-L1": 2.0})
+    assert ["blue-S2", "yellow-L1"] in squops
+    blue, yellow = got["blue-S2"], got["yellow-L1"]
+    assert blue.size == "small" and math.dist(blue.center_mm, truth["blue-S2"]["center_mm"]) < 1.0
+    assert yellow.wink_id in blue.above and blue.order_confidence[yellow.wink_id] >= 0.75
+    for w in m.winks:
+        # no wink of the pile asserted over the blue one
+        assert blue.wink_id not in w.above or w.order_confidence[blue.wink_id] < 0.75
+
+
+def _shaded_pair(band_beside: str, step: float = 0.0):
+    """A photo (from ``synth.default_camera``) of green U (small, tilted, posed) on green L (large, flat), their
+    tops of one shade (U's ``step`` brighter), with a 1 mm dark band beside ``band_beside``'s rim on the other
+    wink's top (U: the shadow U casts on L; L: a band where no shadow can be, under U's top)."""
+    from vision.tilted_outline import inside_footprint
+    from vision.winks import top_height_at
+    cam = default_camera()
+    u, lo = _cand("U", "small", 200.0, 100.0), _cand("L", "large", 212.0, 100.0)
+    u.above = ["L"]
+    assign_poses([u, lo])
+    w, h = cam.image_size_wh_px
+    cc, rr = np.meshgrid(np.arange(w, dtype=float), np.arange(h, dtype=float))
+    box = (np.abs(cc - cam.project_mm(np.array([[206.0, 100.0, 0.0]]))[0, 0]) < 40) & \
+        (np.abs(rr - cam.project_mm(np.array([[206.0, 100.0, 0.0]]))[0, 1]) < 40)
+    px = np.column_stack([cc[box], rr[box]])
+    img = np.full((h, w, 3), 60, np.float32)
+    lum = np.full(len(px), 60.0)
+    for _ in range(2):  # where each pixel's ray meets the tops (two passes settle the height)
+        z = np.full(len(px), 1.5) if _ == 0 else z_hit
+        p = cam.image_to_table_mm(px, z)
+        in_u = inside_footprint(p, u.center_mm, u.radius_mm, u.tilt_deg, u.tilt_azimuth_deg)
+        in_l = np.linalg.norm(p - lo.center_mm, axis=1) < lo.radius_mm
+        z_hit = np.where(in_u, [top_height_at(u, q) for q in p], 1.5)
+    lum[in_l] = 120.0
+    lum[in_u] = 120.0 + step
+    if band_beside == "U":
+        band = in_l & ~in_u & inside_footprint(p, u.center_mm, u.radius_mm + 1.0, u.tilt_deg, u.tilt_azimuth_deg)
+    elif band_beside == "L":
+        band = in_u & (np.linalg.norm(p - lo.center_mm, axis=1) > lo.radius_mm) & \
+            (np.linalg.norm(p - lo.center_mm, axis=1) < lo.radius_mm + 1.0)
+    else:
+        band = np.zeros(len(p), bool)
+    lum[band] -= 25.0
+    img[box] = lum[:, None]
+    rng = np.random.default_rng(4)
+    img = np.clip(img + rng.normal(0.0, 3.0, img.shape), 0, 255).astype(np.uint8)
+    return cv2.GaussianBlur(img, (0, 0), 0.8), cam, u, lo
+
+
+def test_the_shadow_band_beside_the_cut_rim_says_which_wink_of_one_colour_is_on_top():
+    from vision.stacking import shadow_z
+    img, cam, u, lo = _shaded_pair("U")
+    assert shadow_z([u, lo], u, lo, img, cam) > 3.0
+    assert shadow_z([u, lo], lo, u, img, cam) < -3.0  # the same read, the pair named the other way
+    # a dark band beside the lower wink's rim, under the upper's top, is no shadow of the upper: it does not say
+    # U is on top
+    img, cam, u, lo = _shaded_pair("L")
+    assert shadow_z([u, lo], u, lo, img, cam) < 1.0
+    # two tops shaded differently (a step across the cut rim) and no band: no shadow either way
+    img, cam, u, lo = _shaded_pair("none", step=20.0)
+    assert abs(shadow_z([u, lo], u, lo, img, cam)) < 2.0
+
+
+def test_rim_and_shadow_cues_count_as_the_surer_unless_they_contradict():
+    from vision.stacking import combined_z
+    assert combined_z(2.5, 0.3) == 2.5 and combined_z(0.4, -2.2) == -2.2
+    assert combined_z(-0.5, 0.8) == 0.8  # neither beyond a standard error: no contradiction
+    # each beyond a standard error the other way: weighed together (independent errors)
+    assert combined_z(5.0, -1.5) == pytest.approx(3.5 / math.sqrt(2.0))
+
+
+def test_a_wink_under_one_of_another_colour_is_not_read_as_a_tilted_disc_reaching_over_it(tmp_path):
+    # a rendered scene (the simulator's own, seed 4646 #1, 4K): a green small wink, flat, under a yellow large one.
+    # Its outline against the felt also fits a large disc tilted over the yellow; but a wink on top shows its
+    # colour over all its footprint, and that disc's is mostly yellow: the green stays a flat small wink under it
+    squops, got, m, truth = _simulated(tmp_path, 4646, 1, (3840, 2160), {"green-S4": 1.5, "yellow-L1": 1.5})
+    assert ["yellow-L1", "green-S4"] in squops
+    green, yellow = got["green-S4"], got["yellow-L1"]
+    assert green.size == "small"
+    assert green.wink_id in yellow.above and yellow.order_confidence[green.wink_id] >= 0.75
