@@ -20,10 +20,12 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
+from geometry.constants import WINK_THICKNESS_MM
+from vision.components import components_with_stats
 from vision.colour import COLOR_NAMES, ColourScene
 from vision.ortho import OrthoGrid
 from vision.rim_check import KNOWN_CLEAR_MM, RIM_FOUND_CONFIDENCE, RimParams, _gap_mm, _on_felt, rim_fits
-from vision.winks import _UNIT72, RADII_MM, WinkCandidate, _dist, _on_mat
+from vision.winks import _UNIT72, RADII_MM, WinkCandidate, _dist, _interior_offsets, _on_mat
 
 #: Profiles of the chromatic rim fit reach this far either side of the model outline (px): the blur's width and
 #: the seed's offset (a core lies within a few pixels of its wink's centre); no shadow widens a chromatic edge,
@@ -31,6 +33,8 @@ from vision.winks import _UNIT72, RADII_MM, WinkCandidate, _dist, _on_mat
 CHROMA_PROFILE_HALF_PX = 4.0
 #: Felt ring around a seed on which the felt's chromatic noise is measured (mm beyond a large wink's rim).
 NOISE_RING_MM = (4.0, 10.0)
+#: Radius of the middle of a seed read for its colour (mm): within a small wink wherever in it the core lies.
+CORE_PROBE_RADIUS_MM = 4.0
 #: Fewest felt samples that measure that noise.
 MIN_NOISE_SAMPLES = 24
 
@@ -43,21 +47,26 @@ def chroma_profiles(prof_bgr: np.ndarray) -> np.ndarray:
     return lab
 
 
-def _felt_chroma_noise(image_bgr: np.ndarray, camera: CameraModel, center_mm: np.ndarray,
-                       visible: Callable[[np.ndarray], np.ndarray]) -> float | None:
-    """Robust sigma of the felt's chromaticity (a*, b* units) on a ring around ``center_mm``, or None."""
+def _sample_ab(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray, z_mm: float) -> np.ndarray:
+    """Lab (a*, b*) of the image at plan points at height ``z_mm``, ``(N, 2)``."""
+    q = camera.project_mm(np.column_stack([pts_mm, np.full(len(pts_mm), z_mm)])).astype(np.float32)
+    v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return chroma_profiles(v.reshape(-1, 3).astype(np.float32))[:, 1:]
+
+
+def _felt_chroma(image_bgr: np.ndarray, camera: CameraModel, center_mm: np.ndarray,
+                 visible: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, float] | None:
+    """The felt's median (a*, b*) on a ring around ``center_mm`` and its robust sigma there, or None."""
     r0 = RADII_MM["large"] + NOISE_RING_MM[0]
     r1 = RADII_MM["large"] + NOISE_RING_MM[1]
     pts = np.concatenate([center_mm + r * _UNIT72 for r in np.linspace(r0, r1, 4)])
     pts = pts[visible(pts)]
     if len(pts) < MIN_NOISE_SAMPLES:
         return None
-    q = camera.project_mm(np.column_stack([pts, np.zeros(len(pts))])).astype(np.float32)
-    v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    ab = chroma_profiles(v.reshape(-1, 3).astype(np.float32))[:, 1:]
-    d = np.linalg.norm(ab - np.median(ab, axis=0), axis=1)
+    ab = _sample_ab(image_bgr, camera, pts, 0.0)
+    med = np.median(ab, axis=0)
     # a 2-D Gaussian error has a Rayleigh-distributed length whose median is 1.177 sigma (as vision.colour)
-    return float(np.median(d)) / 1.177
+    return med, float(np.median(np.linalg.norm(ab - med, axis=1))) / 1.177
 
 
 def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate], image_bgr: np.ndarray,
@@ -69,15 +78,20 @@ def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate]
     if not cs.mat_class:
         return []
     core = (cs.labels == cs.mat_class).astype(np.uint8)
-    n, _, stats, cents = cv2.connectedComponentsWithStats(core, connectivity=8)
-    if n <= 1:
-        return []
+    # the cores of winks found already are theirs: only what lies beyond them (and their rims) is searched
+    s = grid.mm_per_px
+    for o in known:
+        if not o.potted:
+            oc = grid.ortho_from_table(np.asarray(o.center_mm, float)[None])[0]
+            cv2.circle(core, (round(oc[0]), round(oc[1])), round((o.radius_mm + KNOWN_CLEAR_MM) / s), 0, -1)
+    n, _, stats, _, _ = components_with_stats(core)
     # a core holds at least a few ortho pixels; no larger than a large wink (a bigger one is felt, not a core)
-    max_area = np.pi * (RADII_MM["large"] / grid.mm_per_px) ** 2
+    max_area = np.pi * (RADII_MM["large"] / s) ** 2
     keep = [i for i in range(1, n) if 3 <= stats[i, cv2.CC_STAT_AREA] <= max_area]
     if not keep:
         return []
-    seeds = grid.table_from_ortho(cents[keep].astype(float))
+    box = stats[keep].astype(float)
+    seeds = grid.table_from_ortho(np.column_stack([box[:, 0] + (box[:, 2] - 1) / 2, box[:, 1] + (box[:, 3] - 1) / 2]))
     order = np.argsort([-stats[i, cv2.CC_STAT_AREA] for i in keep])
     color = COLOR_NAMES[cs.mat_class - 1]
     out: list[WinkCandidate] = []
@@ -98,8 +112,14 @@ def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate]
             return ok
         if not visible(seed[None])[0]:
             continue
-        noise = _felt_chroma_noise(image_bgr, camera, seed, visible)
-        if noise is None:
+        felt = _felt_chroma(image_bgr, camera, seed, visible)
+        if felt is None:
+            continue
+        felt_ab, noise = felt
+        # the rim test asks each profile for a contrast of so many noise sigmas between the wink and the felt:
+        # a core whose middle does not stand that far from the felt has no such rim (a speck of felt texture)
+        inner = _sample_ab(image_bgr, camera, seed + _interior_offsets(CORE_PROBE_RADIUS_MM), WINK_THICKNESS_MM)
+        if float(np.linalg.norm(np.median(inner, axis=0) - felt_ab)) < params.contrast_noise_k * noise:
             continue
         cand = WinkCandidate(color=color, size="small", center_mm=seed.copy(), votes=0.0)
         fits = [f for f in rim_fits(image_bgr, camera, cand, visible, noise, params, chroma_profiles)
