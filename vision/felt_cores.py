@@ -8,8 +8,9 @@ width outside the rim, on one side only, and a rim fit there moves the centre an
 moves the felt mostly in lightness, the pigment mostly in chroma (measured beside rigA_03's corner winks: in Lab
 a*, b* the shadow departs from the felt a third as far as the wink, in BGR as far), so here each unexplained
 core of the felt's class seeds a rim fit (``vision.rim_check``) on profiles read in Lab's chromatic plane
-(lightness dropped), whose contrast must stand above the felt's own chromatic noise measured around the seed. The size is the known
-radius nearer the fitted apparent radius (model selection by the measured edge, not by which ring holds more).
+(lightness dropped), whose contrast must stand above the felt's own chromatic noise measured around the seed.
+Its size is the known radius nearer the fitted apparent radius (model selection by the measured edge, not by
+which ring holds more).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import WINK_THICKNESS_MM
-from vision.components import components_with_stats
 from vision.colour import COLOR_NAMES, ColourScene
+from vision.components import components_with_stats
 from vision.ortho import OrthoGrid
 from vision.rim_check import KNOWN_CLEAR_MM, RIM_FOUND_CONFIDENCE, RimParams, _gap_mm, _on_felt, rim_fits
 from vision.winks import _UNIT72, RADII_MM, WinkCandidate, _dist, _interior_offsets, _on_mat
@@ -91,7 +92,8 @@ def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate]
     if not keep:
         return []
     box = stats[keep].astype(float)
-    seeds = grid.table_from_ortho(np.column_stack([box[:, 0] + (box[:, 2] - 1) / 2, box[:, 1] + (box[:, 3] - 1) / 2]))
+    seeds = grid.table_from_ortho(np.column_stack([box[:, 0] + (box[:, 2] - 1) / 2,
+                                                   box[:, 1] + (box[:, 3] - 1) / 2]))
     order = np.argsort([-stats[i, cv2.CC_STAT_AREA] for i in keep])
     color = COLOR_NAMES[cs.mat_class - 1]
     out: list[WinkCandidate] = []
@@ -128,7 +130,7 @@ def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate]
             continue
         best = max(fits, key=lambda f: f.rim_share)
         # the size whose known radius the measured rim is nearer, centred by that size's own fit when it has one
-        size = min(RADII_MM, key=lambda s: abs(RADII_MM[s] - best.radius_mm))
+        size = min(RADII_MM, key=lambda k: abs(RADII_MM[k] - best.radius_mm))
         chosen = next((f for f in fits if f.size == size), best)
         w = WinkCandidate(color=color, size=size, center_mm=chosen.center_mm, votes=0.0)
         w.edge_support = w.own_fraction = chosen.rim_share
