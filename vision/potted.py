@@ -304,7 +304,8 @@ def _cup_crescent(region: np.ndarray, explained: np.ndarray, floor: np.ndarray, 
         return None
     covered = np.zeros(region.shape, np.uint8)
     for o in winks:
-        if o.color == name or o.center_px is None:
+        # winks of other colours hide it; so does one of its own colour on the rim, above everything in the cup
+        if (o.color == name and o.z_mm < POT_HEIGHT_MM / 2) or o.center_px is None:
             continue
         ro = o.radius_mm / camera.mm_per_px_at((float(o.center_mm[0]), float(o.center_mm[1])))
         cv2.circle(covered, (round(o.center_px[0] - x0), round(o.center_px[1] - y0)), round(ro), 1, -1)

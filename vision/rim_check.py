@@ -57,23 +57,34 @@ class RimFit:
 
 def rim_fit(image_bgr: np.ndarray, camera: CameraModel, cand: WinkCandidate,
             visible: Callable[[np.ndarray], np.ndarray], noise_255: float,
-            params: RimParams = RimParams()) -> RimFit | None:
+            params: RimParams = RimParams(), space: Callable[[np.ndarray], np.ndarray] | None = None
+            ) -> RimFit | None:
     """The rim of a flat wink near ``cand`` fitted in the full image, or None when no rim shows all round.
 
     Each known radius is fitted; the one whose circle holds more of the sharp crossings is the wink's.
     ``visible(plan points)`` says where the outline may be judged; ``noise_255`` is the felt's pixel noise in
-    8-bit units (the contrast between profile ends must stand above it).
+    8-bit units (the contrast between profile ends must stand above it). ``space``, when given, maps the
+    sampled profiles ``(N, T, 3)`` BGR into the colour space the crossings are read in (``noise_255`` then in
+    its units).
     """
-    fits = [f for f in (_fit_one(image_bgr, camera, cand, size, visible, noise_255, params) for size in RADII_MM)
-            if f is not None]
+    fits = rim_fits(image_bgr, camera, cand, visible, noise_255, params, space)
     if not fits:
         return None
     best = max(fits, key=lambda f: f.rim_share)
     return best if best.rim_share >= params.min_rim_share else None
 
 
+def rim_fits(image_bgr: np.ndarray, camera: CameraModel, cand: WinkCandidate,
+             visible: Callable[[np.ndarray], np.ndarray], noise_255: float, params: RimParams = RimParams(),
+             space: Callable[[np.ndarray], np.ndarray] | None = None) -> list[RimFit]:
+    """The rim fitted at each known radius near ``cand`` (those that converge; see ``rim_fit``)."""
+    return [f for f in (_fit_one(image_bgr, camera, cand, size, visible, noise_255, params, space)
+                        for size in RADII_MM) if f is not None]
+
+
 def _fit_one(image_bgr: np.ndarray, camera: CameraModel, cand: WinkCandidate, size: str,
-             visible: Callable[[np.ndarray], np.ndarray], noise_255: float, params: RimParams) -> RimFit | None:
+             visible: Callable[[np.ndarray], np.ndarray], noise_255: float, params: RimParams,
+             space: Callable[[np.ndarray], np.ndarray] | None = None) -> RimFit | None:
     w = WinkCandidate(color=cand.color, size=size, center_mm=np.asarray(cand.center_mm, float).copy(), votes=0.0)
     start = w.center_mm.copy()
     contrast_min = params.contrast_noise_k * noise_255
@@ -88,6 +99,8 @@ def _fit_one(image_bgr: np.ndarray, camera: CameraModel, cand: WinkCandidate, si
             return None
         prof = sample_profiles(image_bgr, ol.points_px[ok], ol.normals_px[ok], params.profile_half_px,
                                params.profile_step_px)
+        if space is not None:
+            prof = space(prof)
         es = edge_crossings(prof, params.profile_half_px, params.profile_step_px)
         weights = (es.contrast >= contrast_min).astype(float)
         delta, bias, cov, _ = solve_shift(ol.jac[ok], es.offsets_px, weights, fit_bias=True)

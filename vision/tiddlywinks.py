@@ -26,6 +26,7 @@ from vision.arc_size import decide_sizes_from_arcs, join_paint_cut
 from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene, classify_bgr
 from vision.core_colour import tinted_felt
 from vision.crescents import crescent_lowers
+from vision.felt_cores import felt_core_winks
 from vision.felt_discs import felt_discs
 from vision.ortho import OrthoGrid, pyramid_size, rectify_pyramid
 from vision.pot import PotDetection, PotParams, detect_pot
@@ -242,11 +243,15 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # winks of the felt's hue whose labels were refused (in the shade at the mat's end, across a baseline, a pale
     # one with a neutral halo): their rims
     noise = 255.0 * max(cs.mat_noise[1], 0.01) * float(np.mean(cs.mat_bgr))
+
+    def near_pot(pts: np.ndarray) -> np.ndarray:
+        return _sample_labels(pot_zone.view(np.uint8), grid.ortho_from_table(pts)) == 1
     if near_misses:
-        def near_pot(pts: np.ndarray) -> np.ndarray:
-            return _sample_labels(pot_zone.view(np.uint8), grid.ortho_from_table(pts)) == 1
         cands += felt_rim_winks(near_misses, cands, frame_bgr, camera, noise,
                                 exclude=near_pot if pot_zone is not None else None)
+    # winks of the felt's hue whose neutral halo joined them to a neighbour, or whose shadow moved their outline:
+    # their pigment cores, read by the rim in chromaticity
+    cands += felt_core_winks(cs, grid, cands, frame_bgr, camera, exclude=near_pot if pot_zone is not None else None)
     if focus is not None:
         cands = [c for c in cands if c.opening_fraction >= 0.5
                  or focus((float(c.center_mm[0]), float(c.center_mm[1])), float(c.radius_mm))]
@@ -352,7 +357,12 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         # there the felt-based labels broke up are found
         cands = confirm_potted(cands, frame_bgr, camera, pot, cs)
         cands += winks_in_pot(frame_bgr, camera, pot, cs, pot_class, cands)
+        before_rim = cands
         cands = rim_winks(frame_bgr, camera, pot, cs, cands)
+        if any(not any(c is o for o in cands) for c in before_rim):
+            # a candidate read in the cup was the image of a wink on the rim: the colour it stood for in the cup
+            # is read again (a wink under it there shows as a crescent it no longer explains)
+            cands += winks_in_pot(frame_bgr, camera, pot, cs, pot_class, cands)
         # winks of the pot's own colour in its cup, which no colour tells from it: their rims
         cands += pot_colour_winks(frame_bgr, camera, pot, cs, pot_class, cands)
         check_potted_sizes(cands, frame_bgr, camera, pot)

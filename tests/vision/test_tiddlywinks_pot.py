@@ -16,6 +16,7 @@ from simulation.photo import PhotoSettings
 from simulation.tiddlywinks_render import render_tiddlywinks
 from synth import SynthWink, default_camera, render
 from vision.pot_rim import RIM_Z_MM, rim_winks
+from vision.potted import PottedParams, _cup_crescent
 from vision.tiddlywinks import measure_tiddlywinks, scene_from_measurement
 from vision.winks import WinkCandidate
 
@@ -212,3 +213,41 @@ def test_a_rim_wink_over_a_wink_of_its_own_colour_in_the_cup_is_found():
     assert yellow == [("large", False), ("small", True)]
     rim = [w for w in m.winks if w.potted and w.z_mm > 30.0][0]
     assert math.dist(rim.center_mm, rim_xy) < 3.0
+
+
+
+def _disc_mask(shape: tuple[int, int], center_px: np.ndarray, r_px: float) -> np.ndarray:
+    m = np.zeros(shape, np.uint8)
+    cv2.circle(m, (round(center_px[0]), round(center_px[1])), round(r_px), 1, -1)
+    return m
+
+
+@pytest.mark.parametrize("lower_there", [True, False])
+def test_a_crescent_in_the_cup_hidden_also_by_a_rim_wink_of_its_own_colour_is_counted(lower_there):
+    # issue 4 (tw_103_008): a large red wink on the cup's floor shows only a crescent between a large yellow wink
+    # lying on it and a large red wink balanced on the rim above it. The rim wink hides the floor as much as the
+    # yellow one does (it lies above everything in the cup); the code before counted only winks of other colours
+    # as hiding it, and lost the crescent
+    cam = default_camera(1920, 1080)
+    mmpp = cam.mm_per_px_at((0.0, 0.0))
+    r_px = {"small": 8.0 / mmpp, "large": 11.0 / mmpp}
+    shape = (80, 80)
+    c = np.array([40.0, 40.0])
+    floor = _disc_mask(shape, c, 30)
+    yellow_px, rim_px = c + np.array([0.0, -1.0]) * r_px["large"], c + np.array([0.7, 0.7]) * r_px["large"]
+    lower = _disc_mask(shape, c, r_px["large"]) if lower_there else np.zeros(shape, np.uint8)
+    rim = _disc_mask(shape, rim_px, r_px["large"])
+    red = (lower | rim) & ~_disc_mask(shape, yellow_px, r_px["large"]) & floor
+
+    def wink(color, at_px, z_mm):
+        w = WinkCandidate(color=color, size="large", center_mm=cam.image_to_table_mm(at_px[None], z_mm)[0],
+                          votes=1.0)
+        w.center_px, w.z_mm, w.potted = at_px, z_mm, True
+        return w
+    got = _cup_crescent(red, rim.copy(), floor, [wink("yellow", yellow_px, 4.75), wink("red", rim_px, RIM_Z_MM)],
+                        "red", cam, 0, 0, r_px, PottedParams())
+    if not lower_there:
+        assert got is None  # the rim wink's own image is no crescent
+        return
+    assert got is not None and got.color == "red" and got.potted
+    assert np.linalg.norm(got.center_px - c) * mmpp < 2.0

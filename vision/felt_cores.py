@@ -1,0 +1,147 @@
+"""Winks of the felt's own hue found from their pigment core and read by their rim in chromaticity.
+
+A green wink on green felt differs from the felt by being brighter and more saturated; the labels give it a
+colour only in its core, its blended rim and the shadow it casts stay neutral. That neutral halo joins it to a
+neighbour's (winks waiting in a corner), so neither the label circle search nor the lone-disc search sees a
+disc. The shadow also darkens the felt beside the wink: in colour distance the outline then sits a shadow's
+width outside the rim, on one side only, and a rim fit there moves the centre and refuses the radius. A shadow
+moves the felt mostly in lightness, the pigment mostly in chroma (measured beside rigA_03's corner winks: in Lab
+a*, b* the shadow departs from the felt a third as far as the wink, in BGR as far), so here each unexplained
+core of the felt's class seeds a rim fit (``vision.rim_check``) on profiles read in Lab's chromatic plane
+(lightness dropped), whose contrast must stand above the felt's own chromatic noise measured around the seed.
+Its size is the known radius nearer the fitted apparent radius (model selection by the measured edge, not by
+which ring holds more).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry.constants import WINK_THICKNESS_MM
+from vision.colour import COLOR_NAMES, ColourScene
+from vision.components import components_with_stats
+from vision.ortho import OrthoGrid
+from vision.rim_check import KNOWN_CLEAR_MM, RIM_FOUND_CONFIDENCE, RimParams, _gap_mm, _on_felt, rim_fits
+from vision.winks import _UNIT72, RADII_MM, WinkCandidate, _dist, _interior_offsets, _on_mat
+
+#: Profiles of the chromatic rim fit reach this far either side of the model outline (px): the blur's width and
+#: the seed's offset (a core lies within a few pixels of its wink's centre); no shadow widens a chromatic edge,
+#: and a shorter profile stays on the felt beside a neighbour.
+CHROMA_PROFILE_HALF_PX = 4.0
+#: Felt ring around a seed on which the felt's chromatic noise is measured (mm beyond a large wink's rim).
+NOISE_RING_MM = (4.0, 10.0)
+#: Radius of the middle of a seed read for its colour (mm): within a small wink wherever in it the core lies.
+CORE_PROBE_RADIUS_MM = 4.0
+#: Fewest felt samples that measure that noise.
+MIN_NOISE_SAMPLES = 24
+
+
+def chroma_profiles(prof_bgr: np.ndarray) -> np.ndarray:
+    """BGR samples (any shape ``(..., 3)``, 0-255) to Lab with lightness dropped: (0, a*, b*)."""
+    lab = cv2.cvtColor(np.ascontiguousarray(prof_bgr, np.float32).reshape(-1, 1, 3) * (1.0 / 255.0),
+                       cv2.COLOR_BGR2Lab).reshape(prof_bgr.shape)
+    lab[..., 0] = 0.0
+    return lab
+
+
+def _sample_ab(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray, z_mm: float) -> np.ndarray:
+    """Lab (a*, b*) of the image at plan points at height ``z_mm``, ``(N, 2)``."""
+    q = camera.project_mm(np.column_stack([pts_mm, np.full(len(pts_mm), z_mm)])).astype(np.float32)
+    v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return chroma_profiles(v.reshape(-1, 3).astype(np.float32))[:, 1:]
+
+
+def _felt_chroma(image_bgr: np.ndarray, camera: CameraModel, center_mm: np.ndarray,
+                 visible: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, float] | None:
+    """The felt's median (a*, b*) on a ring around ``center_mm`` and its robust sigma there, or None."""
+    r0 = RADII_MM["large"] + NOISE_RING_MM[0]
+    r1 = RADII_MM["large"] + NOISE_RING_MM[1]
+    pts = np.concatenate([center_mm + r * _UNIT72 for r in np.linspace(r0, r1, 4)])
+    pts = pts[visible(pts)]
+    if len(pts) < MIN_NOISE_SAMPLES:
+        return None
+    ab = _sample_ab(image_bgr, camera, pts, 0.0)
+    med = np.median(ab, axis=0)
+    # a 2-D Gaussian error has a Rayleigh-distributed length whose median is 1.177 sigma (as vision.colour)
+    return med, float(np.median(np.linalg.norm(ab - med, axis=1))) / 1.177
+
+
+def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate], image_bgr: np.ndarray,
+                    camera: CameraModel, exclude: Callable[[np.ndarray], np.ndarray] | None = None,
+                    params: RimParams = RimParams(profile_half_px=CHROMA_PROFILE_HALF_PX)) -> list[WinkCandidate]:
+    """New winks of the felt's hue, one per core of the felt's class that no wink found explains and whose rim
+    shows in chromaticity (see the module's docstring). ``exclude(plan points)`` marks ground that shows no
+    felt (the pot and its shadow)."""
+    if not cs.mat_class:
+        return []
+    core = (cs.labels == cs.mat_class).astype(np.uint8)
+    # the cores of winks found already are theirs: only what lies beyond them (and their rims) is searched
+    s = grid.mm_per_px
+    for o in known:
+        if not o.potted:
+            oc = grid.ortho_from_table(np.asarray(o.center_mm, float)[None])[0]
+            cv2.circle(core, (round(oc[0]), round(oc[1])), round((o.radius_mm + KNOWN_CLEAR_MM) / s), 0, -1)
+    n, _, stats, _, _ = components_with_stats(core)
+    # a core holds at least a few ortho pixels; no larger than a large wink (a bigger one is felt, not a core)
+    max_area = np.pi * (RADII_MM["large"] / s) ** 2
+    keep = [i for i in range(1, n) if 3 <= stats[i, cv2.CC_STAT_AREA] <= max_area]
+    if not keep:
+        return []
+    box = stats[keep].astype(float)
+    seeds = grid.table_from_ortho(np.column_stack([box[:, 0] + (box[:, 2] - 1) / 2,
+                                                   box[:, 1] + (box[:, 3] - 1) / 2]))
+    order = np.argsort([-stats[i, cv2.CC_STAT_AREA] for i in keep])
+    color = COLOR_NAMES[cs.mat_class - 1]
+    out: list[WinkCandidate] = []
+    for j in order:
+        seed = seeds[j]
+        found = [o for o in (*known, *out) if not o.potted]
+        # a core inside (or at the rim of) a wink already found is that wink's
+        if any(_dist(o.center_mm, seed) < o.radius_mm + KNOWN_CLEAR_MM for o in found):
+            continue
+        near = [o for o in found if _dist(o.center_mm, seed) < 2 * RADII_MM["large"] + 20.0]
+
+        def visible(pts: np.ndarray, near=near) -> np.ndarray:
+            ok = _on_felt(pts, camera)
+            if exclude is not None:
+                ok &= ~exclude(pts)
+            for o in near:
+                ok &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
+            return ok
+        if not visible(seed[None])[0]:
+            continue
+        felt = _felt_chroma(image_bgr, camera, seed, visible)
+        if felt is None:
+            continue
+        felt_ab, noise = felt
+        # the rim test asks each profile for a contrast of so many noise sigmas between the wink and the felt:
+        # a core whose middle does not stand that far from the felt has no such rim (a speck of felt texture)
+        inner = _sample_ab(image_bgr, camera, seed + _interior_offsets(CORE_PROBE_RADIUS_MM), WINK_THICKNESS_MM)
+        if float(np.linalg.norm(np.median(inner, axis=0) - felt_ab)) < params.contrast_noise_k * noise:
+            continue
+        cand = WinkCandidate(color=color, size="small", center_mm=seed.copy(), votes=0.0)
+        fits = [f for f in rim_fits(image_bgr, camera, cand, visible, noise, params, chroma_profiles)
+                if f.rim_share >= params.min_rim_share]
+        if not fits:
+            continue
+        best = max(fits, key=lambda f: f.rim_share)
+        # the size whose known radius the measured rim is nearer, centred by that size's own fit when it has one
+        size = min(RADII_MM, key=lambda k: abs(RADII_MM[k] - best.radius_mm))
+        chosen = next((f for f in fits if f.size == size), best)
+        w = WinkCandidate(color=color, size=size, center_mm=chosen.center_mm, votes=0.0)
+        w.edge_support = w.own_fraction = chosen.rim_share
+        w.score = chosen.rim_share
+        w.confidence = RIM_FOUND_CONFIDENCE
+        w.size_confidence = 0.6
+        if any(_gap_mm(o, w) < KNOWN_CLEAR_MM for o in found):
+            continue
+        if not _on_mat(w.center_mm[None], 0.0)[0]:
+            continue
+        out.append(w)
+    return out
+
+
