@@ -18,7 +18,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, WINK_THICKNESS_MM
-from vision.colour import CLASS_NEUTRAL, COLOR_NAMES, ColourScene, blend_line, nearest_hue
+from vision.colour import CLASS_NEUTRAL, COLOR_NAMES, ColourScene, blend_line, lab_rows, nearest_hue
 from vision.ortho import OrthoGrid
 from vision.winks import RADII_MM, WinkCandidate, distances_mm
 
@@ -61,8 +61,7 @@ def _classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: C
     some ``a`` and can take a third hue (red on beige reads orange, yellow-ish); only a sample clearly off that
     blend line is a colour of its own.
     """
-    px = np.clip(bgr * cs.gains_bgr, 0, 1).reshape(-1, 1, 3)
-    lab = cv2.cvtColor(px, cv2.COLOR_BGR2Lab).reshape(-1, 3)
+    lab = lab_rows(np.clip(bgr * cs.gains_bgr, 0, 1))
     hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0
     chroma = np.hypot(lab[:, 1], lab[:, 2])
     cls, hue_gap = nearest_hue(hue, cs.hue_centres_deg)

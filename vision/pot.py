@@ -151,13 +151,14 @@ def _rim_score_map(gx: np.ndarray, gy: np.ndarray, px0: np.ndarray, nrm: np.ndar
 
 def _row_percentile(a: np.ndarray, q: float) -> np.ndarray:
     """``np.percentile(a, q, axis=1)`` of finite values (its linear interpolation, in ``a``'s dtype as numpy
-    does for a plain-number ``q``): one partition at the two order statistics, without the general function's
-    fixed cost (most of the rim search's)."""
+    does for a plain-number ``q``): the two order statistics, without the general function's fixed cost (most of
+    the rim search's), from a sort of each row (numpy's vectorised sort of a row of a hundred takes half the time
+    of a partition at two places; the same values)."""
     vi = (a.shape[1] - 1) * (q / 100.0)
     lo = int(math.floor(vi))
     hi = min(lo + 1, a.shape[1] - 1)
     gamma = vi - lo
-    part = np.partition(a, (lo, hi) if hi != lo else lo, axis=1)
+    part = np.sort(a, axis=1)
     below, above = part[:, lo], part[:, hi]
     diff = above - below
     if gamma >= 0.5:

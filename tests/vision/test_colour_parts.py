@@ -5,7 +5,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.colour import _local_max_at, _median_again, _median_image, _opened_classes
+from vision.colour import _local_max_at, _median_again, _median_image, _opened_classes, _opened_classes_at, lab_rows
 
 MEDIAN_CELLS = 9
 
@@ -38,6 +38,40 @@ def test_opening_of_every_class_at_once_equals_one_opening_per_class(kernel_px):
             want |= cv2.morphologyEx((labels == k).astype(np.uint8), cv2.MORPH_OPEN, kern).astype(bool)
         got = _opened_classes(labels, (labels >= 1) & (labels <= 4), kern)
         np.testing.assert_array_equal(got, want)
+
+
+def test_opening_gathered_at_the_foreground_equals_the_opening_of_its_bounding_box():
+    rng = np.random.default_rng(6)
+    kern = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
+    for trial in range(60):
+        h, w = int(rng.integers(1, 30)), int(rng.integers(1, 30))
+        blob = rng.choice(6, size=(h, w), p=[0.3, 0.3, 0.2, 0.1, 0.05, 0.05]).astype(np.uint8)
+        if trial % 2:
+            blob = cv2.resize(blob, (3 * w, 3 * h), interpolation=cv2.INTER_NEAREST)
+        labels = np.zeros((blob.shape[0] + 9, blob.shape[1] + 7), np.uint8)
+        top, left = (0, 0) if trial % 3 == 0 else (4, 3)  # the foreground touching the image's corner, or inside
+        labels[top:top + blob.shape[0], left:left + blob.shape[1]] = blob
+        idx = np.flatnonzero(labels)
+        if not len(idx):
+            continue
+        x, y, bw, bh = cv2.boundingRect((labels > 0).astype(np.uint8))
+        sub = labels[y:y + bh, x:x + bw]
+        want = np.zeros(sub.shape, bool)
+        for k in range(1, 5):  # OpenCV's opening of each class on the box (its outside counted as the class)
+            want |= cv2.morphologyEx((sub == k).astype(np.uint8), cv2.MORPH_OPEN, kern).astype(bool)
+        full = np.zeros(labels.shape, bool)
+        full[y:y + bh, x:x + bw] = want
+        classed = (labels.reshape(-1)[idx] >= 1) & (labels.reshape(-1)[idx] <= 4)
+        got = _opened_classes_at(labels, idx)
+        np.testing.assert_array_equal(got[classed], full.reshape(-1)[idx][classed])
+
+
+def test_lab_of_colours_in_one_row_equals_lab_of_a_column_of_pixels():
+    rng = np.random.default_rng(7)
+    bgr = np.concatenate([rng.random((997, 3)), np.eye(3), np.zeros((1, 3)), np.ones((1, 3))]).astype(np.float32)
+    want = cv2.cvtColor(bgr.reshape(-1, 1, 3), cv2.COLOR_BGR2Lab).reshape(-1, 3)
+    np.testing.assert_array_equal(lab_rows(bgr), want)
+    assert want[-1, 0] == pytest.approx(100.0, abs=0.01) and want[-2, 0] == pytest.approx(0.0, abs=0.01)
 
 
 def test_blend_line_places_a_rims_mixed_pixels_on_the_blend_and_a_third_colour_off_it():
