@@ -85,7 +85,7 @@ class PyramidPose:
         _size(self.size)
         rotation = np.asarray(self.rotation, float).reshape(3, 3)
         center = np.asarray(self.base_center_mm, float).reshape(3)
-        if not (np.all(np.isfinite(rotation)) and np.all(np.isfinite(center))):
+        if not (np.isfinite(rotation).all() and np.isfinite(center).all()):
             raise GeometryError(f"pyramid pose must be finite, got {rotation!r}, {center!r}")
         object.__setattr__(self, "rotation", rotation)
         object.__setattr__(self, "base_center_mm", center)

@@ -61,6 +61,16 @@ SUPPORT_GAP_MAX_MM = 4.0
 # Depth (mm) to which two fitted pieces on the table may overlap in 3-D before the pair is impossible: the
 # fitting slack of a silhouette fit (about 1-2 mm in plan at 1080p) plus the moulded wall's thickness.
 INTERPENETRATION_MAX_MM = 3.0
+# Plan area of a pyramid's silhouette over its base's square, at most (a large piece lying, seen from above:
+# base 25.4 mm, length 44.5 mm, about 1.5 base^2): no hole inside one piece's blob is larger.
+LARGE_PLAN_RATIO = 1.5
+# Half the width (mm) of the widest start-line tape and its torn edges (the simulator's are 18-24 mm wide), and
+# how many straight strips one tape blob may hold (tapes laid across each other). The median along a tape that
+# gives the tape's own colour runs over TAPE_MEDIAN_WINDOW_MM: more than twice what may cover one stretch of it
+# (another tape crossing at 30 deg, 50 mm along it, beside a lying large piece, 45 mm).
+TAPE_HALF_WIDTH_MAX_MM = 14.0
+MAX_TAPE_STRIPS = 3
+TAPE_MEDIAN_WINDOW_MM = 200.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -233,39 +243,93 @@ def _blobs(mask: np.ndarray, camera: CameraModel, params: PyramidDetectorParams)
     return out, tapes
 
 
-def _remove_tape(frame_bgr, diff, mask, tapes, camera, params):
-    """Re-reference the table along each tape with a 1-D median along the strip, so pieces on it stand out."""
+def _tape_strips(tape: np.ndarray, half_width_px: float, min_length_px: float) -> list[np.ndarray]:
+    """The straight strips of a tape blob (two tapes crossing make one blob): masks of the blob's pixels
+    within each strip's own half width (at most ``half_width_px``) of its line, strongest line first, each
+    line's axis refitted by least squares to its own pixels (the principal direction of a strip)."""
+    left = tape.copy()
+    strips = []
+    ys_all, xs_all = np.nonzero(tape)
+    for _ in range(MAX_TAPE_STRIPS):
+        if int(left.sum()) < min_length_px * half_width_px:
+            break
+        lines = cv2.HoughLines(left, 2, math.radians(0.5), int(min_length_px))
+        if lines is None:
+            break
+        rho, theta = lines[0, 0]
+        nrm = np.array([math.cos(theta), math.sin(theta)])
+        ys, xs = np.nonzero(left)
+        pts = np.column_stack([xs, ys]).astype(np.float64)
+        near = np.abs(pts @ nrm - rho) < 2 * half_width_px
+        if near.sum() < min_length_px:
+            break
+        vx, vy, x0, y0 = cv2.fitLine(pts[near].astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01).ravel()
+        nrm = np.array([-vy, vx])
+        # the strip's own half width: its pixels' distances from the axis are uniform over it, so twice their
+        # median (robust to the few pieces on or beside the tape), plus a pixel of blur on each edge
+        own = min(half_width_px, 2.0 * float(np.median(np.abs((pts[near] - [x0, y0]) @ nrm))) + 1.5)
+        all_pts = np.column_stack([xs_all, ys_all]).astype(np.float64)
+        d = (all_pts - [x0, y0]) @ nrm
+        sel = np.abs(d) <= own
+        strip = np.zeros_like(tape)
+        strip[ys_all[sel], xs_all[sel]] = 1
+        strips.append((strip, (float(vx), float(vy), float(x0), float(y0))))
+        left[strip > 0] = 0
+        left = cv2.morphologyEx(left, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
+    return strips
+
+
+def _remove_tape(frame_bgr, diff, mask, tapes, camera, params, shadow=None):
+    """Re-reference the table along each tape with a 1-D median along the strip, so pieces on it stand out.
+
+    A tape blob is split into its straight strips (``_tape_strips``); each is straightened along its own axis
+    for the median, and where strips cross a pixel is a piece only if it differs from every strip's tape.
+    With ``shadow`` (the shade cut from ``mask``), pixels that are shade against the table or against the
+    tape stay out: a piece's shadow on the tape dims the strip without a tint.
+    """
     if not tapes:
         return mask
+    from scipy.ndimage import median_filter
+
     new_mask = mask.copy()
+    h, w = mask.shape
+    mm_per_px = camera.mm_per_px_at((0.0, 0.0))
+    max_hole_px = round(LARGE_PLAN_RATIO * base_mm("large") ** 2 / mm_per_px**2)
+    window_px = round(TAPE_MEDIAN_WINDOW_MM / mm_per_px)
     for c in tapes:
         tape = np.zeros_like(mask)
         cv2.drawContours(tape, [c], -1, 1, cv2.FILLED)
-        ys, xs = np.nonzero(tape)
-        pts = np.column_stack([xs, ys]).astype(np.float32)
-        vx, vy, x0, y0 = cv2.fitLine(pts, cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
-        ang = math.degrees(math.atan2(vy, vx))
-        h, w = mask.shape
-        M = cv2.getRotationMatrix2D((float(x0), float(y0)), ang, 1.0)
-        rot = cv2.warpAffine(frame_bgr, M, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-        # median along rows (the tape direction) over a long window
-        from scipy.ndimage import median_filter
-
-        rtape = cv2.warpAffine(tape, M, (w, h), flags=cv2.INTER_NEAREST)
-        rows = np.nonzero(rtape.any(axis=1))[0]
-        if len(rows) == 0:
-            continue
-        r0, r1 = max(rows.min() - 3, 0), min(rows.max() + 4, h)
-        band = rot[r0:r1]
-        ref_band = median_filter(band, size=(1, 151, 1), mode="reflect")
-        ref_rot = rot.copy()
-        ref_rot[r0:r1] = ref_band
-        Minv = cv2.invertAffineTransform(M)
-        ref = cv2.warpAffine(ref_rot, Minv, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-        grow = cv2.dilate(tape, np.ones((5, 5), np.uint8))
-        d2 = difference_map(frame_bgr, ref)
-        sub, _ = foreground_mask(np.where(grow > 0, d2, 0).astype(np.float32), params.threshold_sigma, 8.0)
-        new_mask[grow > 0] = sub[grow > 0]
+        strips = _tape_strips(tape, TAPE_HALF_WIDTH_MAX_MM / mm_per_px, params.tape_length_mm / mm_per_px)
+        covered = np.zeros(mask.shape, np.int32)
+        piece = np.zeros(mask.shape, np.int32)
+        for strip, (vx, vy, x0, y0) in strips:
+            M = cv2.getRotationMatrix2D((x0, y0), math.degrees(math.atan2(vy, vx)), 1.0)
+            rot = cv2.warpAffine(frame_bgr, M, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+            rtape = cv2.warpAffine(strip, M, (w, h), flags=cv2.INTER_NEAREST)
+            rows = np.nonzero(rtape.any(axis=1))[0]
+            if len(rows) == 0:
+                continue
+            r0, r1 = max(rows.min() - 3, 0), min(rows.max() + 4, h)
+            ref_rot = rot.copy()
+            # median along rows (the tape direction) over a long window, on every 4th column (the tape's
+            # colour and light change slowly along it) and interpolated back
+            band = rot[r0:r1, ::4]
+            med = median_filter(band, size=(1, window_px // 4 | 1, 1), mode="reflect")
+            ref_rot[r0:r1] = cv2.resize(med, (w, r1 - r0), interpolation=cv2.INTER_LINEAR)
+            ref = cv2.warpAffine(ref_rot, cv2.invertAffineTransform(M), (w, h), flags=cv2.INTER_LINEAR,
+                                 borderMode=cv2.BORDER_REFLECT)
+            grow = cv2.dilate(strip, np.ones((5, 5), np.uint8)) > 0
+            d2 = difference_map(frame_bgr, ref)
+            # holes no larger than a large piece's plan are filled (a clear piece's middle); the tape's own
+            # two edges, left by the re-referencing, enclose the whole strip and must not fill it back in
+            sub, _ = foreground_mask(np.where(grow, d2, 0).astype(np.float32), params.threshold_sigma, 8.0,
+                                     max_hole_px=max_hole_px)
+            if shadow is not None:
+                sub[shadow | shadow_mask(frame_bgr, ref, params.shadow_spread_max, params.shadow_darkest_ratio)] = 0
+            covered += grow
+            piece += grow & (sub > 0)
+        inside = covered > 0
+        new_mask[inside] = (piece[inside] == covered[inside]).astype(np.uint8)
     new_mask = cv2.morphologyEx(new_mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     return new_mask
 
@@ -590,7 +654,7 @@ def detect_pyramids(
     mask_full, _ = foreground_mask(diff, params.threshold_sigma, params.min_threshold)
     blobs, tapes = _blobs(mask, cam, params)
     if tapes:
-        mask = _remove_tape(work, diff, mask, tapes, cam, params)
+        mask = _remove_tape(work, diff, mask, tapes, cam, params, shadow)
         mask_full = _remove_tape(work, diff, mask_full, tapes, cam, params)
         blobs, _ = _blobs(mask, cam, params)
 

@@ -45,7 +45,7 @@ class EdgeMap:
         or behind this one) are not on the union's outline and are left out.
         """
         pts = np.asarray(outline_px, float)
-        nxt = np.roll(pts, -1, axis=0)
+        nxt = np.concatenate([pts[1:], pts[:1]])  # the next vertex (np.roll's result, without its overhead)
         seg = nxt - pts
         length = np.hypot(seg[:, 0], seg[:, 1])
         ok = length > 1e-6

@@ -104,10 +104,12 @@ class BlobFitter:
 
     def union(self, pieces: list[PieceHypothesis], with_shadow: bool = True, hulls=None):
         polys = []
+        shadows = with_shadow and self.shadow_offset is not None
         for k, p in enumerate(pieces):
-            pose = p.pose()
+            # the pose only when a hull or a shadow must be made from it (the fit's hot path passes hulls)
+            pose = p.pose() if hulls is None or shadows else None
             polys.append(_polygon(hull_px(self.camera, pose) if hulls is None else hulls[k]))
-            if with_shadow and self.shadow_offset is not None:
+            if shadows:
                 polys.append(_polygon(shadow_hull_px(self.camera, pose, self.shadow_offset)))
         return unary_union(polys)
 

@@ -62,9 +62,15 @@ def shadow_mask(frame_bgr: np.ndarray, ref_bgr: np.ndarray, spread_max: float, d
 
 
 def foreground_mask(
-    diff: np.ndarray, threshold_sigma: float, min_threshold: float, shadow: np.ndarray | None = None
+    diff: np.ndarray, threshold_sigma: float, min_threshold: float, shadow: np.ndarray | None = None,
+    max_hole_px: int | None = None,
 ) -> tuple[np.ndarray, float]:
-    """Binary mask of pixels that differ from the table by more than a robust noise threshold."""
+    """Binary mask of pixels that differ from the table by more than a robust noise threshold.
+
+    Holes are filled (the table seen through a clear piece's middle); with ``max_hole_px`` only holes up to
+    that area, so that the outline of something far larger than a piece (a tape's two edges) is not filled
+    into a solid strip.
+    """
     med = float(np.median(diff))
     mad = float(np.median(np.abs(diff - med))) * 1.4826
     thr = max(min_threshold, med + threshold_sigma * mad)
@@ -74,10 +80,26 @@ def foreground_mask(
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
     # fill holes: a clear wall lets the table show through the middle of a piece
+    if max_hole_px is not None:
+        return _fill_small_holes(mask, max_hole_px), thr
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     filled = np.zeros_like(mask)
     cv2.drawContours(filled, contours, -1, 1, thickness=cv2.FILLED)
     return filled, thr
+
+
+def _fill_small_holes(mask: np.ndarray, max_hole_px: int) -> np.ndarray:
+    """``mask`` with every enclosed background region of at most ``max_hole_px`` pixels set."""
+    _, labels, stats, _ = cv2.connectedComponentsWithStats((mask == 0).astype(np.uint8), connectivity=4)
+    h, w = mask.shape
+    x, y = stats[:, cv2.CC_STAT_LEFT], stats[:, cv2.CC_STAT_TOP]
+    bw, bh = stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]
+    enclosed = (x > 0) & (y > 0) & (x + bw < w) & (y + bh < h)  # not touching the border: a hole
+    small = enclosed & (stats[:, cv2.CC_STAT_AREA] <= max_hole_px)
+    small[0] = False  # label 0: the mask's own pixels
+    out = mask.copy()
+    out[small[labels]] = 1
+    return out
 
 
 def chroma_zscore(frame_bgr: np.ndarray, ref_bgr: np.ndarray) -> np.ndarray:
