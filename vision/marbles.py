@@ -61,10 +61,7 @@ __all__ = ["BallDetection", "MarblesParams", "analyze_marbles", "detect_marbles"
 # The sand shoulder outside R: balls there are neither on the top nor at rest on the ground (sand slumps
 # over roughly half the ring height; by eye on the renders and photos).
 RIM_WIDTH_MM = 40.0
-# How far beyond the rim knocked-off balls are looked for: a ball knocked off rolls on over the ground (the
-# renders and photos have balls 500-800 mm past the foot), so all the ground the photo shows is searched, out
-# to the players' benches, which stand at least 3 m from the ring's edge (MB 9(d))
-GROUND_SEARCH_MM = 3000.0
+GROUND_SEARCH_MM = 450.0  # how far beyond the rim knocked-off balls are looked for
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
