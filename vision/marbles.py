@@ -381,11 +381,17 @@ def _hidden_by_ring(xy_mm: np.ndarray, z_mm: float, camera_center_mm: np.ndarray
     hidden = np.zeros(xy_mm.shape[:2], bool)
     if c[2] <= 0.0:
         return hidden
+    # only points whose sight line comes within the foot's circle before it rises above the ring are hidden:
+    # the line's plan run up to the ring's top is (0 - z) / (camera height - z) of the way to the camera
+    run = (0.0 - z_mm) / (c[2] - z_mm) * np.hypot(c[0] - xy_mm[..., 0], c[1] - xy_mm[..., 1])
+    near = np.hypot(xy_mm[..., 0], xy_mm[..., 1]) - run < RING_RADIUS_MM + RIM_WIDTH_MM
+    p = xy_mm[near]
+    out = np.zeros(len(p), bool)
     for z in np.linspace(max(z_mm, -RING_HEIGHT_MM), 0.0, n_heights):
         t = (z - z_mm) / (c[2] - z_mm)
-        qx = xy_mm[..., 0] + t * (c[0] - xy_mm[..., 0])
-        qy = xy_mm[..., 1] + t * (c[1] - xy_mm[..., 1])
-        hidden |= np.hypot(qx, qy) < RING_RADIUS_MM + RIM_WIDTH_MM * (-z / RING_HEIGHT_MM)
+        q = p + t * (c[:2] - p)
+        out |= np.hypot(q[:, 0], q[:, 1]) < RING_RADIUS_MM + RIM_WIDTH_MM * (-z / RING_HEIGHT_MM)
+    hidden[near] = out
     return hidden
 
 
@@ -746,10 +752,12 @@ def detect_marbles(
             acc.append(np.asarray(c, float))
             pending.append((np.asarray(c, float), dmm, cf, grouped, presence))
 
+        # a ball's strongest pixel stands peak_extra_mads more above the threshold (each background's own MAD)
+        k_peak = params.peak_extra_mads / params.threshold_mads
+        peak_thr_wide = thr + k_peak * (thr - float(np.median(mag[region])))
+        peak_thr_narrow = thr_n + k_peak * (thr_n - float(np.median(mag_n[region])))
         for b in groups + singles:
-            is_group = b.area_px > single_max
-            t, m_ = (thr, mag) if is_group else (thr_n, mag_n)
-            peak_thr = t + params.peak_extra_mads * (t - float(np.median(m_[region]))) / params.threshold_mads
+            peak_thr = peak_thr_wide if b.area_px > single_max else peak_thr_narrow
             if b.peak < peak_thr or b.inner_radius_px < params.min_inner_radius_ratio * 0.5 * marble_px:
                 continue
             if b.area_px <= single_max:

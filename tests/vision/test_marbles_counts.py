@@ -76,6 +76,21 @@ def test_ground_behind_the_ring_is_hidden_and_in_front_is_not():
     assert hidden.tolist() == [True, False, False]
 
 
+def test_hidden_ground_is_the_same_when_only_points_near_the_ring_are_traced():
+    # the sight lines of ground points far from the foot never reach the ring: tracing only the near ones (to
+    # search the whole ground the photo shows at the same cost) must hide exactly what tracing all of them did
+    cam = np.array([400.0, -300.0, 1800.0])
+    g = np.linspace(-2600.0, 2600.0, 131)
+    xy = np.stack(np.meshgrid(g, g), axis=-1)
+    hidden = _hidden_by_ring(xy, GROUND_Z_MM, cam)
+    brute = np.zeros(hidden.shape, bool)
+    for z in np.linspace(max(GROUND_Z_MM, -RING_HEIGHT_MM), 0.0, 12):
+        t = (z - GROUND_Z_MM) / (cam[2] - GROUND_Z_MM)
+        q = xy + t * (cam[:2] - xy)
+        brute |= np.hypot(q[..., 0], q[..., 1]) < RING_RADIUS_MM + RIM_WIDTH_MM * (-z / RING_HEIGHT_MM)
+    assert hidden.any() and np.array_equal(hidden, brute)
+
+
 def test_camera_straight_above_the_ground_point_sees_it():
     x = RING_RADIUS_MM + RIM_WIDTH_MM + 10.0
     assert not _hidden_by_ring(np.array([[[x, 0.0]]]), GROUND_Z_MM, np.array([x, 0.0, 1500.0]))[0, 0]
