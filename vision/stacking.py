@@ -14,7 +14,8 @@ The hypothesis whose upper rim shows an edge where the other's lower rim shows n
 edge is faint (a step of about the image's noise at a millimetre per pixel), so it is read as the one colour
 direction the step keeps along an arc (per-channel medians), and weighed against its standard error, from the
 arc's own spread and that of the same read where there is no edge (inside each wink's top, clear of the
-others); evidence within two standard errors leaves the order undecided (TW I-13) rather than guessed.
+others), and no smaller than how far arcs as long stray there (neighbouring samples share shading and blur);
+evidence within two standard errors leaves the order undecided (TW I-13) rather than guessed.
 
 A second read of a one-colour pair: the upper wink's edge stands over the lower's top and shades a band of it
 just beyond the cut rim, darker than both tops around it; under the upper's top, beside the lower's hidden rim,
@@ -113,11 +114,11 @@ def _robust_sd(x: np.ndarray) -> float:
     return float(1.4826 * np.median(np.abs(x - np.median(x, axis=0)))) if len(x) else 0.0
 
 
-def no_edge_sd(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel
-               ) -> tuple[float, int]:
-    """(spread of one rim step sample where there is no edge, samples read): on a circle inside ``w``'s top,
-    away from every other wink, so with the image's own noise, blur, JPEG and the plastic's shading and
-    highlights (the null against which a faint one-colour edge is weighed)."""
+def _no_edge_reads(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(step vectors (offsets, 48, 3), which of the 48 are clear of every other wink) read on a circle inside
+    ``w``'s top, away from every other wink: where there is no edge, so with the image's own noise, blur, JPEG
+    and the plastic's shading and highlights (the null against which a faint one-colour edge is weighed)."""
     ang = np.linspace(0, 2 * np.pi, 48, endpoint=False)
     r = w.radius_mm - NULL_INSET_MM
     p = top_rim_points(w, ang, r)[:, :2]
@@ -125,21 +126,42 @@ def no_edge_sd(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarr
     for o in winks:
         if o is not w and not o.potted:
             keep &= np.linalg.norm(p - o.center_mm, axis=1) > o.radius_mm + THIRD_RIM_CLEAR_MM
-    v = rim_step_vectors(image_bgr, camera, w, ang[keep], r)[2]
-    return _robust_sd(v), len(v)
+    return rim_step_vectors(image_bgr, camera, w, ang, r), keep
 
 
-def arc_step(vectors: np.ndarray, null_sd: float) -> tuple[float, float]:
+def no_edge_arc_se(v: np.ndarray, keep: np.ndarray, n: int) -> float | None:
+    """The spread of an arc's per-channel median step over ``n`` consecutive samples where there is no edge
+    (every run of ``n`` clear samples of the circle ``_no_edge_reads`` reads, at every offset); None where no
+    run is that long.
+
+    Neighbouring samples of an arc are not independent: the plastic's shading and highlights, the blur and
+    JPEG's blocks span several of them, so an arc's median strays from zero by more than a sample's spread over
+    the square root of their number would say (a shading gradient across a top steps one way along a short arc
+    as a faint edge does). Read the same way where there is no edge, the strays measure that error directly.
+    """
+    m = len(keep)
+    if n < 1 or n > m:
+        return None
+    starts = [i for i in range(m) if keep[(i + np.arange(n)) % m].all()]
+    if not starts:
+        return None
+    meds = np.stack([np.median(v[:, (i + np.arange(n)) % m], axis=1) for i in starts])  # (windows, offsets, 3)
+    # about their mean: a step the same all round the circle is the top's own radial shading, not an error
+    return float(np.sqrt(np.mean(meds.var(axis=0))))
+
+
+def arc_step(vectors: np.ndarray, null_sd: float, null_arc_se: float = 0.0) -> tuple[float, float]:
     """(edge strength, its standard error) of an arc from its step vectors (offsets, angles, 3).
 
     One edge runs along the arc between the same two surfaces, so its step has one colour direction: the
     per-channel median over the arc keeps it while noise, whose direction varies, averages out (the norm of
-    each sample's step would count the noise as edge). The best of the radial offsets is kept."""
+    each sample's step would count the noise as edge). The best of the radial offsets is kept. The error is
+    at least ``null_arc_se``, the same read's measured stray where there is no edge (``no_edge_arc_se``)."""
     med = np.median(vectors, axis=1)  # (offsets, 3)
     k = int(np.argmax(np.linalg.norm(med, axis=1)))
     n = vectors.shape[1]
     sd = max(null_sd, _robust_sd(vectors[k]))
-    return float(np.linalg.norm(med[k])), _MEDIAN_SE_FACTOR * sd / math.sqrt(n)
+    return float(np.linalg.norm(med[k])), max(_MEDIAN_SE_FACTOR * sd / math.sqrt(n), null_arc_se)
 
 
 def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
@@ -147,10 +169,15 @@ def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandid
     """(evidence that a is upper, that b is upper, arc samples, standard error of their difference): each the
     visible-rim edge minus the hidden-rim edge (``arc_step``). A rim's reads under the two hypotheses are of
     nearly the same pixels, so their errors add, not in quadrature. Where neither wink shows enough of its top
-    clear of others (the middle of a pile), the no-edge spread is that of two samples of the felt's noise."""
-    nulls = [sd for sd, n in (no_edge_sd(w, winks, image_bgr, camera) for w in (a, b))
-             if n >= 2 * MIN_ARC_SAMPLES]
+    clear of others (the middle of a pile), the no-edge spread is that of two samples of the felt's noise.
+    Each arc's error is at least the stray of an arc as long read inside either top (``no_edge_arc_se``)."""
+    reads = [_no_edge_reads(w, winks, image_bgr, camera) for w in (a, b)]
+    nulls = [_robust_sd(v[2][keep]) for v, keep in reads if keep.sum() >= 2 * MIN_ARC_SAMPLES]
     null_sd = max(NULL_SD_FLOOR, max(nulls) if nulls else math.sqrt(2.0) * noise_level)
+
+    def read(w: WinkCandidate, arc: np.ndarray) -> tuple[float, float]:
+        strays = [s for v, keep in reads if (s := no_edge_arc_se(v, keep, len(arc))) is not None]
+        return arc_step(rim_step_vectors(image_bgr, camera, w, arc), null_sd, max(strays, default=0.0))
     ev = []
     se = {a.wink_id: 0.0, b.wink_id: 0.0}
     n_min = 10**6
@@ -161,10 +188,10 @@ def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandid
         n_min = min(n_min, len(arc_u))
         if len(arc_u) < MIN_ARC_SAMPLES:
             return None
-        e_u, s_u = arc_step(rim_step_vectors(image_bgr, camera, pu, arc_u), null_sd)
+        e_u, s_u = read(pu, arc_u)
         e_l, s_l = 0.0, 0.0  # no hidden arc to read (the lower rim lies outside the upper)
         if len(arc_l) >= MIN_ARC_SAMPLES:
-            e_l, s_l = arc_step(rim_step_vectors(image_bgr, camera, pl, arc_l), null_sd)
+            e_l, s_l = read(pl, arc_l)
         se[up.wink_id] += s_u
         se[lo.wink_id] += s_l
         ev.append(e_u - e_l)
