@@ -22,8 +22,9 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import WINK_THICKNESS_MM
-from vision.colour import COLOR_NAMES, ColourScene
+from vision.colour import COLOR_NAMES, ColourScene, lab_rows
 from vision.components import components_with_stats
+from vision.crescents import _sample
 from vision.ortho import OrthoGrid
 from vision.rim_check import KNOWN_CLEAR_MM, RIM_FOUND_CONFIDENCE, RimParams, _gap_mm, _on_felt, rim_fits
 from vision.winks import _UNIT72, RADII_MM, WinkCandidate, _dist, _interior_offsets, _on_mat
@@ -42,17 +43,14 @@ MIN_NOISE_SAMPLES = 24
 
 def chroma_profiles(prof_bgr: np.ndarray) -> np.ndarray:
     """BGR samples (any shape ``(..., 3)``, 0-255) to Lab with lightness dropped: (0, a*, b*)."""
-    lab = cv2.cvtColor(np.ascontiguousarray(prof_bgr, np.float32).reshape(-1, 1, 3) * (1.0 / 255.0),
-                       cv2.COLOR_BGR2Lab).reshape(prof_bgr.shape)
+    lab = lab_rows(np.asarray(prof_bgr, np.float32).reshape(-1, 3) * (1.0 / 255.0)).reshape(prof_bgr.shape)
     lab[..., 0] = 0.0
     return lab
 
 
 def _sample_ab(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray, z_mm: float) -> np.ndarray:
     """Lab (a*, b*) of the image at plan points at height ``z_mm``, ``(N, 2)``."""
-    q = camera.project_mm(np.column_stack([pts_mm, np.full(len(pts_mm), z_mm)])).astype(np.float32)
-    v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return chroma_profiles(v.reshape(-1, 3).astype(np.float32))[:, 1:]
+    return lab_rows(_sample(image_bgr, camera, pts_mm, z_mm))[:, 1:]
 
 
 def _felt_chroma(image_bgr: np.ndarray, camera: CameraModel, center_mm: np.ndarray,

@@ -183,8 +183,6 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         s = np.arange(r_w - params.inside_mm, r_w + params.reach_mm + 1e-9, params.step_mm)
         e = _edges(image_bgr, camera, cs, grid, w, u, s, params)
         p = c + e[:, None] * u
-        # near the mat's edge, an outline point in its band (felt mixed with table) says nothing; the rest of
-        # the outline still does, so only those rays are set aside
         others = [o for o in [*live, *found] if o is not w and np.linalg.norm(o.center_mm - c) < r_w + 30.0]
         usable = _usable(e, p, others, grid, exclude_mask, edge_clear, blend, params)
         if usable.sum() < params.min_rim_rays:
