@@ -419,9 +419,9 @@ def _shaded_pair(band_beside: str, step: float = 0.0):
     px = np.column_stack([cc[box], rr[box]])
     img = np.full((h, w, 3), 60, np.float32)
     lum = np.full(len(px), 60.0)
+    z_hit = np.full(len(px), 1.5)
     for _ in range(2):  # where each pixel's ray meets the tops (two passes settle the height)
-        z = np.full(len(px), 1.5) if _ == 0 else z_hit
-        p = cam.image_to_table_mm(px, z)
+        p = cam.image_to_table_mm(px, z_hit)
         in_u = inside_footprint(p, u.center_mm, u.radius_mm, u.tilt_deg, u.tilt_azimuth_deg)
         in_l = np.linalg.norm(p - lo.center_mm, axis=1) < lo.radius_mm
         z_hit = np.where(in_u, [top_height_at(u, q) for q in p], 1.5)

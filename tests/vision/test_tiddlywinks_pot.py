@@ -215,7 +215,6 @@ def test_a_rim_wink_over_a_wink_of_its_own_colour_in_the_cup_is_found():
     assert math.dist(rim.center_mm, rim_xy) < 3.0
 
 
-
 def _disc_mask(shape: tuple[int, int], center_px: np.ndarray, r_px: float) -> np.ndarray:
     m = np.zeros(shape, np.uint8)
     cv2.circle(m, (round(center_px[0]), round(center_px[1])), round(r_px), 1, -1)
