@@ -34,6 +34,7 @@ from vision.pot_floor import pot_colour_winks
 from vision.pot_rim import rim_winks
 from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, split_behind_pot, winks_in_pot
 from vision.rim_check import felt_rim_winks
+from vision.size_sets import SizeRead, sizes_by_colour_set
 from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
 from vision.stacking import cap_by_overlap, flag_tilted_slivers, pile_implied_pairs, review_order
@@ -388,6 +389,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                     # the other size through the same visible arc moves that edge by twice the radius gap
                     c.sigma_mm = max(c.sigma_mm, POT_HIDDEN_SIZE_SIGMA_MM)
 
+    # a flagged wink's size read with its colour's others: two large and four small to a colour (TW 2)
+    _sizes_by_set(cands, params)
     _name(cands)  # sizes may have changed in the fit
     if cal.source == "mat" and focus is None:
         camera = _orient_by_corners(cands, pot, camera)
@@ -474,12 +477,31 @@ def _name(cands: list[WinkCandidate]) -> None:
 #: Size confidence of a wink whose own radius was not measured (most of its outline hidden, or in the pot): the
 #: size then rests on a partial view, and its position uncertainty already allows for the other radius.
 SIZE_UNVERIFIED_CONFIDENCE = 0.6
+#: Size confidence from which a size counts as measured (the referee's flag is below it).
+SIZE_SURE_CONFIDENCE = 0.9
 
 
 def _size_confidence(c: WinkCandidate, params: TiddlywinksParams) -> float:
+    if c.size_by_set:
+        return c.size_confidence  # the set's bound, not the partial view, decided it (``_sizes_by_set``)
     if c.potted or (c.fit_fraction < params.winks.size_fit_fraction and c.arc_sigma_mm is None):
         return min(c.size_confidence, SIZE_UNVERIFIED_CONFIDENCE)
     return c.size_confidence
+
+
+def _sizes_by_set(cands: list[WinkCandidate], params: TiddlywinksParams) -> None:
+    """Flagged sizes decided with the colour's measured ones (``vision.size_sets``): a size the set leaves alone
+    possible is no longer flagged; a changed size's centre came from the other radius's fit."""
+    reads = [SizeRead(color=c.color, size=c.size, sure=_size_confidence(c, params) >= SIZE_SURE_CONFIDENCE,
+                      ring_own_fraction=min(1.0, max(0.0, c.size_evidence))) for c in cands]
+    for c, v in zip(cands, sizes_by_colour_set(reads, SIZE_UNVERIFIED_CONFIDENCE)):
+        if v is None:
+            continue
+        if v.size != c.size:
+            c.size = v.size
+            c.sigma_mm = max(c.sigma_mm, SIZE_UNVERIFIED_SIGMA_MM)
+        c.size_confidence = v.confidence
+        c.size_by_set = True
 
 
 def _finish(cands: list[WinkCandidate], params: TiddlywinksParams, cs: ColourScene, camera: CameraModel):

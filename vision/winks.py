@@ -124,6 +124,7 @@ class WinkCandidate:
     fit_rms_px: float = 0.0
     ring_strength: dict[str, float] | None = None  # outline edge strength per size (``check_sizes``)
     size_confidence: float = 1.0  # how sure the size is (a close call between the two radii lowers it)
+    size_by_set: bool = False  # size_confidence is the posterior given its colour's set (``vision.size_sets``)
     neutral_inside: bool = False  # its own pixels are labelled neutral foreground (found by shape, felt_discs)
     arc_sigma_mm: float | None = None  # size measured from the curvature of the arc it shows (``arc_size``):
     #   the centre's uncertainty from that arc; None: not measured so
