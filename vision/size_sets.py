@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 #: Winks of each size in one colour's set (TW 2).
 SET_COUNTS = {"large": 2, "small": 4}
-#: Share of a measured size read (size confidence >= 0.9) that is right and of its colour and no phantom: the
-#: development set's 1881 of 1881 sizes, 1971 of 1972 colours and 1972 of 1974 detections, each at its 95 %
-#: upper error bound (rule of three on the sizes) — about one wrong read in 300.
+#: Share of measured size reads (size confidence >= 0.9) that are right, of their colour and no phantom: on the
+#: development set 1881 of 1881 sizes (95 % upper error bound 3/1881 by the rule of three), 1971 of 1972 colours
+#: and 1972 of 1974 detections right — about one wrong read in 300.
 SURE_READ_RELIABILITY = 0.997
 #: Likelihood ratio (large : small) of a flagged wink's best guess: on the development set and seeds 9090,
 #: 5151, 5658 and 6161 the flagged winks' guesses were large for 37 of 40 large winks and for 6 of 103 small ones
