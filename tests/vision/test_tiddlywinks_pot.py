@@ -69,8 +69,11 @@ def test_winks_in_the_cup_are_sized_by_their_outline_at_their_height():
     want = sorted((p["color"], p["size"]) for p in truth["pieces"] if p["potted"])
     assert ("green", "large") in want
     assert sorted((w.color, w.size) for w in m.winks if w.potted) == want
-    # sized, yet still reported as not measured on the mat's terms: part of the outline is hidden in the cup
-    assert all(w.size_confidence <= 0.6 for w in m.winks if w.potted)
+    # sized, yet not measured on the mat's terms (part of the outline is hidden in the cup): sure only where the
+    # colour's sure sizes leave one size possible (TW 2: two large, four small)
+    for w in (w for w in m.winks if w.potted and w.size_confidence > 0.6):
+        sure = [o.size for o in m.winks if o.color == w.color and o is not w and o.size_confidence >= 0.9]
+        assert sure.count("large" if w.size == "small" else "small") >= (2 if w.size == "small" else 4)
 
 
 def test_a_wink_in_the_cup_covered_but_for_a_crescent_is_counted():
