@@ -6,10 +6,12 @@ pigment blob about 37 mm long, and the label circle search places one small wink
 one wink a few millimetres off where a baseline hides a side of it and misses its neighbour at the mat's edge
 (rigA_03). A disc of a known radius (TW 2: 8 or 11 mm) cannot explain such a blob; the union of two can. Here
 the pigment is read in the full image on a plan raster at the winks' top (Lab chroma along the direction from the
-felt to the wink's pigment, halfway to the pigment's own level), and the blob's outline is fitted by one disc and
-by two discs of known radii. Two discs are kept when they explain the blob clearly better than one (by more than
-the area a small wink covers, and by half of one disc's residual), each is itself a disc of pigment, and each
-stands clear of the found winks: every other case keeps the wink found.
+felt to the found wink's core, so a shadow, which moves the felt mostly in lightness, and white paint, which
+lowers its chroma, do not count), and fitted by least squares with one blurred disc and with the union of two, of
+known radii. Two discs replace the wink when they leave less of the pigment than one by more than half a small
+wink's area at half the pigment's level, each is a disc of pigment of the wink's own hue, clear of the winks found,
+and the sizes fit TW 2's inventory (the likelier small radius unless the fit says large by that same margin).
+Only lone winks are looked at, and only where the labels give the felt's class to a few pixels beyond them.
 """
 
 from __future__ import annotations
@@ -38,10 +40,9 @@ PIGMENT_PERCENTILE = 90.0
 MIN_PIGMENT_SIGMAS = 3.0
 #: Smallest connected pigment area counted (mm^2): a third of a small wink; felt texture makes specks.
 MIN_BLOB_MM2 = np.pi * RADII_MM["small"] ** 2 / 3.0
-#: The two discs must explain this much more pigment outline area than one disc (mm^2): half a small wink.
+#: Two discs must explain the pigment of this much more area than one (mm^2; at half the pigment's level): half a
+#: small wink, as must pigment left beyond the found wink before any fit.
 MIN_GAIN_MM2 = 0.5 * np.pi * RADII_MM["small"] ** 2
-#: ... and leave at most this share of one disc's residual.
-MAX_RESIDUAL_RATIO = 0.5
 #: Each disc of the pair holds pigment over this share of its inner disc (radius less one blur width).
 MIN_DISC_PIGMENT = 0.7
 #: Each disc's chroma off the felt may turn from the found wink's by this ratio (sideways over along, ~27 deg).
@@ -96,7 +97,7 @@ def _fit(pts: np.ndarray, s: np.ndarray, centres: list[np.ndarray], radii: list[
     return best, cs
 
 
-def _two_means(p: np.ndarray, seed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _two_means(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Two cluster centres of plan points: split along their long axis, then a few Lloyd steps."""
     mu = p.mean(axis=0)
     _, vecs = np.linalg.eigh(np.cov((p - mu).T))
@@ -212,7 +213,7 @@ def _twin_pair(c: WinkCandidate, others: list[WinkCandidate], image_bgr: np.ndar
     q, b, sq, dq = pts[near], blob[near], s[near], ab[near] - felt_ab
     blur_mm = 2.0 * spread
     one = min((_fit(q, sq, [c.center_mm], [r], blur_mm) for r in RADII_MM.values()), key=lambda f: f[0])[0]
-    a0, b0 = _two_means(q[b], c.center_mm)
+    a0, b0 = _two_means(q[b])
     # TW 2: two large winks per colour; those found already leave so many for the pair
     large_left = WINKS_PER_SIZE["large"] - sum(o.color == c.color and o.size == "large" for o in others)
     fits = []

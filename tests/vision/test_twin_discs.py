@@ -28,6 +28,10 @@ def test_two_small_greens_at_the_mat_edge_are_both_found_where_they_lie():
         assert len(near) == 1, wid
         assert near[0].color == "green" and near[0].size == "small"
         assert math.dist(near[0].center_mm, want["center_mm"]) < FOUND_TOL_MM
+        assert near[0].confidence <= 0.8  # found by splitting a blob: not a confident find
+    # nothing is added where there is no wink
+    assert all(any(math.dist(w.center_mm, p["center_mm"]) < 5.0 or (w.potted and p["potted"])
+                   for p in truth["pieces"]) for w in m.winks)
 
 
 def _raster(half_mm: float = 30.0) -> np.ndarray:
