@@ -22,7 +22,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import WINK_THICKNESS_MM
-from vision.colour import COLOR_NAMES, ColourScene, lab_rows
+from vision.colour import CLASS_NEUTRAL, COLOR_NAMES, ColourScene, lab_rows
 from vision.components import components_with_stats
 from vision.crescents import _sample
 from vision.ortho import OrthoGrid
@@ -39,6 +39,10 @@ NOISE_RING_MM = (4.0, 10.0)
 CORE_PROBE_RADIUS_MM = 4.0
 #: Fewest felt samples that measure that noise.
 MIN_NOISE_SAMPLES = 24
+#: A neutral blob seeds when it covers this share of a small wink's disc (a wink's core blurred short of it).
+NEUTRAL_SEED_SHARE = 0.3
+#: ... and its inside's chroma leaves the felt's within this angle of the felt's own chroma (more of its hue).
+MAX_NEUTRAL_HUE_TURN_DEG = 30.0
 
 
 def chroma_profiles(prof_bgr: np.ndarray) -> np.ndarray:
@@ -77,22 +81,32 @@ def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate]
     if not cs.mat_class:
         return []
     core = (cs.labels == cs.mat_class).astype(np.uint8)
+    # a lone wink whose every pixel the labels left neutral (its pigment short of their margin) seeds too, when
+    # the neutral blob is of a wink's extent: its inside is then read like a core's, along the felt's own hue
+    neutral = (cs.labels == CLASS_NEUTRAL).astype(np.uint8)
     # the cores of winks found already are theirs: only what lies beyond them (and their rims) is searched
     s = grid.mm_per_px
     for o in known:
         if not o.potted:
             oc = grid.ortho_from_table(np.asarray(o.center_mm, float)[None])[0]
-            cv2.circle(core, (round(oc[0]), round(oc[1])), round((o.radius_mm + KNOWN_CLEAR_MM) / s), 0, -1)
-    n, _, stats, _, _ = components_with_stats(core)
+            for m in (core, neutral):
+                cv2.circle(m, (round(oc[0]), round(oc[1])), round((o.radius_mm + KNOWN_CLEAR_MM) / s), 0, -1)
     # a core holds at least a few ortho pixels; no larger than a large wink (a bigger one is felt, not a core)
     max_area = np.pi * (RADII_MM["large"] / s) ** 2
-    keep = [i for i in range(1, n) if 3 <= stats[i, cv2.CC_STAT_AREA] <= max_area]
-    if not keep:
+    seeds, areas, hue_only = [], [], []
+    for m, min_area, span in ((core, 3, np.inf), (neutral, NEUTRAL_SEED_SHARE * np.pi * (RADII_MM["small"] / s) ** 2,
+                                                   2.0 * RADII_MM["large"] / s + 2)):
+        n, _, stats, _, _ = components_with_stats(m)
+        keep = [i for i in range(1, n) if min_area <= stats[i, cv2.CC_STAT_AREA] <= max_area
+                and max(stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT]) <= span]
+        box = stats[keep].astype(float).reshape(-1, 5)
+        seeds += list(grid.table_from_ortho(np.column_stack([box[:, 0] + (box[:, 2] - 1) / 2,
+                                                              box[:, 1] + (box[:, 3] - 1) / 2])))
+        areas += [stats[i, cv2.CC_STAT_AREA] for i in keep]
+        hue_only += [m is neutral] * len(keep)
+    if not seeds:
         return []
-    box = stats[keep].astype(float)
-    seeds = grid.table_from_ortho(np.column_stack([box[:, 0] + (box[:, 2] - 1) / 2,
-                                                   box[:, 1] + (box[:, 3] - 1) / 2]))
-    order = np.argsort([-stats[i, cv2.CC_STAT_AREA] for i in keep])
+    order = np.argsort([-a for a in areas])
     color = COLOR_NAMES[cs.mat_class - 1]
     out: list[WinkCandidate] = []
     for j in order:
@@ -119,7 +133,13 @@ def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate]
         # the rim test asks each profile for a contrast of so many noise sigmas between the wink and the felt:
         # a core whose middle does not stand that far from the felt has no such rim (a speck of felt texture)
         inner = _sample_ab(image_bgr, camera, seed + _interior_offsets(CORE_PROBE_RADIUS_MM), WINK_THICKNESS_MM)
-        if float(np.linalg.norm(np.median(inner, axis=0) - felt_ab)) < params.contrast_noise_k * noise:
+        step = np.median(inner, axis=0) - felt_ab
+        if float(np.linalg.norm(step)) < params.contrast_noise_k * noise:
+            continue
+        # a neutral seed is a wink of the felt's hue only if its inside is the felt's hue, more saturated (not a
+        # paler, greyer or other-hued thing: paint, glare, a shadow)
+        if hue_only[j] and not float(step @ felt_ab) > np.cos(np.radians(MAX_NEUTRAL_HUE_TURN_DEG)) * float(
+                np.linalg.norm(step) * np.linalg.norm(felt_ab)):
             continue
         cand = WinkCandidate(color=color, size="small", center_mm=seed.copy(), votes=0.0)
         fits = [f for f in rim_fits(image_bgr, camera, cand, visible, noise, params, chroma_profiles)

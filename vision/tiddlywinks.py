@@ -35,6 +35,7 @@ from vision.pot_rim import rim_winks
 from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, split_behind_pot, winks_in_pot
 from vision.rim_check import felt_rim_winks
 from vision.size_sets import SizeRead, sizes_by_colour_set
+from vision.twin_discs import split_twin_blobs
 from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
 from vision.stacking import cap_by_overlap, flag_tilted_slivers, pile_implied_pairs, review_order
@@ -253,6 +254,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # winks of the felt's hue whose neutral halo joined them to a neighbour, or whose shadow moved their outline:
     # their pigment cores, read by the rim in chromaticity
     cands += felt_core_winks(cs, grid, cands, frame_bgr, camera, exclude=near_pot if pot_zone is not None else None)
+    # two winks of the felt's hue whose pigment blob one wink was found in: one disc cannot explain it, two do
+    cands = split_twin_blobs(cands, frame_bgr, camera, cs, grid, exclude=near_pot if pot_zone is not None else None)
     if focus is not None:
         cands = [c for c in cands if c.opening_fraction >= 0.5
                  or focus((float(c.center_mm[0]), float(c.center_mm[1])), float(c.radius_mm))]
