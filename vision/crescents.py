@@ -20,7 +20,7 @@ from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, WINK_THICKNESS_MM
 from vision.colour import CLASS_NEUTRAL, COLOR_NAMES, ColourScene, blend_line, lab_rows, nearest_hue
 from vision.ortho import OrthoGrid
-from vision.winks import RADII_MM, WinkCandidate, distances_mm
+from vision.winks import RADII_MM, WinkCandidate, _sample_labels, distances_mm
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +143,22 @@ def _shows_beyond(mine_pts: np.ndarray, centre: np.ndarray, r: float, twins: lis
     return float(beyond.sum()) * cell_mm2 >= params.min_area_mm2
 
 
+def _may_show_crescent(cp: np.ndarray, center_mm: np.ndarray, k_up: int, far_mm: float, cs: ColourScene,
+                       grid: OrthoGrid, params: CrescentParams) -> bool:
+    """Whether the first look's labels at all its samples ``cp`` reach either call for the fine search: a
+    necessary condition, as the first look counts the same labels on a subset of them (those ``_clear_of``
+    keeps), some set to felt, so a frame's many lone winks skip the clearing."""
+    lab = _sample_labels(cs.labels, grid.ortho_from_table(cp))  # 255 outside the picture: in neither count
+    if int(((lab >= 1) & (lab < CLASS_NEUTRAL) & (lab != k_up)).sum()) >= params.first_look_min_mm2:
+        return True
+    if k_up == cs.mat_class:
+        return False
+    own = lab == k_up
+    if not own.any():
+        return False
+    return int((own & (distances_mm(cp, center_mm) > far_mm)).sum()) >= params.same_first_look_mm2
+
+
 def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene,
                     grid: OrthoGrid, exclude_mask: np.ndarray | None = None,
                     params: CrescentParams = CrescentParams()) -> list[WinkCandidate]:
@@ -165,14 +181,18 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         mmpp = camera.mm_per_px_at((float(upper.center_mm[0]), float(upper.center_mm[1])))
         blend = params.blend_px * mmpp
         r_up = upper.radius_mm
+        # First look, in the label image: a crescent the label opening thinned still leaves some of its own
+        # colour's pixels just beyond the rim; none there, nothing to search.
+        cp = upper.center_mm + coarse[(d_coarse > r_up + blend + 0.5) & (d_coarse < r_up + params.first_look_mm)]
+        k_up = COLOR_NAMES.index(upper.color) + 1
+        far_mm = r_up + blend + params.same_clear_mm
+        if not _may_show_crescent(cp, upper.center_mm, k_up, far_mm, cs, grid, params):
+            continue
         pool = [*live, *found]
         gap = np.array([o.center_mm for o in pool]) - upper.center_mm
         dist = np.sqrt((gap * gap).sum(axis=1))  # one array op, not a norm per pair
         near = [o for o, d in zip(pool, dist.tolist()) if o is not upper
                 and d < r_up + params.reach_mm + o.radius_mm + blend]
-        # First look, in the label image: a crescent the label opening thinned still leaves some of its own
-        # colour's pixels just beyond the rim; none there, nothing to search.
-        cp = upper.center_mm + coarse[(d_coarse > r_up + blend + 0.5) & (d_coarse < r_up + params.first_look_mm)]
         cp, cp_in = _clear_of(cp, near, blend, exclude_mask, grid, params)
         if len(cp) == 0:
             continue
@@ -181,7 +201,6 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         lab = cs.labels[cr[ok, 1], cr[ok, 0]]
         lab_cls = np.where((lab >= 1) & (lab < CLASS_NEUTRAL), lab - 1, -1)
         lab = np.where(_own_colour_shows(lab_cls, cp_in[ok], near), 0, lab)
-        k_up = COLOR_NAMES.index(upper.color) + 1
         want_other = int(((lab >= 1) & (lab < CLASS_NEUTRAL) & (lab != k_up)).sum()) >= params.first_look_min_mm2
         # a lower wink of the upper's own colour: its colour well beyond the upper's rim and blur (not on a
         # felt of that hue, where the labels cannot tell it from the felt's own bands)

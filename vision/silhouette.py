@@ -241,16 +241,13 @@ def edge_crossings(profiles: np.ndarray, half_px: float, step_px: float, ref_px:
     cross = above[:, :-1] > above[:, 1:]  # above, then not
     offs = np.full(n, np.nan)
     # the outermost crossing (the wink's silhouette against the outside): the first one from the outer end
-    back = cross[:, ::-1]
-    jb = back.argmax(axis=1)
-    rows = np.flatnonzero(back[np.arange(n), jb] & good)
+    jb = cross[:, ::-1].argmax(axis=1)
+    rows = np.flatnonzero(cross.any(axis=1) & good)
     if len(rows):
         jj = (tn - 2) - jb[rows]
         s0 = s[rows, jj]
-        s1 = s[rows, jj + 1]
-        den_s = s0 - s1
-        frac = np.where(den_s != 0, (s0 - level) / np.where(den_s != 0, den_s, 1.0), 0.5)
-        offs[rows] = t[jj] + frac * step_px
+        # a crossing has s0 >= level > s1, so its span s0 - s1 is never zero
+        offs[rows] = t[jj] + (s0 - level) / (s0 - s[rows, jj + 1]) * step_px
     return EdgeSamples(offsets_px=offs, contrast=contrast, inside_bgr=inside, outside_bgr=outside)
 
 
@@ -310,7 +307,7 @@ def solve_shift(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, fi
     w = w0
     x: list[float] = []
     for it in range(3):
-        if it and np.array_equal(w, w_prev):
+        if it and not (w != w_prev).any():
             break  # the weights did not change: neither would the solution (the usual case, no residual > huber)
         w_prev = w
         Aw = At * w

@@ -23,7 +23,8 @@ from vision.colour import COLOR_NAMES, ColourScene, blend_line
 from vision.crescents import CrescentParams, _classes, _felt_at, _sample
 from vision.ortho import OrthoGrid
 from vision.tilted_outline import TiltTestParams, inside_footprint, tilted_fit
-from vision.winks import RADII_MM, WinkCandidate, WinkDetectorParams, _sample_labels, baseline_distance_mm
+from vision.winks import (RADII_MM, WinkCandidate, WinkDetectorParams, _dist, _sample_labels,
+                          baseline_distance_mm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +184,7 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         s = np.arange(r_w - params.inside_mm, r_w + params.reach_mm + 1e-9, params.step_mm)
         e = _edges(image_bgr, camera, cs, grid, w, u, s, params)
         p = c + e[:, None] * u
-        others = [o for o in [*live, *found] if o is not w and np.linalg.norm(o.center_mm - c) < r_w + 30.0]
+        others = [o for o in [*live, *found] if o is not w and _dist(o.center_mm, c) < r_w + 30.0]
         usable = _usable(e, p, others, grid, exclude_mask, edge_clear, blend, params)
         if usable.sum() < params.min_rim_rays:
             continue
@@ -274,8 +275,7 @@ def _tilted_over_other(w: WinkCandidate, image_bgr: np.ndarray, camera: CameraMo
     # under another is hidden there)
     below = []
     for o in winks:
-        if (o is w or o.color == w.color
-                or float(np.linalg.norm(o.center_mm - c)) >= o.radius_mm + w.radius_mm - 1.0):
+        if o is w or o.color == w.color or _dist(o.center_mm, c) >= o.radius_mm + w.radius_mm - 1.0:
             continue
         r_in = o.radius_mm - params.tilt_inset_mm
         g = o.center_mm + np.mgrid[-r_in:r_in:_GRID_MM, -r_in:r_in:_GRID_MM].reshape(2, -1).T
@@ -290,7 +290,7 @@ def _tilted_over_other(w: WinkCandidate, image_bgr: np.ndarray, camera: CameraMo
     s = np.arange(params.tilt_inside_mm, w.radius_mm + params.reach_mm + 1e-9, params.step_mm)
     e = _edges(image_bgr, camera, cs, grid, w, u, s, params, inner_mm=params.tilt_inside_mm)
     p = c + e[:, None] * u
-    others = [o for o in winks if o is not w and np.linalg.norm(o.center_mm - c) < w.radius_mm + 30.0]
+    others = [o for o in winks if o is not w and _dist(o.center_mm, c) < w.radius_mm + 30.0]
     # (an outline point beside a wink of another colour is this wink's edge against the felt: only the union
     # with a wink of its own colour blurs its outline)
     usable = _usable(e, p, [o for o in others if o.color == w.color], grid, exclude_mask, edge_clear_mm,
