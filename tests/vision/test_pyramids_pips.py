@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from geometry.pyramids import PIP_LAYOUT_MM, PyramidPose, lying_pose, pip_sites_mm, pips, upright_pose
+from geometry.pyramids import PIP_LAYOUT_MM, PyramidPose, pip_sites_mm, pips, upright_pose
 from simulation.photo import PhotoSettings, finish_photo
 from simulation.pyramids import IceScene, Lighting, lying_piece, render_ice_scene
-from vision.pyramids import DEFAULT_PARAMS, _pip_rival, _Verdict, assumed_overhead_camera
+from vision.pyramids import DEFAULT_PARAMS, _pip_rival, _Verdict, apex_aligned_lying, assumed_overhead_camera
 from vision.pyramids_fit import PieceHypothesis
 from vision.pyramids_pips import PipMap, pip_contrast
 
@@ -56,14 +56,10 @@ def test_a_lying_piece_shows_its_own_sizes_pip_count(size):
     assert all(own > v for n, v in contrast.items() if n != pips(size))
 
 
-def _shrunk_fit(size: str, pose: PyramidPose) -> PieceHypothesis:
-    """A lying fit of ``size`` along the true piece's axis with its apex on the true apex: how a silhouette
-    that lost the dark open base end is fitted by a smaller size."""
-    x, y, yaw = 0.0, 0.0, 0.6
-    for _ in range(3):  # lying_pose is placed by its face's centroid: slide it until the apexes meet
-        shift = pose.apex_mm() - lying_pose(size, (x, y), yaw).apex_mm()
-        x, y = x + shift[0], y + shift[1]
-    return PieceHypothesis("lying", size, (x, y, yaw))
+def _shrunk_fit(size: str, true_size: str) -> PieceHypothesis:
+    """A lying fit of ``size`` on the rendered piece's axis and apex: how a silhouette that lost the dark open
+    base end is fitted by a smaller size."""
+    return apex_aligned_lying(PieceHypothesis("lying", true_size, (0.0, 0.0, 0.6)), size)
 
 
 @pytest.mark.parametrize(("size", "read_as"), [("large", "medium"), ("medium", "small")])
@@ -71,7 +67,7 @@ def test_a_lying_piece_fitted_one_size_smaller_does_not_show_that_sizes_pips(siz
     """Where the shrunk fit puts its own pips the face is plain plastic; the true size's pips show."""
     cam, photo, pose = _lying_photo(size)
     pm = PipMap(photo, MM_PER_PX)
-    shrunk = _shrunk_fit(read_as, pose).pose()
+    shrunk = _shrunk_fit(read_as, size).pose()
     assert pip_contrast(pm, cam, pose)[pips(size)] - pip_contrast(pm, cam, shrunk)[pips(read_as)] >= SEEN_CONTRAST
 
 
@@ -83,10 +79,13 @@ def test_a_lying_piece_read_one_size_smaller_is_flagged_by_its_pips(size, read_a
     pm = PipMap(photo, MM_PER_PX)
     true_fit = PieceHypothesis("lying", size, (0.0, 0.0, 0.6))
     assert true_fit.pose().apex_mm() == pytest.approx(pose.apex_mm(), abs=1e-6)
-    shrunk = _shrunk_fit(read_as, pose)
+    shrunk = _shrunk_fit(read_as, size)
     wrong = _Verdict(pieces=[shrunk], iou=0.85, runner_up_iou=0.8, runner_up_desc="",
                      singles=[(0.85, [shrunk]), (0.8, [true_fit])])
     assert _pip_rival(pm, cam, shrunk, wrong, DEFAULT_PARAMS) is not None
+    # in a pair (no single fits to compare) the larger size sharing its apex still shows the pips
+    paired = _Verdict(pieces=[shrunk, true_fit], iou=0.85, runner_up_iou=0.8, runner_up_desc="")
+    assert _pip_rival(pm, cam, shrunk, paired, DEFAULT_PARAMS) is not None
     right = _Verdict(pieces=[true_fit], iou=0.85, runner_up_iou=0.8, runner_up_desc="",
                      singles=[(0.85, [true_fit]), (0.8, [shrunk])])
     assert _pip_rival(pm, cam, true_fit, right, DEFAULT_PARAMS) is None
