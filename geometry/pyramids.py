@@ -20,6 +20,14 @@ PYRAMID_SIZES: dict[str, tuple[float, float, int]] = {
     "large": (25.4, 44.5, 3),
 }
 SIZES: tuple[str, ...] = ("small", "medium", "large")
+# Moulded pips on each side face, per size: distance up the face from its base edge to the pips' centres, pip
+# radius, spacing between neighbouring pips (mm; by eye on photos of Looney pyramids). A face carries as many
+# pips as its size's count, in a row parallel to the base edge and centred on it.
+PIP_LAYOUT_MM: dict[str, tuple[float, float, float]] = {
+    "small": (3.2, 0.75, 2.3),
+    "medium": (3.9, 0.85, 2.7),
+    "large": (4.6, 1.0, 3.1),
+}
 POSES: tuple[str, ...] = ("upright", "lying", "standing_on_lying", "nested")
 # IT P1 (INTERP): an upright piece's base-to-apex axis is within this of vertical on a flat support.
 UPRIGHT_MAX_TILT_DEG = 5.0
@@ -165,6 +173,29 @@ def tilted_pose(size: str, hinge_xy_mm, yaw_rad: float, tilt_rad: float) -> Pyra
     R = rot_z(yaw_rad) @ rot_x(tilt_rad)
     hinge = np.array([hinge_xy_mm[0], hinge_xy_mm[1], 0.0])
     return PyramidPose(size=size, rotation=R, base_center_mm=hinge + R @ np.array([0.0, b / 2, 0.0]))
+
+
+def pip_sites_mm(pose: PyramidPose, count: int) -> np.ndarray:
+    """Centres (4, count, 3) of ``count`` pips laid out as on ``pose``'s size, on each of its four side faces.
+
+    Face ``i`` is the one over base edge (corner i, corner i + 1). Any count may be asked of any size: the
+    places where a piece of that count would show its pips, for testing which count a face shows.
+
+    >>> pip_sites_mm(upright_pose("small", (0.0, 0.0), 0.0), 1).shape
+    (4, 1, 3)
+    """
+    up_mm, _, spacing_mm = PIP_LAYOUT_MM[pose.size]
+    c = pose.corners_mm()
+    apex = pose.apex_mm()
+    out = np.empty((4, count, 3))
+    for i in range(4):
+        a, b = c[i], c[(i + 1) % 4]
+        mid = (a + b) / 2
+        up = (apex - mid) / np.linalg.norm(apex - mid)  # the face's altitude meets its base edge mid-way
+        along = (b - a) / np.linalg.norm(b - a)
+        for k in range(count):
+            out[i, k] = mid + up_mm * up + (k - (count - 1) / 2.0) * spacing_mm * along
+    return out
 
 
 def stacked_pose(size: str, lower: PyramidPose) -> PyramidPose:

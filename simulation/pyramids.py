@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
+from geometry.pyramids import PIP_LAYOUT_MM
 from simulation.photo import PhotoSettings, finish_photo
 from simulation.pyramids_marbles_common import (
     BAND_ROWS,
@@ -71,7 +72,7 @@ PLASTIC_F0 = 0.04  # Fresnel reflectance at normal incidence of acrylic/polystyr
 TAPE_WIDTH_RANGE_MM = (18.0, 25.0)
 
 # Pip layout on each face, per size: distance up the slant from the base edge, dot radius, spacing (mm).
-_PIP_LAYOUT = {"small": (3.2, 0.75, 2.3), "medium": (3.9, 0.85, 2.7), "large": (4.6, 1.0, 3.1)}
+_PIP_LAYOUT = PIP_LAYOUT_MM
 
 
 def _rot_z(a: float) -> np.ndarray:
