@@ -20,8 +20,10 @@ import itertools
 import math
 from dataclasses import dataclass
 
+from geometry.constants import LARGE_WINKS_PER_COLOR, SMALL_WINKS_PER_COLOR
+
 #: Winks of each size in one colour's set (TW 2).
-SET_COUNTS = {"large": 2, "small": 4}
+SET_COUNTS = {"large": LARGE_WINKS_PER_COLOR, "small": SMALL_WINKS_PER_COLOR}
 #: Share of measured size reads (size confidence >= 0.9) that are right, of their colour and no phantom: on the
 #: development set 1881 of 1881 sizes (95 % upper error bound 3/1881 by the rule of three), 1971 of 1972 colours
 #: and 1972 of 1974 detections right — about one wrong read in 300.

@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from geometry.constants import WINK_THICKNESS_MM
+from geometry.constants import LARGE_WINKS_PER_COLOR, WINK_THICKNESS_MM
 from vision.colour import COLOR_NAMES, ColourScene
 from vision.felt_cores import _sample_ab
 from vision.ortho import OrthoGrid
@@ -52,8 +52,6 @@ MAX_PAIR_OVERLAP_MM = 2.0
 #: Fewest ortho pixels of the felt's class beyond the found wink that may be a second wink's core (as
 #: ``vision.felt_cores`` seeds its search).
 MIN_CORE_PX = 3
-#: TW 2: each colour has two large winks and four small ones.
-WINKS_PER_SIZE = {"large": 2, "small": 4}
 #: Centre search steps of the outline fit (mm): coarse to the raster's half.
 SEARCH_STEPS_MM = (2.0, 1.0, 0.5)
 
@@ -215,7 +213,7 @@ def _twin_pair(c: WinkCandidate, others: list[WinkCandidate], image_bgr: np.ndar
     one = min((_fit(q, sq, [c.center_mm], [r], blur_mm) for r in RADII_MM.values()), key=lambda f: f[0])[0]
     a0, b0 = _two_means(q[b])
     # TW 2: two large winks per colour; those found already leave so many for the pair
-    large_left = WINKS_PER_SIZE["large"] - sum(o.color == c.color and o.size == "large" for o in others)
+    large_left = LARGE_WINKS_PER_COLOR - sum(o.color == c.color and o.size == "large" for o in others)
     fits = []
     for ra, rb in product(RADII_MM.values(), repeat=2):
         if (ra, rb).count(RADII_MM["large"]) > large_left:
