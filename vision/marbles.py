@@ -17,8 +17,11 @@ border) merges with it into one long blob; lines thinner than three quarters of 
 and what still holds nearly a marble's disc, has a coloured core and (at the rim's foot) is no mix of the sand's,
 the ground's and shade's colours is a ball. Each size-based kind carries ``kind_confidence``, the probability from the
 measured diameter's margin to the 14.35 mm split against its uncertainty (which grows with the photo's pixel
-size), so an undecidable size says so. ``on_ring`` compares the plan centre with R = 914.4 mm (MB P1); calls within the position
-uncertainty are flagged for the referee (MB I-1) by the adjudicator, not here (vision makes no rulings).
+size), so an undecidable size says so. In photos under 9 px per marble a clear ball whose caustic (the lamp
+focused through it onto the ground) lies clear of it is sized again by that spot's distance, which grows with its
+radius and no blurred edge biases (``vision.marbles_caustic``). ``on_ring`` compares the plan centre with
+R = 914.4 mm (MB P1); calls within the position uncertainty are flagged for the referee (MB I-1) by the
+adjudicator, not here (vision makes no rulings).
 """
 
 from __future__ import annotations
