@@ -17,15 +17,18 @@ border) merges with it into one long blob; lines thinner than three quarters of 
 and what still holds nearly a marble's disc, has a coloured core and (at the rim's foot) is no mix of the sand's,
 the ground's and shade's colours is a ball. Each size-based kind carries ``kind_confidence``, the probability from the
 measured diameter's margin to the 14.35 mm split against its uncertainty (which grows with the photo's pixel
-size), so an undecidable size says so. ``on_ring`` compares the plan centre with R = 914.4 mm (MB P1); calls within the position
-uncertainty are flagged for the referee (MB I-1) by the adjudicator, not here (vision makes no rulings).
+size), so an undecidable size says so. In photos under 9 px per marble a clear ball whose caustic (the lamp
+focused through it onto the ground) lies clear of it is sized again by that spot's distance, which grows with its
+radius and no blurred edge biases (``vision.marbles_caustic``). ``on_ring`` compares the plan centre with
+R = 914.4 mm (MB P1); calls within the position uncertainty are flagged for the referee (MB I-1) by the
+adjudicator, not here (vision makes no rulings).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cv2
@@ -52,7 +55,8 @@ from vision.marbles_group import (
 )
 from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
-from vision.marbles_size import model_diameters_mm, photo_lab
+from vision.marbles_caustic import brightness, lamp_offset, read_caustic
+from vision.marbles_size import local_affine, model_fits, photo_lab
 from vision.ortho import OrthoGrid, ortho_maps
 from vision.types import VisionError
 
@@ -141,6 +145,8 @@ DEFAULT_PARAMS = MarblesParams()
 # A ball's kind is called when the probability that it is right (``kind_confidence``) reaches this; below, the
 # counts it belongs to are given as ranges (one in ten such calls would be wrong)
 KIND_SURE = 0.9
+# A photo's clear balls correct its size reads by what their caustics add to them when at least this many read one
+CAUSTIC_MIN_BALLS = 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -662,6 +668,8 @@ def detect_marbles(
     native_mm_per_px = MARBLE_DIAMETER_MM / native_px
     kernel = int(params.background_mm / mm_per_px)
     found: list[BallDetection] = []
+    # each found ball's image centre from the blurred-sphere fit, where its caustic may size it again
+    fitted_px: list[np.ndarray | None] = []
     sand_ab = None  # the ring top's sand colour (CIELAB a*, b*), from the ring-top layer
     model: dict[str, Any] = {"lab": None, "psf": None}  # the photo for the blurred-sphere fits, and its PSF
     # (surface height, region in plan radius) for the ring top and for the ground beyond the rim
@@ -835,13 +843,14 @@ def detect_marbles(
         # where the ortho had to enlarge the photo (a marble under min_marble_px of its own pixels) the silhouette
         # reads balls small by an amount that depends on their size; the blurred-sphere model fitted in the
         # photo's own pixels reads both kinds true in the median, and its errors (tinted shadow, vanes) differ
-        fitted: list[float | None] = [None] * len(pending)
+        fits: list = [None] * len(pending)
         if native_px < params.min_marble_px and pending:
             if model["lab"] is None:
                 model["lab"] = photo_lab(frame_bgr)
             ctrs = np.array([[*grid.table_from_ortho(np.asarray(e[0], float)[None])[0], z_mid] for e in pending])
-            fitted, model["psf"] = model_diameters_mm(model["lab"], camera, ctrs,
-                                                      np.array([not e[3] for e in pending]), model["psf"])
+            fits, model["psf"] = model_fits(model["lab"], camera, ctrs, np.array([not e[3] for e in pending]),
+                                            model["psf"])
+        fitted = [None if f is None else f.diameter_mm for f in fits]
         for i, (c, dmm, cf, grouped, presence) in enumerate(pending):
             if grads is not None and not grouped:
                 d_out = _outline_size(grads, grid, camera, c, z_mid, mm_per_px,
@@ -854,6 +863,8 @@ def detect_marbles(
             if fitted[i] is not None:
                 dmm = fitted[i] if dmm is None else 0.5 * (dmm + fitted[i])
             kind_conf = 1.0 if grouped else None
+            # a ball whose size is read in full (not a guess, not a lower bound) may be sized again by its caustic
+            caustic_px = None if fits[i] is None or dmm is None else np.asarray(fits[i].center_px, float)
             if dmm is None:
                 # a ball parted from a chain with no outline to size it: the common ball, a marble, but its
                 # kind is a guess (too close to call)
@@ -865,10 +876,90 @@ def detect_marbles(
                 # a tolley but cannot rule one out
                 if dmm <= MARBLE_TOLLEY_SPLIT_MM and _disc_cut(c, seen, 0.5 * tolley_px + 1.0):
                     kind_conf = min(kind_conf, 0.5)
+                    caustic_px = None
             _emit_ball(found, grid, camera, c, dmm, cf, grouped,
                        kind_conf, base_z,
                        z_mid, native_px, params, presence)
-    return tuple(found)
+            fitted_px.append(caustic_px)
+    if not any(p is not None for p in fitted_px):
+        return tuple(found)
+    return tuple(_caustic_sizes(frame_bgr, camera, found, fitted_px, native_px, params))
+
+
+def _base_z(b: BallDetection) -> float:
+    """The surface a ball rests on: the ring top (z = 0) or the ground (z = -ring height)."""
+    return 0.0 if b.center_z_mm > -0.5 * RING_HEIGHT_MM else -RING_HEIGHT_MM
+
+
+def _resized(b: BallDetection, camera: CameraModel, dmm: float, kind_conf: float) -> BallDetection:
+    """``b`` with a new measured diameter and kind confidence: its kind, height and plan centre follow."""
+    is_tolley = dmm > MARBLE_TOLLEY_SPLIT_MM
+    d_true = dmm if is_tolley else MARBLE_DIAMETER_MM
+    base_z = _base_z(b)
+    z_c = base_z + d_true / 2
+    xy_c = camera.image_to_table_mm(np.asarray(b.center_px, float)[None], z_c)[0]
+    r_plan = float(math.hypot(*xy_c))
+    # the detection's own confidence, without the old kind's
+    cf = b.confidence if b.confidence < b.kind_confidence else 1.0
+    return replace(
+        b, kind="tolley" if is_tolley else "marble", center_mm=(float(xy_c[0]), float(xy_c[1])),
+        center_z_mm=float(z_c),
+        diameter_mm=float(min(dmm, TOLLEY_MAX_DIAMETER_MM + 2.0)) if is_tolley else MARBLE_DIAMETER_MM,
+        on_ring=bool(base_z == 0.0 and r_plan <= RING_RADIUS_MM), ring_margin_mm=RING_RADIUS_MM - r_plan,
+        confidence=float(np.clip(min(cf, kind_conf), 0.05, 1.0)), kind_confidence=float(kind_conf),
+        measured_diameter_mm=float(dmm))
+
+
+def _caustic_sizes(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallDetection],
+                   fitted_px: list[np.ndarray | None], native_px: float, params: MarblesParams
+                   ) -> list[BallDetection]:
+    """Single balls fitted by the blurred-sphere model, sized again with their caustic (``vision.marbles_caustic``)
+    where the photo's lamp throws one clear of the balls: the photo's lamp offset from its sure single marbles,
+    then each clear ball's caustic read joined with its size read (less the photo's bias on clear glass, from all
+    its caustic reads), weighted by their uncertainties. Where the two
+    disagree beyond their errors one of them is wrong, and the kind's uncertainty is at least half their gap,
+    so such a ball is flagged rather than called."""
+    lum = brightness(frame_bgr)
+    centre_px = [np.asarray(b.center_px, float) if p is None else p for b, p in zip(found, fitted_px)]
+    scale = [math.sqrt(abs(np.linalg.det(local_affine(camera, np.array([*b.center_mm, b.center_z_mm])))))
+             for b in found]
+    disc_px = np.array([0.5 * b.diameter_mm * s for b, s in zip(found, scale)])
+    every = [(c, r) for c, r in zip(centre_px, disc_px)]
+    sure = [(c, _base_z(b), 0.5 * MARBLE_DIAMETER_MM) for b, c, p in zip(found, centre_px, fitted_px)
+            if p is not None and b.kind == "marble" and not b.in_group and b.kind_confidence >= KIND_SURE]
+    k = lamp_offset(lum, camera, sure, every)
+    if k is None:
+        return found
+    px_all = np.array(centre_px)
+    reads = {}
+    for i, (b, p) in enumerate(zip(found, fitted_px)):
+        if p is not None and not b.in_group and b.measured_diameter_mm is not None:
+            got = read_caustic(lum, camera, p, _base_z(b), k, others_px=np.delete(px_all, i, axis=0),
+                               others_r_px=np.delete(disc_px, i))
+            if got is not None:
+                reads[i] = got
+    if not reads:
+        return found
+    # the size read's own bias on clear glass in this photo (the ground showing through its rim eats a width of
+    # blur): what the caustics, which no edge biases, add to it, taken over the photo's clear balls
+    gaps = np.array([r.diameter_mm - found[i].measured_diameter_mm for i, r in reads.items()])
+    sigma_size = _size_sigma_mm(native_px, params)
+    bias = 0.0
+    if len(gaps) >= CAUSTIC_MIN_BALLS:
+        bias = float(np.median(gaps))
+        # the size read's own scatter here (the gaps' less the caustics'), and the bias's error from so few balls
+        spread = 1.4826 * float(np.median(np.abs(gaps - bias)))
+        own = math.sqrt(max(spread**2 - float(np.median([r.sigma_mm for r in reads.values()])) ** 2, 0.0))
+        sigma_size = math.hypot(max(sigma_size, own), spread / math.sqrt(len(gaps)))
+    out = list(found)
+    for i, got in reads.items():
+        d_s, d_c = found[i].measured_diameter_mm + bias, got.diameter_mm
+        w_s, w_c = sigma_size ** -2, got.sigma_mm ** -2
+        dmm = (w_s * d_s + w_c * d_c) / (w_s + w_c)
+        sigma = max((w_s + w_c) ** -0.5, 0.5 * abs(d_s - d_c))
+        z = abs(dmm - MARBLE_TOLLEY_SPLIT_MM) / sigma
+        out[i] = _resized(found[i], camera, dmm, float(0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))))
+    return out
 
 
 def _outline_size(grads, grid, camera: CameraModel, c, z_mid: float, mm_per_px: float, others: list

@@ -203,12 +203,12 @@ def photo_psf_px(fits: list[BallFit | None]) -> tuple[float, float] | None:
     return float(m[0]), float(m[1])
 
 
-def model_diameters_mm(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit: np.ndarray,
-                       psf_px: tuple[float, float] | None = None
-                       ) -> tuple[list[float | None], tuple[float, float] | None]:
-    """The fitted diameter (mm, None where no fit) of each ball at ``centers_mm`` (N, 3) where ``fit`` is set,
-    every ball's disc left out of the others' windows; and the photo's PSF widths used (measured from the first
-    PSF_BALLS fitted balls when not given)."""
+def model_fits(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit: np.ndarray,
+               psf_px: tuple[float, float] | None = None
+               ) -> tuple[list[BallFit | None], tuple[float, float] | None]:
+    """The fit of each ball at ``centers_mm`` (N, 3) where ``fit`` is set (None where no fit), every ball's disc
+    left out of the others' windows; and the photo's PSF widths used (measured from the first PSF_BALLS fitted
+    balls when not given)."""
     centers_mm = np.asarray(centers_mm, float).reshape(-1, 3)
     px = camera.project_mm(centers_mm) if len(centers_mm) else np.zeros((0, 2))
     todo = [i for i in range(len(centers_mm)) if fit[i]]
@@ -220,10 +220,17 @@ def model_diameters_mm(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndar
 
     if psf_px is None:
         psf_px = photo_psf_px([one(i, None) for i in todo[:PSF_BALLS]])
-    out: list[float | None] = [None] * len(centers_mm)
+    out: list[BallFit | None] = [None] * len(centers_mm)
     if psf_px is None:
         return out, None
     for i in todo:
-        f = one(i, psf_px)
-        out[i] = None if f is None else f.diameter_mm
+        out[i] = one(i, psf_px)
     return out, psf_px
+
+
+def model_diameters_mm(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit: np.ndarray,
+                       psf_px: tuple[float, float] | None = None
+                       ) -> tuple[list[float | None], tuple[float, float] | None]:
+    """The fitted diameter (mm, None where no fit) of each ball, as ``model_fits``, and the photo's PSF widths."""
+    fits, psf_px = model_fits(lab, camera, centers_mm, fit, psf_px)
+    return [None if f is None else f.diameter_mm for f in fits], psf_px
