@@ -492,6 +492,13 @@ def _size_confidence(c: WinkCandidate, params: TiddlywinksParams) -> float:
     return c.size_confidence
 
 
+def _size_basis(c: WinkCandidate, size_confidence: float) -> str:
+    """What an umpire should know of a size: measured, settled by the colour's set (TW 2), or a flagged guess."""
+    if size_confidence < SIZE_SURE_CONFIDENCE:
+        return "unverified"
+    return "colour_set" if c.size_by_set else "outline"
+
+
 def _sizes_by_set(cands: list[WinkCandidate], params: TiddlywinksParams) -> None:
     """Flagged sizes decided with the colour's measured ones (``vision.size_sets``): a size the set leaves alone
     possible is no longer flagged; a changed size's centre came from the other radius's fit."""
@@ -526,6 +533,7 @@ def _finish(cands: list[WinkCandidate], params: TiddlywinksParams, cs: ColourSce
             conf = min(conf, 0.6)
         conf = min(conf, c.confidence)
         off_mat = bool(abs(c.center_mm[0]) > MAT_HALF_LENGTH_MM or abs(c.center_mm[1]) > MAT_HALF_WIDTH_MM)
+        size_conf = _size_confidence(c, params)
         cpx = c.center_px if c.center_px is not None else camera.project_mm(
             np.array([[c.center_mm[0], c.center_mm[1], c.z_mm]]))[0]
         out.append(WinkMeasurement(
@@ -534,7 +542,7 @@ def _finish(cands: list[WinkCandidate], params: TiddlywinksParams, cs: ColourSce
             tilt_azimuth_deg=float(c.tilt_azimuth_deg) % 360.0, potted=c.potted, off_mat=off_mat,
             above=tuple(sorted(c.above)), order_confidence=dict(c.order_confidence), confidence=float(conf),
             center_px=(float(cpx[0]), float(cpx[1])), visible_fraction=float(c.fit_fraction),
-            size_confidence=_size_confidence(c, params),
+            size_confidence=size_conf, size_basis=_size_basis(c, size_conf),
             occluded_by_pot=c.occluded_by_pot))
         dets.append(PieceDetection(kind=PieceKind.WINK, center_px=(float(cpx[0]), float(cpx[1])),
                                    radius_px=max(1e-3, c.radius_mm / camera.mm_per_px_at(tuple(c.center_mm))),
@@ -611,6 +619,7 @@ def document_from_measurement(m: Measurement, image_path: str | None = None) -> 
         rec["center_px"] = [round(wm.center_px[0], 2), round(wm.center_px[1], 2)]
         rec["uncertainty_mm"] = round(float(wm.sigma_mm), 4)
         rec["size_confidence"] = round(float(wm.size_confidence), 3)
+        rec["size_basis"] = wm.size_basis
         rec["order_confidence"] = {k: round(v, 3) for k, v in sorted(wm.order_confidence.items())}
         if wm.occluded_by_pot:
             rec["occluded_by_pot"] = True

@@ -61,6 +61,10 @@ class FrameDetections:
         return cls(image_size_wh_px=image_size_wh_px)
 
 
+#: What a wink's reported size rests on (``WinkMeasurement.size_basis``).
+SIZE_BASES = ("outline", "colour_set", "unverified")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WinkMeasurement:
     """A wink measured in the table frame, with the evidence behind it.
@@ -85,6 +89,9 @@ class WinkMeasurement:
     confidence: float = 1.0
     color_confidence: float = 1.0
     size_confidence: float = 1.0
+    #: what the size rests on: "outline" (measured), "colour_set" (TW 2's two large and four small of its colour,
+    #: given the colour's measured sizes) or "unverified" (a flagged guess)
+    size_basis: str = "outline"
     center_px: tuple[float, float] = (0.0, 0.0)
     visible_fraction: float = 1.0
     occluded_by_pot: bool = False
@@ -96,3 +103,5 @@ class WinkMeasurement:
             raise VisionError(f"confidence must be in [0, 1], got {self.confidence!r}")
         if not (math.isfinite(self.sigma_mm) and self.sigma_mm >= 0):
             raise VisionError(f"sigma_mm must be >= 0, got {self.sigma_mm!r}")
+        if self.size_basis not in SIZE_BASES:
+            raise VisionError(f"size_basis must be one of {SIZE_BASES}, got {self.size_basis!r}")

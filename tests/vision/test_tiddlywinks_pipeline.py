@@ -147,6 +147,9 @@ def test_the_cup_read_on_its_own_finds_a_potted_wink_of_the_felt_colour():
         if w.size_confidence > 0.6:
             assert sure.count("large") >= 2 or sure.count("small") >= 4
             assert w.size == truth_size[w.color]
+            assert w.size_basis == "colour_set"  # the document tells the umpire where the size came from
+        else:
+            assert w.size_basis == "unverified"
 
 
 def test_green_wink_on_green_felt_is_found():
@@ -181,6 +184,9 @@ def test_document_shape(scattered):
                 "behind_baseline", "squopped", "squopping", "above", "confidence"):
         assert key in rec
     assert rec["size"] in ("large", "small") and rec["radius_mm"] in (8.0, 11.0)
+    for r in doc["pieces"]:
+        assert r["size_basis"] == ("unverified" if r["size_confidence"] < 0.9 else r["size_basis"])
+        assert r["size_basis"] in ("outline", "colour_set", "unverified")
     assert len(doc["mat"]["corners_px"]) == 4
     assert set(doc["calibration"]) >= {"source", "reprojection_error_mm", "camera"}
     assert "rulings" not in doc  # vision measures; the adjudicator rules (api.analysis)
