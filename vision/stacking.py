@@ -213,27 +213,16 @@ RIM_PLACE_SD_MM = 0.5  # how well the posed rim's place is known (centre and pos
 MIN_SHADOW_SAMPLES = 4  # rim samples a shadow read needs (its error comes from their spread)
 
 
-def shadow_depth(image_bgr: np.ndarray, camera: CameraModel, up: WinkCandidate, lo: WinkCandidate,
-                 winks: list[WinkCandidate]) -> tuple[float, float, int]:
-    """(depth of the dark band just beyond ``up``'s rim over ``lo``, its standard error, samples), both posed.
-
-    The upper wink's edge stands over the lower wink's top and shades a band of it beside the cut rim; the lower's
-    hidden rim, under the upper's top, has one surface on both sides and no band. The band counts by how much
-    darker it is than the blurred step between the two sides would make it (the upper's top inside, the lower's
-    top further out, mixed at each band offset by the blur and the rim's placing), so that two tops shaded
-    differently are no band; each side is projected at its own height. A shadow only darkens: a bright band (a
-    lamp's highlight on a bevel) counts as none."""
-    pair = (up.wink_id, lo.wink_id)
-    ang = rim_angles_inside(up, lo, clear_mm=SHADOW_ARC_CLEAR_MM)
-    ang = clear_of_third(up, ang, winks, pair, clear_mm=SHADOW_THIRD_CLEAR_MM)
-    n = len(ang)
-    if n < MIN_SHADOW_SAMPLES:
-        return 0.0, 0.0, n
+def _band_depths(image_bgr: np.ndarray, camera: CameraModel, up: WinkCandidate, lo: WinkCandidate,
+                 ang: np.ndarray, radius_mm: float) -> np.ndarray:
+    """Per rim sample, how much darker the band just beyond ``up``'s circle of ``radius_mm`` is than the blurred
+    step between the side inside it (``up``'s top) and the side further out (``lo``'s top) would make it."""
     offs = (*SHADOW_INSIDE_MM, *SHADOW_BAND_MM, *SHADOW_BEYOND_MM)
+    n = len(ang)
     pts = []
     for off in offs:
-        p = top_rim_points(up, ang, up.radius_mm + off)
-        if off > 0.0:
+        p = top_rim_points(up, ang, radius_mm + off)
+        if off > 0.0 and lo is not up:
             p[:, 2] = [top_height_at(lo, q) for q in p[:, :2]]
         pts.append(p)
     q = camera.project_mm(np.vstack(pts)).astype(np.float32)
@@ -242,13 +231,79 @@ def shadow_depth(image_bgr: np.ndarray, camera: CameraModel, up: WinkCandidate, 
     k1, k2 = len(SHADOW_INSIDE_MM), len(SHADOW_INSIDE_MM) + len(SHADOW_BAND_MM)
     # without a shadow the band is the blurred step between the two tops: each band sample the mix of the two that
     # the blur (the image's, and the rim's place known to half a millimetre) makes at its offset from the rim
-    mmpp = camera.mm_per_px_at((float(up.center_mm[0]), float(up.center_mm[1])))
-    blur_mm = math.hypot(SHADOW_BLUR_PX * mmpp, RIM_PLACE_SD_MM)
+    blur_mm = _blur_mm(camera, up)
     w_in = float(np.mean([_NORMAL.cdf(-o / blur_mm) for o in SHADOW_BAND_MM]))
     expected = w_in * lum[:k1].mean(axis=0) + (1.0 - w_in) * lum[k2:].mean(axis=0)
-    depth = expected - lum[k1:k2].mean(axis=0)
+    return expected - lum[k1:k2].mean(axis=0)
+
+
+def _clear_circle(w: WinkCandidate, winks: list[WinkCandidate], inset_mm: float) -> tuple[np.ndarray, np.ndarray]:
+    """(48 plan angles, which of them are clear of every other wink) of the circle ``inset_mm`` inside ``w``'s
+    rim: where ``w``'s top shows no edge."""
+    ang = np.linspace(0, 2 * np.pi, 48, endpoint=False)
+    p = top_rim_points(w, ang, w.radius_mm - inset_mm)[:, :2]
+    keep = np.ones(len(ang), bool)
+    for o in winks:
+        if o is not w and not o.potted:
+            keep &= np.linalg.norm(p - o.center_mm, axis=1) > o.radius_mm + THIRD_RIM_CLEAR_MM
+    return ang, keep
+
+
+def _window_medians(v: np.ndarray, keep: np.ndarray, n: int) -> list[float]:
+    """Medians of ``v`` over every run of ``n`` consecutive clear samples round a circle."""
+    m = len(keep)
+    if n < 1 or n > m:
+        return []
+    return [float(np.median(v[(i + np.arange(n)) % m])) for i in range(m) if keep[(i + np.arange(n)) % m].all()]
+
+
+def _blur_mm(camera: CameraModel, w: WinkCandidate) -> float:
+    """One standard deviation of the image's blur at ``w`` combined with how well a posed rim's place is known."""
+    return math.hypot(SHADOW_BLUR_PX * camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1]))),
+                      RIM_PLACE_SD_MM)
+
+
+def _shadow_stray(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], colour: str, n: int
+                  ) -> float | None:
+    """How far the median band depth over ``n`` consecutive samples strays from zero where there is no shadow:
+    read the same way on circles inside the tops of every wink of ``colour`` (the same plastic, its shading and
+    highlights), clear of others; None where no run is that long. Neighbouring samples share shading and blur,
+    so this is larger than a sample's spread over the square root of their number."""
+    meds: list[float] = []
+    for w in winks:
+        if w.color != colour or w.potted:
+            continue
+        # the circle's farthest sample stays two blurs inside the rim (the rim's step would read as a band)
+        inset_mm = SHADOW_BEYOND_MM[-1] + 2.0 * _blur_mm(camera, w)
+        if w.radius_mm - inset_mm + SHADOW_INSIDE_MM[0] <= 0.0:
+            continue
+        ang, keep = _clear_circle(w, winks, inset_mm)
+        if keep.sum() >= n:
+            meds += _window_medians(_band_depths(image_bgr, camera, w, w, ang, w.radius_mm - inset_mm), keep, n)
+    return float(np.sqrt(np.mean(np.square(meds)))) if meds else None
+
+
+def shadow_depth(image_bgr: np.ndarray, camera: CameraModel, up: WinkCandidate, lo: WinkCandidate,
+                 winks: list[WinkCandidate]) -> tuple[float, float, int]:
+    """(depth of the dark band just beyond ``up``'s rim over ``lo``, its standard error, samples), both posed.
+
+    The upper wink's edge stands over the lower wink's top and shades a band of it beside the cut rim; the lower's
+    hidden rim, under the upper's top, has one surface on both sides and no band. The band counts by how much
+    darker it is than the blurred step between the two sides would make it (the upper's top inside, the lower's
+    top further out), so that two tops shaded differently are no band; each side is projected at its own height.
+    A shadow only darkens: a bright band (a lamp's highlight on a bevel) counts as none. The error is at least the
+    same read's stray over as many samples where there is no shadow (``_shadow_stray``)."""
+    pair = (up.wink_id, lo.wink_id)
+    ang = rim_angles_inside(up, lo, clear_mm=SHADOW_ARC_CLEAR_MM)
+    ang = clear_of_third(up, ang, winks, pair, clear_mm=SHADOW_THIRD_CLEAR_MM)
+    n = len(ang)
+    if n < MIN_SHADOW_SAMPLES:
+        return 0.0, 0.0, n
+    depth = _band_depths(image_bgr, camera, up, lo, ang, up.radius_mm)
     sd = max(NULL_SD_FLOOR, _robust_sd(depth))
-    return max(float(np.median(depth)), 0.0), _MEDIAN_SE_FACTOR * sd / math.sqrt(n), n
+    se = _MEDIAN_SE_FACTOR * sd / math.sqrt(n)
+    stray = _shadow_stray(image_bgr, camera, winks, up.color, n)
+    return max(float(np.median(depth)), 0.0), max(se, stray or 0.0), n
 
 
 def shadow_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
@@ -262,24 +317,111 @@ def shadow_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, ima
     return (reads[0][0] - reads[1][0]) / se
 
 
+#: The luminance profile across a rim, mm from it in plan (inside negative): the upper wink's top to the lower's.
+EDGE_PROFILE_MM = np.arange(-2.0, 2.01, 0.5)
+#: The profile's least-squares line taken away: a top's smooth shading is close to linear over 4 mm.
+_LINE_RESIDUAL = np.eye(len(EDGE_PROFILE_MM)) - (lambda x: x @ np.linalg.pinv(x))(
+    np.column_stack([np.ones_like(EDGE_PROFILE_MM), EDGE_PROFILE_MM]))
+#: Finer than this a read's inner and outer samples (1.5 mm apart) fall in one pixel: the profile cannot be read.
+EDGE_RESOLVED_MM_PER_PX = 1.5
+#: An energy spread below this (image units) is JPEG's flattening of a smooth top, not the read's error.
+EDGE_SD_FLOOR = 0.25
+
+
+def _luminance_profiles(image_bgr: np.ndarray, camera: CameraModel, w: WinkCandidate, ang: np.ndarray,
+                        radius_mm: float, up: WinkCandidate, lo: WinkCandidate) -> np.ndarray:
+    """Luminance (offsets, samples) across ``w``'s circle of ``radius_mm`` at ``EDGE_PROFILE_MM``, each point on
+    the top it lies on as posed (``up``'s where it covers, else ``lo``'s)."""
+    pts = []
+    for off in EDGE_PROFILE_MM:
+        p = top_rim_points(w, ang, radius_mm + off)
+        on_up = np.linalg.norm(p[:, :2] - up.center_mm, axis=1) < up.radius_mm
+        p[:, 2] = [top_height_at(up if u else lo, q) for u, q in zip(on_up, p[:, :2])]
+        pts.append(p)
+    q = camera.project_mm(np.vstack(pts)).astype(np.float32)
+    v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return v.reshape(len(EDGE_PROFILE_MM), len(ang), 3).astype(np.float32).mean(axis=2)
+
+
+def _profile_energy(profiles: np.ndarray) -> float:
+    """RMS of the arc's median profile about its straight line: a step or a dark or bright band at the rim (the
+    upper's edge, bevel, side face or shadow) leaves one, the smooth shading of one top does not."""
+    r = _LINE_RESIDUAL @ np.median(profiles, axis=1)
+    return float(np.sqrt(np.mean(r * r)))
+
+
+def _edge_null(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], colour: str, n: int
+               ) -> tuple[float, float] | None:
+    """(mean, standard deviation) of the profile energy of ``n`` consecutive samples where there is no edge: on
+    circles inside the tops of every wink of ``colour`` (same plastic, shading and highlights), clear of others.
+    Noise alone leaves energy, more on a short arc, so an arc's energy counts only above this."""
+    energies: list[float] = []
+    for w in winks:
+        if w.color != colour or w.potted:
+            continue
+        ang, keep = _clear_circle(w, winks, NULL_INSET_MM)
+        if keep.sum() < n:
+            continue
+        prof = _luminance_profiles(image_bgr, camera, w, ang, w.radius_mm - NULL_INSET_MM, w, w)
+        m = len(ang)
+        energies += [_profile_energy(prof[:, (i + np.arange(n)) % m]) for i in range(m)
+                     if keep[(i + np.arange(n)) % m].all()]
+    if len(energies) < MIN_ARC_SAMPLES:
+        return None
+    return float(np.mean(energies)), max(float(np.std(energies)), EDGE_SD_FLOOR)
+
+
+def edge_profile_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
+                   camera: CameraModel) -> float | None:
+    """How many standard errors more edge a's circle inside b shows (a upper, posed) than b's inside a (b upper);
+    None where either arc is too short, the profile is unresolved or no no-edge read is as long.
+
+    The upper wink's outline is a whole circle, so along its arc over the lower wink the profile across it holds
+    an edge of some form (its top against the lower's, its bevel, its side face, its shadow); the lower's rim
+    under it has the upper's smooth top on both sides. Each arc's energy is weighed against the same read of as
+    many samples where there is no edge (``_edge_null``)."""
+    if camera.mm_per_px_at((float(a.center_mm[0]), float(a.center_mm[1]))) > EDGE_RESOLVED_MM_PER_PX:
+        return None
+    pair = (a.wink_id, b.wink_id)
+    excess = []
+    for up, lo in ((a, b), (b, a)):
+        pu, pl = _posed_pair(winks, up, lo)
+        arc = clear_of_third(pu, rim_angles_inside(pu, pl), winks, pair)
+        if len(arc) < MIN_ARC_SAMPLES:
+            return None
+        null = _edge_null(image_bgr, camera, winks, up.color, len(arc))
+        if null is None:
+            return None
+        energy = _profile_energy(_luminance_profiles(image_bgr, camera, pu, arc, pu.radius_mm, pu, pl))
+        excess.append((energy - null[0], null[1]))
+    return (excess[0][0] - excess[1][0]) / math.hypot(excess[0][1], excess[1][1])
+
+
 #: A cue contradicts another when it points the other way by more than this many of its standard errors.
 CONTRADICTION_SIGMAS = 1.0
 
 
-def combined_z(z_rim: float, z_shadow: float) -> float:
-    """One z-score of the order from the cut rim's step and the shadow band beside it (positive: a upper).
+def combined_z(*zs: float) -> float:
+    """One z-score of the order from independent cues (positive: a upper): the cut rim's step, the shadow band
+    beside it, the edge profile across it.
 
-    The two are read on different offsets of the rim (the step across it; the band against both tops beyond
-    it), and each may be absent for a reason of its own (a lamp overhead hides the shadow under the edge; two
-    tops lit alike show no step), so the order is as sure as the surer cue when the other does not contradict
-    it; when it does (beyond a standard error) the two are weighed together, their errors independent.
+    Each is read on other offsets of the rim or another form of its edge, and each may be absent for a reason of
+    its own (a lamp overhead hides the shadow under the edge; two tops lit alike show no step), so the order is as
+    sure as the surest cue when no other contradicts it, and as all of them weighed together (their errors
+    independent) when that says more or when one contradicts it (beyond a standard error).
 
-    >>> round(combined_z(2.5, 0.3), 2), round(combined_z(2.5, -1.5), 2)
-    (2.5, 0.71)
+    >>> round(combined_z(2.5, 0.3), 2), round(combined_z(2.5, -1.5), 2), round(combined_z(2.5, 0.3, -1.2), 2)
+    (2.5, 0.71, 0.92)
+    >>> round(combined_z(-2.0, -2.2, -1.6), 2), round(combined_z(2.5, -0.4), 2)
+    (-3.35, 2.5)
     """
-    if z_rim * z_shadow < 0.0 and min(abs(z_rim), abs(z_shadow)) > CONTRADICTION_SIGMAS:
-        return (z_rim + z_shadow) / math.sqrt(2.0)
-    return max((z_rim, z_shadow), key=abs)
+    best = max(zs, key=abs)
+    together = sum(zs) / math.sqrt(len(zs))
+    if any(z * best < 0.0 and abs(z) > CONTRADICTION_SIGMAS for z in zs):
+        return together
+    if all(z * best > 0.0 for z in zs):
+        return max(best, together, key=abs)  # all point one way: together they say more than the surest
+    return best
 
 
 def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
@@ -304,10 +446,13 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             z = (ea - eb) / sigma
             both_sure = False
             if a.color == b.color:
-                zs = shadow_z(winks, a, b, image_bgr, camera)
-                if zs is not None:
-                    both_sure = min(z * math.copysign(1.0, zs), abs(zs)) >= DECIDE_SIGMAS
-                    z = combined_z(z, zs)
+                cues = [c for c in (shadow_z(winks, a, b, image_bgr, camera),
+                                    edge_profile_z(winks, a, b, image_bgr, camera)) if c is not None]
+                if cues:
+                    # two reads of other offsets or forms of the rims, both sure and none against them
+                    sure = [c for c in (z, *cues) if abs(c) >= DECIDE_SIGMAS]
+                    z = combined_z(z, *cues)
+                    both_sure = len(sure) >= 2 and all(c * z > 0.0 for c in sure) and abs(z) >= DECIDE_SIGMAS
             # reported (confidence_min) from DECIDE_SIGMAS standard errors on
             new_conf = max(0.5, _NORMAL.cdf(abs(z) - DECIDE_SIGMAS + _NORMAL.inv_cdf(confidence_min)))
             a_upper = z >= 0.0

@@ -94,6 +94,7 @@ def test_a_same_colour_order_the_posed_test_contradicts_is_left_undecided(monkey
     a.above, a.order_confidence, b.order_confidence = ["B"], {"B": 0.8}, {"A": 0.8}
     monkeypatch.setattr(stacking, "cut_rim_evidence", lambda *args: (2.0, 30.0, 12, 4.0))
     monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)  # no shadow band to read
+    monkeypatch.setattr(stacking, "edge_profile_z", lambda *args: None)  # nor an edge profile
     stacking.review_order([a, b], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert b.above == ["A"] and a.above == []
     assert b.order_confidence["A"] < 0.75 and a.order_confidence["B"] < 0.75
@@ -160,6 +161,7 @@ def test_a_flat_order_read_along_a_third_wink_of_another_colour_does_not_hold_ba
         return 2.0, 30.0, 12, 4.0
     monkeypatch.setattr(stacking, "cut_rim_evidence", evidence)
     monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)  # no shadow band to read
+    monkeypatch.setattr(stacking, "edge_profile_z", lambda *args: None)  # nor an edge profile
     stacking.review_order([a, b, c], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert b.above == ["A"] and a.above == []
     assert b.order_confidence["A"] > 0.9
@@ -358,6 +360,7 @@ def test_weak_cut_rim_evidence_leaves_a_one_colour_order_undecided(monkeypatch):
     a.above, a.order_confidence, b.order_confidence = ["B"], {"B": 0.6}, {"A": 0.6}
     monkeypatch.setattr(stacking, "cut_rim_evidence", lambda *args: (1.9, -1.9, 10, 2.5))
     monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)  # no shadow band to read
+    monkeypatch.setattr(stacking, "edge_profile_z", lambda *args: None)  # nor an edge profile
     stacking.review_order([a, b], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert a.above == ["B"] and 0.5 <= a.order_confidence["B"] < 0.75
     # the same lean beyond three standard errors is
