@@ -36,7 +36,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, SMALL_WINK_RADIUS_MM, WINK_THICKNESS_MM
 from vision.winks import (WinkCandidate, WinkDetectorParams, assign_poses, lens_area_mm2, rim_angles_inside,
-                          rim_step_vectors, top_height_at, top_rim_points)
+                          rim_step_vectors, top_rim_points)
 
 _PILE_REACH_MM = 80.0  # winks further than this from a pair cannot bear on its poses
 FLAT_OPINION_CONFIDENCE = 0.6  # a flat-rim order at least this sure counts as an opinion ...
@@ -213,6 +213,13 @@ RIM_PLACE_SD_MM = 0.5  # how well the posed rim's place is known (centre and pos
 MIN_SHADOW_SAMPLES = 4  # rim samples a shadow read needs (its error comes from their spread)
 
 
+def _top_heights(w: WinkCandidate, p: np.ndarray) -> np.ndarray:
+    """Heights of ``w``'s top surface at plan points ``p`` (N, 2), as ``top_height_at`` for many points."""
+    t, az = math.radians(w.tilt_deg), math.radians(w.tilt_azimuth_deg)
+    dx = (p - w.center_mm) @ np.array([math.cos(az), math.sin(az)])
+    return w.z_mm + math.tan(t) * dx + WINK_THICKNESS_MM / 2 / math.cos(t)
+
+
 def _band_depths(image_bgr: np.ndarray, camera: CameraModel, up: WinkCandidate, lo: WinkCandidate,
                  ang: np.ndarray, radius_mm: float) -> np.ndarray:
     """Per rim sample, how much darker the band just beyond ``up``'s circle of ``radius_mm`` is than the blurred
@@ -223,7 +230,7 @@ def _band_depths(image_bgr: np.ndarray, camera: CameraModel, up: WinkCandidate, 
     for off in offs:
         p = top_rim_points(up, ang, radius_mm + off)
         if off > 0.0 and lo is not up:
-            p[:, 2] = [top_height_at(lo, q) for q in p[:, :2]]
+            p[:, 2] = _top_heights(lo, p[:, :2])
         pts.append(p)
     q = camera.project_mm(np.vstack(pts)).astype(np.float32)
     v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -336,7 +343,7 @@ def _luminance_profiles(image_bgr: np.ndarray, camera: CameraModel, w: WinkCandi
     for off in EDGE_PROFILE_MM:
         p = top_rim_points(w, ang, radius_mm + off)
         on_up = np.linalg.norm(p[:, :2] - up.center_mm, axis=1) < up.radius_mm
-        p[:, 2] = [top_height_at(up if u else lo, q) for u, q in zip(on_up, p[:, :2])]
+        p[:, 2] = np.where(on_up, _top_heights(up, p[:, :2]), _top_heights(lo, p[:, :2]))
         pts.append(p)
     q = camera.project_mm(np.vstack(pts)).astype(np.float32)
     v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -350,22 +357,27 @@ def _profile_energy(profiles: np.ndarray) -> float:
     return float(np.sqrt(np.mean(r * r)))
 
 
-def _edge_null(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], colour: str, n: int
-               ) -> tuple[float, float] | None:
-    """(mean, standard deviation) of the profile energy of ``n`` consecutive samples where there is no edge: on
-    circles inside the tops of every wink of ``colour`` (same plastic, shading and highlights), clear of others.
-    Noise alone leaves energy, more on a short arc, so an arc's energy counts only above this."""
-    energies: list[float] = []
+def _no_edge_profiles(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], colour: str
+                      ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(profiles, which samples are clear of others) on a circle inside the top of every wink of ``colour`` (the
+    same plastic, its shading and highlights): where there is no edge."""
+    reads = []
     for w in winks:
-        if w.color != colour or w.potted:
-            continue
-        ang, keep = _clear_circle(w, winks, NULL_INSET_MM)
-        if keep.sum() < n:
-            continue
-        prof = _luminance_profiles(image_bgr, camera, w, ang, w.radius_mm - NULL_INSET_MM, w, w)
-        m = len(ang)
+        if w.color == colour and not w.potted:
+            ang, keep = _clear_circle(w, winks, NULL_INSET_MM)
+            reads.append((_luminance_profiles(image_bgr, camera, w, ang, w.radius_mm - NULL_INSET_MM, w, w), keep))
+    return reads
+
+
+def _edge_null(reads: list[tuple[np.ndarray, np.ndarray]], n: int) -> tuple[float, float] | None:
+    """(mean, standard deviation) of the profile energy of ``n`` consecutive samples where there is no edge
+    (``_no_edge_profiles``). Noise alone leaves energy, more on a short arc, so an arc's energy counts only above
+    this."""
+    energies: list[float] = []
+    for prof, keep in reads:
+        m = len(keep)
         energies += [_profile_energy(prof[:, (i + np.arange(n)) % m]) for i in range(m)
-                     if keep[(i + np.arange(n)) % m].all()]
+                     if n <= m and keep[(i + np.arange(n)) % m].all()]
     if len(energies) < MIN_ARC_SAMPLES:
         return None
     return float(np.mean(energies)), max(float(np.std(energies)), EDGE_SD_FLOOR)
@@ -383,13 +395,14 @@ def edge_profile_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidat
     if camera.mm_per_px_at((float(a.center_mm[0]), float(a.center_mm[1]))) > EDGE_RESOLVED_MM_PER_PX:
         return None
     pair = (a.wink_id, b.wink_id)
+    reads = {c: _no_edge_profiles(image_bgr, camera, winks, c) for c in {a.color, b.color}}
     excess = []
     for up, lo in ((a, b), (b, a)):
         pu, pl = _posed_pair(winks, up, lo)
         arc = clear_of_third(pu, rim_angles_inside(pu, pl), winks, pair)
         if len(arc) < MIN_ARC_SAMPLES:
             return None
-        null = _edge_null(image_bgr, camera, winks, up.color, len(arc))
+        null = _edge_null(reads[up.color], len(arc))
         if null is None:
             return None
         energy = _profile_energy(_luminance_profiles(image_bgr, camera, pu, arc, pu.radius_mm, pu, pl))
