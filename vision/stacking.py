@@ -20,7 +20,13 @@ evidence within two standard errors leaves the order undecided (TW I-13) rather 
 A second read of a one-colour pair: the upper wink's edge stands over the lower's top and shades a band of it
 just beyond the cut rim, darker than both tops around it; under the upper's top, beside the lower's hidden rim,
 there is no such band (``shadow_z``). It is read on other offsets of the rim than the step, so the two count as
-independent (``combined_z``).
+independent (``combined_z``); its error, like the arc's, is at least how far the same read strays over as many
+samples where there is no shadow.
+
+A third: the profile across each candidate arc (``edge_profile_z``). The upper wink's circle shows an edge all round,
+whatever its form over the lower wink (a step, its bevel dark or lit, its side face, its shadow); the lower's rim
+under the upper has one smooth top on both sides. The profile's departure from a straight line counts above the
+same read's over as many samples inside tops of the pair's colour, and only where the image resolves it.
 """
 
 from __future__ import annotations
