@@ -116,6 +116,15 @@ DECIDE_SIGMAS = 2.0
 _NORMAL = NormalDist()
 
 
+def _runs(keep: np.ndarray, n: int) -> np.ndarray:
+    """Indices (runs, n) of every run of ``n`` consecutive clear samples round a circle of ``len(keep)``."""
+    m = len(keep)
+    if n < 1 or n > m:
+        return np.zeros((0, max(n, 0)), int)
+    idx = (np.arange(m)[:, None] + np.arange(n)) % m
+    return idx[keep[idx].all(axis=1)]
+
+
 def _robust_sd(x: np.ndarray) -> float:
     return float(1.4826 * np.median(np.abs(x - np.median(x, axis=0)))) if len(x) else 0.0
 
@@ -145,13 +154,10 @@ def no_edge_arc_se(v: np.ndarray, keep: np.ndarray, n: int) -> float | None:
     the square root of their number would say (a shading gradient across a top steps one way along a short arc
     as a faint edge does). Read the same way where there is no edge, the strays measure that error directly.
     """
-    m = len(keep)
-    if n < 1 or n > m:
+    runs = _runs(keep, n)
+    if not len(runs):
         return None
-    starts = [i for i in range(m) if keep[(i + np.arange(n)) % m].all()]
-    if not starts:
-        return None
-    meds = np.stack([np.median(v[:, (i + np.arange(n)) % m], axis=1) for i in starts])  # (windows, offsets, 3)
+    meds = np.median(v[:, runs], axis=2).transpose(1, 0, 2)  # (windows, offsets, 3)
     # about their mean: a step the same all round the circle is the top's own radial shading, not an error
     return float(np.sqrt(np.mean(meds.var(axis=0))))
 
@@ -171,25 +177,27 @@ def arc_step(vectors: np.ndarray, null_sd: float, null_arc_se: float = 0.0) -> t
 
 
 def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
-                     camera: CameraModel, noise_level: float) -> tuple[float, float, int, float] | None:
+                     camera: CameraModel, noise_level: float, reads: ReviewReads | None = None
+                     ) -> tuple[float, float, int, float] | None:
     """(evidence that a is upper, that b is upper, arc samples, standard error of their difference): each the
     visible-rim edge minus the hidden-rim edge (``arc_step``). A rim's reads under the two hypotheses are of
     nearly the same pixels, so their errors add, not in quadrature. Where neither wink shows enough of its top
     clear of others (the middle of a pile), the no-edge spread is that of two samples of the felt's noise.
     Each arc's error is at least the stray of an arc as long read inside either top (``no_edge_arc_se``)."""
-    reads = [_no_edge_reads(w, winks, image_bgr, camera) for w in (a, b)]
-    nulls = [_robust_sd(v[2][keep]) for v, keep in reads if keep.sum() >= 2 * MIN_ARC_SAMPLES]
+    reads = reads or ReviewReads(winks, image_bgr, camera)
+    nulls = [_robust_sd(v[2][keep]) for v, keep in map(reads.no_edge, (a, b))
+             if keep.sum() >= 2 * MIN_ARC_SAMPLES]
     null_sd = max(NULL_SD_FLOOR, max(nulls) if nulls else math.sqrt(2.0) * noise_level)
 
     def read(w: WinkCandidate, arc: np.ndarray) -> tuple[float, float]:
-        strays = [s for v, keep in reads if (s := no_edge_arc_se(v, keep, len(arc))) is not None]
+        strays = [s for s in (reads.no_edge_arc_se(o, len(arc)) for o in (a, b)) if s is not None]
         return arc_step(rim_step_vectors(image_bgr, camera, w, arc), null_sd, max(strays, default=0.0))
     ev = []
     se = {a.wink_id: 0.0, b.wink_id: 0.0}
     n_min = 10**6
     pair = (a.wink_id, b.wink_id)
     for up, lo in ((a, b), (b, a)):
-        pu, pl = _posed_pair(winks, up, lo)
+        pu, pl = reads.posed(up, lo)
         arc_u, arc_l = (_clear_arc(w, rim_angles_inside(w, o), winks, pair) for w, o in ((pu, pl), (pl, pu)))
         n_min = min(n_min, len(arc_u))
         if len(arc_u) < MIN_ARC_SAMPLES:
@@ -264,10 +272,8 @@ def _clear_circle(w: WinkCandidate, winks: list[WinkCandidate], inset_mm: float)
 
 def _window_medians(v: np.ndarray, keep: np.ndarray, n: int) -> list[float]:
     """Medians of ``v`` over every run of ``n`` consecutive clear samples round a circle."""
-    m = len(keep)
-    if n < 1 or n > m:
-        return []
-    return [float(np.median(v[(i + np.arange(n)) % m])) for i in range(m) if keep[(i + np.arange(n)) % m].all()]
+    runs = _runs(keep, n)
+    return [float(x) for x in np.median(v[runs], axis=1)] if len(runs) else []
 
 
 def _blur_mm(camera: CameraModel, w: WinkCandidate) -> float:
@@ -276,13 +282,11 @@ def _blur_mm(camera: CameraModel, w: WinkCandidate) -> float:
                       RIM_PLACE_SD_MM)
 
 
-def _shadow_stray(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], colour: str, n: int
-                  ) -> float | None:
-    """How far the median band depth over ``n`` consecutive samples strays from zero where there is no shadow:
-    read the same way on circles inside the tops of every wink of ``colour`` (the same plastic, its shading and
-    highlights), clear of others; None where no run is that long. Neighbouring samples share shading and blur,
-    so this is larger than a sample's spread over the square root of their number."""
-    meds: list[float] = []
+def _no_shadow_depths(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], colour: str
+                      ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(band depths, which samples are clear of others) read the same way as a shadow band on a circle inside the
+    top of every wink of ``colour`` (the same plastic, its shading and highlights): where there is no shadow."""
+    reads = []
     for w in winks:
         if w.color != colour or w.potted:
             continue
@@ -291,13 +295,23 @@ def _shadow_stray(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCa
         if w.radius_mm - inset_mm + SHADOW_INSIDE_MM[0] <= 0.0:
             continue
         ang, keep = _clear_circle(w, winks, inset_mm)
+        reads.append((_band_depths(image_bgr, camera, w, w, ang, w.radius_mm - inset_mm), keep))
+    return reads
+
+
+def _shadow_stray(reads: list[tuple[np.ndarray, np.ndarray]], n: int) -> float | None:
+    """How far the median band depth over ``n`` consecutive samples strays from zero where there is no shadow
+    (``_no_shadow_depths``); None where no run is that long. Neighbouring samples share shading and blur, so this
+    is larger than a sample's spread over the square root of their number."""
+    meds: list[float] = []
+    for depth, keep in reads:
         if keep.sum() >= n:
-            meds += _window_medians(_band_depths(image_bgr, camera, w, w, ang, w.radius_mm - inset_mm), keep, n)
+            meds += _window_medians(depth, keep, n)
     return float(np.sqrt(np.mean(np.square(meds)))) if meds else None
 
 
 def shadow_depth(image_bgr: np.ndarray, camera: CameraModel, up: WinkCandidate, lo: WinkCandidate,
-                 winks: list[WinkCandidate]) -> tuple[float, float, int]:
+                 winks: list[WinkCandidate], reads: ReviewReads | None = None) -> tuple[float, float, int]:
     """(depth of the dark band just beyond ``up``'s rim over ``lo``, its standard error, samples), both posed.
 
     The upper wink's edge stands over the lower wink's top and shades a band of it beside the cut rim; the lower's
@@ -315,19 +329,20 @@ def shadow_depth(image_bgr: np.ndarray, camera: CameraModel, up: WinkCandidate, 
     depth = _band_depths(image_bgr, camera, up, lo, ang, up.radius_mm)
     sd = max(NULL_SD_FLOOR, _robust_sd(depth))
     se = _MEDIAN_SE_FACTOR * sd / math.sqrt(n)
-    stray = _shadow_stray(image_bgr, camera, winks, up.color, n)
+    stray = (reads or ReviewReads(winks, image_bgr, camera)).shadow_stray(up.color, n)
     return max(float(np.median(depth)), 0.0), max(se, stray or 0.0), n
 
 
 def shadow_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
-             camera: CameraModel) -> float | None:
+             camera: CameraModel, reads: ReviewReads | None = None) -> float | None:
     """How many standard errors deeper the shadow band is beside a's rim (a upper, posed) than beside b's (b
     upper); None where neither rim shows enough of the lower wink beyond it to read."""
-    reads = [shadow_depth(image_bgr, camera, *_posed_pair(winks, up, lo), winks) for up, lo in ((a, b), (b, a))]
-    if all(n < MIN_SHADOW_SAMPLES for _, _, n in reads):
+    reads = reads or ReviewReads(winks, image_bgr, camera)
+    bands = [shadow_depth(image_bgr, camera, *reads.posed(up, lo), winks, reads) for up, lo in ((a, b), (b, a))]
+    if all(n < MIN_SHADOW_SAMPLES for _, _, n in bands):
         return None
-    se = math.hypot(reads[0][1], reads[1][1])
-    return (reads[0][0] - reads[1][0]) / se
+    se = math.hypot(bands[0][1], bands[1][1])
+    return (bands[0][0] - bands[1][0]) / se
 
 
 #: The luminance profile across a rim, mm from it in plan (inside negative): the upper wink's top to the lower's.
@@ -356,11 +371,16 @@ def _luminance_profiles(image_bgr: np.ndarray, camera: CameraModel, w: WinkCandi
     return v.reshape(len(EDGE_PROFILE_MM), len(ang), 3).astype(np.float32).mean(axis=2)
 
 
+def _profile_energies(medians: np.ndarray) -> np.ndarray:
+    """RMS of each median profile (offsets, arcs) about its straight line: a step or a dark or bright band at the
+    rim (the upper's edge, bevel, side face or shadow) leaves one, the smooth shading of one top does not."""
+    r = _LINE_RESIDUAL @ medians
+    return np.sqrt(np.mean(r * r, axis=0))
+
+
 def _profile_energy(profiles: np.ndarray) -> float:
-    """RMS of the arc's median profile about its straight line: a step or a dark or bright band at the rim (the
-    upper's edge, bevel, side face or shadow) leaves one, the smooth shading of one top does not."""
-    r = _LINE_RESIDUAL @ np.median(profiles, axis=1)
-    return float(np.sqrt(np.mean(r * r)))
+    """``_profile_energies`` of one arc's profiles (offsets, samples)."""
+    return float(_profile_energies(np.median(profiles, axis=1)[:, None])[0])
 
 
 def _no_edge_profiles(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], colour: str
@@ -381,16 +401,16 @@ def _edge_null(reads: list[tuple[np.ndarray, np.ndarray]], n: int) -> tuple[floa
     this."""
     energies: list[float] = []
     for prof, keep in reads:
-        m = len(keep)
-        energies += [_profile_energy(prof[:, (i + np.arange(n)) % m]) for i in range(m)
-                     if n <= m and keep[(i + np.arange(n)) % m].all()]
+        runs = _runs(keep, n)
+        if len(runs):
+            energies += list(_profile_energies(np.median(prof[:, runs], axis=2)))
     if len(energies) < MIN_ARC_SAMPLES:
         return None
     return float(np.mean(energies)), max(float(np.std(energies)), EDGE_SD_FLOOR)
 
 
 def edge_profile_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
-                   camera: CameraModel) -> float | None:
+                   camera: CameraModel, reads: ReviewReads | None = None) -> float | None:
     """How many standard errors more edge a's circle inside b shows (a upper, posed) than b's inside a (b upper);
     None where either arc is too short, the profile is unresolved or no no-edge read is as long.
 
@@ -401,19 +421,63 @@ def edge_profile_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidat
     if camera.mm_per_px_at((float(a.center_mm[0]), float(a.center_mm[1]))) > EDGE_RESOLVED_MM_PER_PX:
         return None
     pair = (a.wink_id, b.wink_id)
-    reads = {c: _no_edge_profiles(image_bgr, camera, winks, c) for c in {a.color, b.color}}
+    reads = reads or ReviewReads(winks, image_bgr, camera)
     excess = []
     for up, lo in ((a, b), (b, a)):
-        pu, pl = _posed_pair(winks, up, lo)
+        pu, pl = reads.posed(up, lo)
         arc = clear_of_third(pu, rim_angles_inside(pu, pl), winks, pair)
         if len(arc) < MIN_ARC_SAMPLES:
             return None
-        null = _edge_null(reads[up.color], len(arc))
+        null = reads.edge_null(up.color, len(arc))
         if null is None:
             return None
         energy = _profile_energy(_luminance_profiles(image_bgr, camera, pu, arc, pu.radius_mm, pu, pl))
         excess.append((energy - null[0], null[1]))
     return (excess[0][0] - excess[1][0]) / math.hypot(excess[0][1], excess[1][1])
+
+
+class ReviewReads:
+    """The reads every cue of a review shares, each made once: a pair's posed copies under each hypothesis (for
+    the pair being judged: its order changes the graph the next pair is posed on), and the no-edge and no-shadow
+    reads inside the tops with their strays over runs of each length (the winks' places and poses stay as they
+    are while a review reorders them, so these hold for every pair)."""
+
+    def __init__(self, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel):
+        self.winks, self.image_bgr, self.camera = winks, image_bgr, camera
+        self._posed: dict[tuple[str, str], tuple[WinkCandidate, WinkCandidate]] = {}
+        self._memo: dict[tuple, object] = {}
+
+    def _once(self, key: tuple, make: Callable[[], object]):
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
+
+    def next_pair(self) -> None:
+        """Forget the posed copies: the order graph may have changed since."""
+        self._posed.clear()
+
+    def posed(self, upper: WinkCandidate, lower: WinkCandidate) -> tuple[WinkCandidate, WinkCandidate]:
+        key = (upper.wink_id, lower.wink_id)
+        if key not in self._posed:
+            self._posed[key] = _posed_pair(self.winks, upper, lower)
+        return self._posed[key]
+
+    def no_edge(self, w: WinkCandidate) -> tuple[np.ndarray, np.ndarray]:
+        return self._once(("no_edge", w.wink_id),
+                          lambda: _no_edge_reads(w, self.winks, self.image_bgr, self.camera))
+
+    def no_edge_arc_se(self, w: WinkCandidate, n: int) -> float | None:
+        return self._once(("arc_se", w.wink_id, n), lambda: no_edge_arc_se(*self.no_edge(w), n))
+
+    def shadow_stray(self, colour: str, n: int) -> float | None:
+        depths = self._once(("no_shadow", colour),
+                            lambda: _no_shadow_depths(self.image_bgr, self.camera, self.winks, colour))
+        return self._once(("shadow_stray", colour, n), lambda: _shadow_stray(depths, n))
+
+    def edge_null(self, colour: str, n: int) -> tuple[float, float] | None:
+        profiles = self._once(("no_edge_profiles", colour),
+                              lambda: _no_edge_profiles(self.image_bgr, self.camera, self.winks, colour))
+        return self._once(("edge_null", colour, n), lambda: _edge_null(profiles, n))
 
 
 #: A cue contradicts another when it points the other way by more than this many of its standard errors.
@@ -447,6 +511,7 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
                  params: WinkDetectorParams, noise_level: float, confidence_min: float = 0.75) -> int:
     """Judge again, with posed rims, every overlapping pair that is same-coloured or undecided; returns changes."""
     by_id = {w.wink_id: w for w in winks}
+    reads = ReviewReads(winks, image_bgr, camera)
     changed = 0
     for a in winks:
         for other_id, conf in list(a.order_confidence.items()):
@@ -458,15 +523,16 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             d = float(np.linalg.norm(a.center_mm - b.center_mm))
             if lens_area_mm2(a.radius_mm, b.radius_mm, d) < params.min_lens_mm2:
                 continue
-            res = cut_rim_evidence(winks, a, b, image_bgr, camera, noise_level)
+            reads.next_pair()
+            res = cut_rim_evidence(winks, a, b, image_bgr, camera, noise_level, reads)
             if res is None:
                 continue
             ea, eb, _, sigma = res
             z = (ea - eb) / sigma
             both_sure = False
             if a.color == b.color:
-                cues = [c for c in (shadow_z(winks, a, b, image_bgr, camera),
-                                    edge_profile_z(winks, a, b, image_bgr, camera)) if c is not None]
+                cues = [c for c in (shadow_z(winks, a, b, image_bgr, camera, reads),
+                                    edge_profile_z(winks, a, b, image_bgr, camera, reads)) if c is not None]
                 if cues:
                     # two reads of other offsets or forms of the rims, both sure and none against them
                     sure = [c for c in (z, *cues) if abs(c) >= DECIDE_SIGMAS]

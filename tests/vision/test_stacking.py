@@ -156,7 +156,7 @@ def test_a_flat_order_read_along_a_third_wink_of_another_colour_does_not_hold_ba
     a.above, a.order_confidence, b.order_confidence = ["B"], {"B": 0.9}, {"A": 0.9}
     arcs = {}
 
-    def evidence(winks, p, q, image, camera, noise_level):
+    def evidence(winks, p, q, image, camera, noise_level, reads=None):
         arcs["A"] = stacking.clear_of_third(p, stacking.rim_angles_inside(p, q), winks, ("A", "B"))
         return 2.0, 30.0, 12, 4.0
     monkeypatch.setattr(stacking, "cut_rim_evidence", evidence)
