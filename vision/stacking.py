@@ -20,7 +20,13 @@ evidence within two standard errors leaves the order undecided (TW I-13) rather 
 A second read of a one-colour pair: the upper wink's edge stands over the lower's top and shades a band of it
 just beyond the cut rim, darker than both tops around it; under the upper's top, beside the lower's hidden rim,
 there is no such band (``shadow_z``). It is read on other offsets of the rim than the step, so the two count as
-independent (``combined_z``).
+independent (``combined_z``); its error, like the arc's, is at least how far the same read strays over as many
+samples where there is no shadow.
+
+A third: the profile across each candidate arc (``edge_profile_z``). The upper wink's circle shows an edge all round,
+whatever its form over the lower wink (a step, its bevel dark or lit, its side face, its shadow); the lower's rim
+under the upper has one smooth top on both sides. The profile's departure from a straight line counts above the
+same read's over as many samples inside tops of the pair's colour, and only where the image resolves it.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, SMALL_WINK_RADIUS_MM, WINK_THICKNESS_MM
 from vision.winks import (WinkCandidate, WinkDetectorParams, assign_poses, lens_area_mm2, rim_angles_inside,
-                          rim_step_vectors, top_height_at, top_rim_points)
+                          rim_step_vectors, top_rim_points)
 
 _PILE_REACH_MM = 80.0  # winks further than this from a pair cannot bear on its poses
 FLAT_OPINION_CONFIDENCE = 0.6  # a flat-rim order at least this sure counts as an opinion ...
@@ -110,6 +116,15 @@ DECIDE_SIGMAS = 2.0
 _NORMAL = NormalDist()
 
 
+def _runs(keep: np.ndarray, n: int) -> np.ndarray:
+    """Indices (runs, n) of every run of ``n`` consecutive clear samples round a circle of ``len(keep)``."""
+    m = len(keep)
+    if n < 1 or n > m:
+        return np.zeros((0, max(n, 0)), int)
+    idx = (np.arange(m)[:, None] + np.arange(n)) % m
+    return idx[keep[idx].all(axis=1)]
+
+
 def _robust_sd(x: np.ndarray) -> float:
     return float(1.4826 * np.median(np.abs(x - np.median(x, axis=0)))) if len(x) else 0.0
 
@@ -139,13 +154,10 @@ def no_edge_arc_se(v: np.ndarray, keep: np.ndarray, n: int) -> float | None:
     the square root of their number would say (a shading gradient across a top steps one way along a short arc
     as a faint edge does). Read the same way where there is no edge, the strays measure that error directly.
     """
-    m = len(keep)
-    if n < 1 or n > m:
+    runs = _runs(keep, n)
+    if not len(runs):
         return None
-    starts = [i for i in range(m) if keep[(i + np.arange(n)) % m].all()]
-    if not starts:
-        return None
-    meds = np.stack([np.median(v[:, (i + np.arange(n)) % m], axis=1) for i in starts])  # (windows, offsets, 3)
+    meds = np.median(v[:, runs], axis=2).transpose(1, 0, 2)  # (windows, offsets, 3)
     # about their mean: a step the same all round the circle is the top's own radial shading, not an error
     return float(np.sqrt(np.mean(meds.var(axis=0))))
 
@@ -165,25 +177,27 @@ def arc_step(vectors: np.ndarray, null_sd: float, null_arc_se: float = 0.0) -> t
 
 
 def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
-                     camera: CameraModel, noise_level: float) -> tuple[float, float, int, float] | None:
+                     camera: CameraModel, noise_level: float, reads: ReviewReads | None = None
+                     ) -> tuple[float, float, int, float] | None:
     """(evidence that a is upper, that b is upper, arc samples, standard error of their difference): each the
     visible-rim edge minus the hidden-rim edge (``arc_step``). A rim's reads under the two hypotheses are of
     nearly the same pixels, so their errors add, not in quadrature. Where neither wink shows enough of its top
     clear of others (the middle of a pile), the no-edge spread is that of two samples of the felt's noise.
     Each arc's error is at least the stray of an arc as long read inside either top (``no_edge_arc_se``)."""
-    reads = [_no_edge_reads(w, winks, image_bgr, camera) for w in (a, b)]
-    nulls = [_robust_sd(v[2][keep]) for v, keep in reads if keep.sum() >= 2 * MIN_ARC_SAMPLES]
+    reads = reads or ReviewReads(winks, image_bgr, camera)
+    nulls = [_robust_sd(v[2][keep]) for v, keep in map(reads.no_edge, (a, b))
+             if keep.sum() >= 2 * MIN_ARC_SAMPLES]
     null_sd = max(NULL_SD_FLOOR, max(nulls) if nulls else math.sqrt(2.0) * noise_level)
 
     def read(w: WinkCandidate, arc: np.ndarray) -> tuple[float, float]:
-        strays = [s for v, keep in reads if (s := no_edge_arc_se(v, keep, len(arc))) is not None]
+        strays = [s for s in (reads.no_edge_arc_se(o, len(arc)) for o in (a, b)) if s is not None]
         return arc_step(rim_step_vectors(image_bgr, camera, w, arc), null_sd, max(strays, default=0.0))
     ev = []
     se = {a.wink_id: 0.0, b.wink_id: 0.0}
     n_min = 10**6
     pair = (a.wink_id, b.wink_id)
     for up, lo in ((a, b), (b, a)):
-        pu, pl = _posed_pair(winks, up, lo)
+        pu, pl = reads.posed(up, lo)
         arc_u, arc_l = (_clear_arc(w, rim_angles_inside(w, o), winks, pair) for w, o in ((pu, pl), (pl, pu)))
         n_min = min(n_min, len(arc_u))
         if len(arc_u) < MIN_ARC_SAMPLES:
@@ -213,28 +227,24 @@ RIM_PLACE_SD_MM = 0.5  # how well the posed rim's place is known (centre and pos
 MIN_SHADOW_SAMPLES = 4  # rim samples a shadow read needs (its error comes from their spread)
 
 
-def shadow_depth(image_bgr: np.ndarray, camera: CameraModel, up: WinkCandidate, lo: WinkCandidate,
-                 winks: list[WinkCandidate]) -> tuple[float, float, int]:
-    """(depth of the dark band just beyond ``up``'s rim over ``lo``, its standard error, samples), both posed.
+def _top_heights(w: WinkCandidate, p: np.ndarray) -> np.ndarray:
+    """Heights of ``w``'s top surface at plan points ``p`` (N, 2), as ``top_height_at`` for many points."""
+    t, az = math.radians(w.tilt_deg), math.radians(w.tilt_azimuth_deg)
+    dx = (p - w.center_mm) @ np.array([math.cos(az), math.sin(az)])
+    return w.z_mm + math.tan(t) * dx + WINK_THICKNESS_MM / 2 / math.cos(t)
 
-    The upper wink's edge stands over the lower wink's top and shades a band of it beside the cut rim; the lower's
-    hidden rim, under the upper's top, has one surface on both sides and no band. The band counts by how much
-    darker it is than the blurred step between the two sides would make it (the upper's top inside, the lower's
-    top further out, mixed at each band offset by the blur and the rim's placing), so that two tops shaded
-    differently are no band; each side is projected at its own height. A shadow only darkens: a bright band (a
-    lamp's highlight on a bevel) counts as none."""
-    pair = (up.wink_id, lo.wink_id)
-    ang = rim_angles_inside(up, lo, clear_mm=SHADOW_ARC_CLEAR_MM)
-    ang = clear_of_third(up, ang, winks, pair, clear_mm=SHADOW_THIRD_CLEAR_MM)
-    n = len(ang)
-    if n < MIN_SHADOW_SAMPLES:
-        return 0.0, 0.0, n
+
+def _band_depths(image_bgr: np.ndarray, camera: CameraModel, up: WinkCandidate, lo: WinkCandidate,
+                 ang: np.ndarray, radius_mm: float) -> np.ndarray:
+    """Per rim sample, how much darker the band just beyond ``up``'s circle of ``radius_mm`` is than the blurred
+    step between the side inside it (``up``'s top) and the side further out (``lo``'s top) would make it."""
     offs = (*SHADOW_INSIDE_MM, *SHADOW_BAND_MM, *SHADOW_BEYOND_MM)
+    n = len(ang)
     pts = []
     for off in offs:
-        p = top_rim_points(up, ang, up.radius_mm + off)
-        if off > 0.0:
-            p[:, 2] = [top_height_at(lo, q) for q in p[:, :2]]
+        p = top_rim_points(up, ang, radius_mm + off)
+        if off > 0.0 and lo is not up:
+            p[:, 2] = _top_heights(lo, p[:, :2])
         pts.append(p)
     q = camera.project_mm(np.vstack(pts)).astype(np.float32)
     v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -242,50 +252,266 @@ def shadow_depth(image_bgr: np.ndarray, camera: CameraModel, up: WinkCandidate, 
     k1, k2 = len(SHADOW_INSIDE_MM), len(SHADOW_INSIDE_MM) + len(SHADOW_BAND_MM)
     # without a shadow the band is the blurred step between the two tops: each band sample the mix of the two that
     # the blur (the image's, and the rim's place known to half a millimetre) makes at its offset from the rim
-    mmpp = camera.mm_per_px_at((float(up.center_mm[0]), float(up.center_mm[1])))
-    blur_mm = math.hypot(SHADOW_BLUR_PX * mmpp, RIM_PLACE_SD_MM)
+    blur_mm = _blur_mm(camera, up)
     w_in = float(np.mean([_NORMAL.cdf(-o / blur_mm) for o in SHADOW_BAND_MM]))
     expected = w_in * lum[:k1].mean(axis=0) + (1.0 - w_in) * lum[k2:].mean(axis=0)
-    depth = expected - lum[k1:k2].mean(axis=0)
+    return expected - lum[k1:k2].mean(axis=0)
+
+
+def _clear_circle(w: WinkCandidate, winks: list[WinkCandidate], inset_mm: float) -> tuple[np.ndarray, np.ndarray]:
+    """(48 plan angles, which of them are clear of every other wink) of the circle ``inset_mm`` inside ``w``'s
+    rim: where ``w``'s top shows no edge."""
+    ang = np.linspace(0, 2 * np.pi, 48, endpoint=False)
+    p = top_rim_points(w, ang, w.radius_mm - inset_mm)[:, :2]
+    keep = np.ones(len(ang), bool)
+    for o in winks:
+        if o is not w and not o.potted:
+            keep &= np.linalg.norm(p - o.center_mm, axis=1) > o.radius_mm + THIRD_RIM_CLEAR_MM
+    return ang, keep
+
+
+def _window_medians(v: np.ndarray, keep: np.ndarray, n: int) -> list[float]:
+    """Medians of ``v`` over every run of ``n`` consecutive clear samples round a circle."""
+    runs = _runs(keep, n)
+    return [float(x) for x in np.median(v[runs], axis=1)] if len(runs) else []
+
+
+def _blur_mm(camera: CameraModel, w: WinkCandidate) -> float:
+    """One standard deviation of the image's blur at ``w`` combined with how well a posed rim's place is known."""
+    return math.hypot(SHADOW_BLUR_PX * camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1]))),
+                      RIM_PLACE_SD_MM)
+
+
+def _no_shadow_depths(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], colour: str
+                      ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(band depths, which samples are clear of others) read the same way as a shadow band on a circle inside the
+    top of every wink of ``colour`` (the same plastic, its shading and highlights): where there is no shadow."""
+    reads = []
+    for w in winks:
+        if w.color != colour or w.potted:
+            continue
+        # the circle's farthest sample stays two blurs inside the rim (the rim's step would read as a band)
+        inset_mm = SHADOW_BEYOND_MM[-1] + 2.0 * _blur_mm(camera, w)
+        if w.radius_mm - inset_mm + SHADOW_INSIDE_MM[0] <= 0.0:
+            continue
+        ang, keep = _clear_circle(w, winks, inset_mm)
+        reads.append((_band_depths(image_bgr, camera, w, w, ang, w.radius_mm - inset_mm), keep))
+    return reads
+
+
+def _shadow_stray(reads: list[tuple[np.ndarray, np.ndarray]], n: int) -> float | None:
+    """How far the median band depth over ``n`` consecutive samples strays from zero where there is no shadow
+    (``_no_shadow_depths``); None where no run is that long. Neighbouring samples share shading and blur, so this
+    is larger than a sample's spread over the square root of their number."""
+    meds: list[float] = []
+    for depth, keep in reads:
+        if keep.sum() >= n:
+            meds += _window_medians(depth, keep, n)
+    return float(np.sqrt(np.mean(np.square(meds)))) if meds else None
+
+
+def shadow_depth(image_bgr: np.ndarray, camera: CameraModel, up: WinkCandidate, lo: WinkCandidate,
+                 winks: list[WinkCandidate], reads: ReviewReads | None = None) -> tuple[float, float, int]:
+    """(depth of the dark band just beyond ``up``'s rim over ``lo``, its standard error, samples), both posed.
+
+    The upper wink's edge stands over the lower wink's top and shades a band of it beside the cut rim; the lower's
+    hidden rim, under the upper's top, has one surface on both sides and no band. The band counts by how much
+    darker it is than the blurred step between the two sides would make it (the upper's top inside, the lower's
+    top further out), so that two tops shaded differently are no band; each side is projected at its own height.
+    A shadow only darkens: a bright band (a lamp's highlight on a bevel) counts as none. The error is at least the
+    same read's stray over as many samples where there is no shadow (``_shadow_stray``)."""
+    pair = (up.wink_id, lo.wink_id)
+    ang = rim_angles_inside(up, lo, clear_mm=SHADOW_ARC_CLEAR_MM)
+    ang = clear_of_third(up, ang, winks, pair, clear_mm=SHADOW_THIRD_CLEAR_MM)
+    n = len(ang)
+    if n < MIN_SHADOW_SAMPLES:
+        return 0.0, 0.0, n
+    depth = _band_depths(image_bgr, camera, up, lo, ang, up.radius_mm)
     sd = max(NULL_SD_FLOOR, _robust_sd(depth))
-    return max(float(np.median(depth)), 0.0), _MEDIAN_SE_FACTOR * sd / math.sqrt(n), n
+    se = _MEDIAN_SE_FACTOR * sd / math.sqrt(n)
+    stray = (reads or ReviewReads(winks, image_bgr, camera)).shadow_stray(up.color, n)
+    return max(float(np.median(depth)), 0.0), max(se, stray or 0.0), n
 
 
 def shadow_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
-             camera: CameraModel) -> float | None:
+             camera: CameraModel, reads: ReviewReads | None = None) -> float | None:
     """How many standard errors deeper the shadow band is beside a's rim (a upper, posed) than beside b's (b
     upper); None where neither rim shows enough of the lower wink beyond it to read."""
-    reads = [shadow_depth(image_bgr, camera, *_posed_pair(winks, up, lo), winks) for up, lo in ((a, b), (b, a))]
-    if all(n < MIN_SHADOW_SAMPLES for _, _, n in reads):
+    reads = reads or ReviewReads(winks, image_bgr, camera)
+    bands = [shadow_depth(image_bgr, camera, *reads.posed(up, lo), winks, reads) for up, lo in ((a, b), (b, a))]
+    if all(n < MIN_SHADOW_SAMPLES for _, _, n in bands):
         return None
-    se = math.hypot(reads[0][1], reads[1][1])
-    return (reads[0][0] - reads[1][0]) / se
+    se = math.hypot(bands[0][1], bands[1][1])
+    return (bands[0][0] - bands[1][0]) / se
+
+
+#: The luminance profile across a rim, mm from it in plan (inside negative): the upper wink's top to the lower's.
+EDGE_PROFILE_MM = np.arange(-2.0, 2.01, 0.5)
+#: The profile's least-squares line taken away: a top's smooth shading is close to linear over 4 mm.
+_LINE_RESIDUAL = np.eye(len(EDGE_PROFILE_MM)) - (lambda x: x @ np.linalg.pinv(x))(
+    np.column_stack([np.ones_like(EDGE_PROFILE_MM), EDGE_PROFILE_MM]))
+#: Finer than this a read's inner and outer samples (1.5 mm apart) fall in one pixel: the profile cannot be read.
+EDGE_RESOLVED_MM_PER_PX = 1.5
+#: An energy spread below this (image units) is JPEG's flattening of a smooth top, not the read's error.
+EDGE_SD_FLOOR = 0.25
+
+
+def _luminance_profiles(image_bgr: np.ndarray, camera: CameraModel, w: WinkCandidate, ang: np.ndarray,
+                        radius_mm: float, up: WinkCandidate, lo: WinkCandidate) -> np.ndarray:
+    """Luminance (offsets, samples) across ``w``'s circle of ``radius_mm`` at ``EDGE_PROFILE_MM``, each point on
+    the top it lies on as posed (``up``'s where it covers, else ``lo``'s)."""
+    pts = []
+    for off in EDGE_PROFILE_MM:
+        p = top_rim_points(w, ang, radius_mm + off)
+        on_up = np.linalg.norm(p[:, :2] - up.center_mm, axis=1) < up.radius_mm
+        p[:, 2] = np.where(on_up, _top_heights(up, p[:, :2]), _top_heights(lo, p[:, :2]))
+        pts.append(p)
+    q = camera.project_mm(np.vstack(pts)).astype(np.float32)
+    v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return v.reshape(len(EDGE_PROFILE_MM), len(ang), 3).astype(np.float32).mean(axis=2)
+
+
+def _profile_energies(medians: np.ndarray) -> np.ndarray:
+    """RMS of each median profile (offsets, arcs) about its straight line: a step or a dark or bright band at the
+    rim (the upper's edge, bevel, side face or shadow) leaves one, the smooth shading of one top does not."""
+    r = _LINE_RESIDUAL @ medians
+    return np.sqrt(np.mean(r * r, axis=0))
+
+
+def _profile_energy(profiles: np.ndarray) -> float:
+    """``_profile_energies`` of one arc's profiles (offsets, samples)."""
+    return float(_profile_energies(np.median(profiles, axis=1)[:, None])[0])
+
+
+def _no_edge_profiles(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], colour: str
+                      ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(profiles, which samples are clear of others) on a circle inside the top of every wink of ``colour`` (the
+    same plastic, its shading and highlights): where there is no edge."""
+    reads = []
+    for w in winks:
+        if w.color == colour and not w.potted:
+            ang, keep = _clear_circle(w, winks, NULL_INSET_MM)
+            reads.append((_luminance_profiles(image_bgr, camera, w, ang, w.radius_mm - NULL_INSET_MM, w, w), keep))
+    return reads
+
+
+def _edge_null(reads: list[tuple[np.ndarray, np.ndarray]], n: int) -> tuple[float, float] | None:
+    """(mean, standard deviation) of the profile energy of ``n`` consecutive samples where there is no edge
+    (``_no_edge_profiles``). Noise alone leaves energy, more on a short arc, so an arc's energy counts only above
+    this."""
+    energies: list[float] = []
+    for prof, keep in reads:
+        runs = _runs(keep, n)
+        if len(runs):
+            energies += list(_profile_energies(np.median(prof[:, runs], axis=2)))
+    if len(energies) < MIN_ARC_SAMPLES:
+        return None
+    return float(np.mean(energies)), max(float(np.std(energies)), EDGE_SD_FLOOR)
+
+
+def edge_profile_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
+                   camera: CameraModel, reads: ReviewReads | None = None) -> float | None:
+    """How many standard errors more edge a's circle inside b shows (a upper, posed) than b's inside a (b upper);
+    None where either arc is too short, the profile is unresolved or no no-edge read is as long.
+
+    The upper wink's outline is a whole circle, so along its arc over the lower wink the profile across it holds
+    an edge of some form (its top against the lower's, its bevel, its side face, its shadow); the lower's rim
+    under it has the upper's smooth top on both sides. Each arc's energy is weighed against the same read of as
+    many samples where there is no edge (``_edge_null``)."""
+    if camera.mm_per_px_at((float(a.center_mm[0]), float(a.center_mm[1]))) > EDGE_RESOLVED_MM_PER_PX:
+        return None
+    pair = (a.wink_id, b.wink_id)
+    reads = reads or ReviewReads(winks, image_bgr, camera)
+    excess = []
+    for up, lo in ((a, b), (b, a)):
+        pu, pl = reads.posed(up, lo)
+        arc = clear_of_third(pu, rim_angles_inside(pu, pl), winks, pair)
+        if len(arc) < MIN_ARC_SAMPLES:
+            return None
+        null = reads.edge_null(up.color, len(arc))
+        if null is None:
+            return None
+        energy = _profile_energy(_luminance_profiles(image_bgr, camera, pu, arc, pu.radius_mm, pu, pl))
+        excess.append((energy - null[0], null[1]))
+    return (excess[0][0] - excess[1][0]) / math.hypot(excess[0][1], excess[1][1])
+
+
+class ReviewReads:
+    """The reads every cue of a review shares, each made once: a pair's posed copies under each hypothesis (for
+    the pair being judged: its order changes the graph the next pair is posed on), and the no-edge and no-shadow
+    reads inside the tops with their strays over runs of each length (the winks' places and poses stay as they
+    are while a review reorders them, so these hold for every pair)."""
+
+    def __init__(self, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel):
+        self.winks, self.image_bgr, self.camera = winks, image_bgr, camera
+        self._posed: dict[tuple[str, str], tuple[WinkCandidate, WinkCandidate]] = {}
+        self._memo: dict[tuple, object] = {}
+
+    def _once(self, key: tuple, make: Callable[[], object]):
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
+
+    def next_pair(self) -> None:
+        """Forget the posed copies: the order graph may have changed since."""
+        self._posed.clear()
+
+    def posed(self, upper: WinkCandidate, lower: WinkCandidate) -> tuple[WinkCandidate, WinkCandidate]:
+        key = (upper.wink_id, lower.wink_id)
+        if key not in self._posed:
+            self._posed[key] = _posed_pair(self.winks, upper, lower)
+        return self._posed[key]
+
+    def no_edge(self, w: WinkCandidate) -> tuple[np.ndarray, np.ndarray]:
+        return self._once(("no_edge", w.wink_id),
+                          lambda: _no_edge_reads(w, self.winks, self.image_bgr, self.camera))
+
+    def no_edge_arc_se(self, w: WinkCandidate, n: int) -> float | None:
+        return self._once(("arc_se", w.wink_id, n), lambda: no_edge_arc_se(*self.no_edge(w), n))
+
+    def shadow_stray(self, colour: str, n: int) -> float | None:
+        depths = self._once(("no_shadow", colour),
+                            lambda: _no_shadow_depths(self.image_bgr, self.camera, self.winks, colour))
+        return self._once(("shadow_stray", colour, n), lambda: _shadow_stray(depths, n))
+
+    def edge_null(self, colour: str, n: int) -> tuple[float, float] | None:
+        profiles = self._once(("no_edge_profiles", colour),
+                              lambda: _no_edge_profiles(self.image_bgr, self.camera, self.winks, colour))
+        return self._once(("edge_null", colour, n), lambda: _edge_null(profiles, n))
 
 
 #: A cue contradicts another when it points the other way by more than this many of its standard errors.
 CONTRADICTION_SIGMAS = 1.0
 
 
-def combined_z(z_rim: float, z_shadow: float) -> float:
-    """One z-score of the order from the cut rim's step and the shadow band beside it (positive: a upper).
+def combined_z(*zs: float) -> float:
+    """One z-score of the order from independent cues (positive: a upper): the cut rim's step, the shadow band
+    beside it, the edge profile across it.
 
-    The two are read on different offsets of the rim (the step across it; the band against both tops beyond
-    it), and each may be absent for a reason of its own (a lamp overhead hides the shadow under the edge; two
-    tops lit alike show no step), so the order is as sure as the surer cue when the other does not contradict
-    it; when it does (beyond a standard error) the two are weighed together, their errors independent.
+    Each is read on other offsets of the rim or another form of its edge, and each may be absent for a reason of
+    its own (a lamp overhead hides the shadow under the edge; two tops lit alike show no step), so the order is as
+    sure as the surest cue when no other contradicts it, and as all of them weighed together (their errors
+    independent) when that says more or when one contradicts it (beyond a standard error).
 
-    >>> round(combined_z(2.5, 0.3), 2), round(combined_z(2.5, -1.5), 2)
-    (2.5, 0.71)
+    >>> round(combined_z(2.5, 0.3), 2), round(combined_z(2.5, -1.5), 2), round(combined_z(2.5, 0.3, -1.2), 2)
+    (2.5, 0.71, 0.92)
+    >>> round(combined_z(-2.0, -2.2, -1.6), 2), round(combined_z(2.5, -0.4), 2)
+    (-3.35, 2.5)
     """
-    if z_rim * z_shadow < 0.0 and min(abs(z_rim), abs(z_shadow)) > CONTRADICTION_SIGMAS:
-        return (z_rim + z_shadow) / math.sqrt(2.0)
-    return max((z_rim, z_shadow), key=abs)
+    best = max(zs, key=abs)
+    together = sum(zs) / math.sqrt(len(zs))
+    if any(z * best < 0.0 and abs(z) > CONTRADICTION_SIGMAS for z in zs):
+        return together
+    if all(z * best > 0.0 for z in zs):
+        return max(best, together, key=abs)  # all point one way: together they say more than the surest
+    return best
 
 
 def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
                  params: WinkDetectorParams, noise_level: float, confidence_min: float = 0.75) -> int:
     """Judge again, with posed rims, every overlapping pair that is same-coloured or undecided; returns changes."""
     by_id = {w.wink_id: w for w in winks}
+    reads = ReviewReads(winks, image_bgr, camera)
     changed = 0
     for a in winks:
         for other_id, conf in list(a.order_confidence.items()):
@@ -297,17 +523,21 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             d = float(np.linalg.norm(a.center_mm - b.center_mm))
             if lens_area_mm2(a.radius_mm, b.radius_mm, d) < params.min_lens_mm2:
                 continue
-            res = cut_rim_evidence(winks, a, b, image_bgr, camera, noise_level)
+            reads.next_pair()
+            res = cut_rim_evidence(winks, a, b, image_bgr, camera, noise_level, reads)
             if res is None:
                 continue
             ea, eb, _, sigma = res
             z = (ea - eb) / sigma
             both_sure = False
             if a.color == b.color:
-                zs = shadow_z(winks, a, b, image_bgr, camera)
-                if zs is not None:
-                    both_sure = min(z * math.copysign(1.0, zs), abs(zs)) >= DECIDE_SIGMAS
-                    z = combined_z(z, zs)
+                cues = [c for c in (shadow_z(winks, a, b, image_bgr, camera, reads),
+                                    edge_profile_z(winks, a, b, image_bgr, camera, reads)) if c is not None]
+                if cues:
+                    # two reads of other offsets or forms of the rims, both sure and none against them
+                    sure = [c for c in (z, *cues) if abs(c) >= DECIDE_SIGMAS]
+                    z = combined_z(z, *cues)
+                    both_sure = len(sure) >= 2 and all(c * z > 0.0 for c in sure) and abs(z) >= DECIDE_SIGMAS
             # reported (confidence_min) from DECIDE_SIGMAS standard errors on
             new_conf = max(0.5, _NORMAL.cdf(abs(z) - DECIDE_SIGMAS + _NORMAL.inv_cdf(confidence_min)))
             a_upper = z >= 0.0
