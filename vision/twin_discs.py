@@ -140,6 +140,14 @@ def split_twin_blobs(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: 
     return out
 
 
+def _reaching(others: list[WinkCandidate], centre_mm: np.ndarray, half_mm: float,
+              spread_mm: float) -> list[WinkCandidate]:
+    """The winks whose disc (with its blur) can reach the square window of half side ``half_mm`` about
+    ``centre_mm``: the others mask nothing in it (a frame holds some twenty winks, the window a few)."""
+    return [o for o in others
+            if np.max(np.abs(o.center_mm - centre_mm)) <= half_mm + o.radius_mm + spread_mm]
+
+
 def _core_beyond(c: WinkCandidate, others: list[WinkCandidate], cs: ColourScene, grid: OrthoGrid,
                  camera: CameraModel) -> bool:
     """Whether the labels give the felt's class to a few pixels in the window beyond the found wink (and its blur)
@@ -155,7 +163,7 @@ def _core_beyond(c: WinkCandidate, others: list[WinkCandidate], cs: ColourScene,
     pts = grid.table_from_ortho(np.column_stack([cc + c0, rr + r0]))
     spread = EDGE_BLUR_IMAGE_PX * camera.mm_per_px_at((float(c.center_mm[0]), float(c.center_mm[1])))
     free = np.linalg.norm(pts - c.center_mm, axis=1) > c.radius_mm + spread
-    for o in others:
+    for o in _reaching(others, c.center_mm, half + grid.mm_per_px, spread):  # the window's pixels reach one further
         free &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + spread
     return int(free.sum()) >= MIN_CORE_PX
 
@@ -172,7 +180,7 @@ def _twin_pair(c: WinkCandidate, others: list[WinkCandidate], image_bgr: np.ndar
     ok = _on_felt(pts, camera)
     if exclude is not None:
         ok &= ~exclude(pts)
-    for o in others:
+    for o in _reaching(others, c.center_mm, half, spread):
         ok &= ((pts - o.center_mm) ** 2).sum(axis=1) > (o.radius_mm + spread) ** 2
     own = ((pts - c.center_mm) ** 2).sum(axis=1) < c.radius_mm ** 2
     if (ok & own).sum() < 0.5 * own.sum() or (ok & ~own).sum() < own.sum():
