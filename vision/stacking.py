@@ -134,14 +134,8 @@ def _no_edge_reads(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.n
     """(step vectors (offsets, 48, 3), which of the 48 are clear of every other wink) read on a circle inside
     ``w``'s top, away from every other wink: where there is no edge, so with the image's own noise, blur, JPEG
     and the plastic's shading and highlights (the null against which a faint one-colour edge is weighed)."""
-    ang = np.linspace(0, 2 * np.pi, 48, endpoint=False)
-    r = w.radius_mm - NULL_INSET_MM
-    p = top_rim_points(w, ang, r)[:, :2]
-    keep = np.ones(len(ang), bool)
-    for o in winks:
-        if o is not w and not o.potted:
-            keep &= np.linalg.norm(p - o.center_mm, axis=1) > o.radius_mm + THIRD_RIM_CLEAR_MM
-    return rim_step_vectors(image_bgr, camera, w, ang, r), keep
+    ang, keep = _clear_circle(w, winks, NULL_INSET_MM)
+    return rim_step_vectors(image_bgr, camera, w, ang, w.radius_mm - NULL_INSET_MM), keep
 
 
 def no_edge_arc_se(v: np.ndarray, keep: np.ndarray, n: int) -> float | None:
