@@ -544,33 +544,36 @@ def _size_sigma_mm(native_px: float, params: MarblesParams) -> float:
     return math.hypot(params.size_sigma_mm, params.size_sigma_native_px * MARBLE_DIAMETER_MM / native_px)
 
 
-def _kind_confidence(diameter_mm: float, native_px: float, params: MarblesParams) -> float:
+def _split_confidence(diameter_mm: float, sigma_mm: float) -> float:
     """Probability that the size-based kind is right: the margin to the split over the size's sigma."""
-    z = abs(diameter_mm - MARBLE_TOLLEY_SPLIT_MM) / _size_sigma_mm(native_px, params)
+    z = abs(diameter_mm - MARBLE_TOLLEY_SPLIT_MM) / sigma_mm
     return float(0.5 * (1.0 + math.erf(z / math.sqrt(2.0))))
+
+
+def _kind_confidence(diameter_mm: float, native_px: float, params: MarblesParams) -> float:
+    return _split_confidence(diameter_mm, _size_sigma_mm(native_px, params))
+
+
+def _placed(camera: CameraModel, center_px, dmm: float, base_z: float) -> dict[str, Any]:
+    """A ball's kind, size and place from its image centre and measured diameter: re-aimed at its own centre
+    height (bigger balls sit higher), on the ring when it rests on the ring top within its radius."""
+    is_tolley = dmm > MARBLE_TOLLEY_SPLIT_MM
+    z_c = base_z + (dmm if is_tolley else MARBLE_DIAMETER_MM) / 2
+    xy_c = camera.image_to_table_mm(np.asarray(center_px, float)[None], z_c)[0]
+    r_plan = float(math.hypot(*xy_c))
+    return dict(kind="tolley" if is_tolley else "marble", center_mm=(float(xy_c[0]), float(xy_c[1])),
+                center_z_mm=float(z_c),
+                diameter_mm=float(min(dmm, TOLLEY_MAX_DIAMETER_MM + 2.0)) if is_tolley else MARBLE_DIAMETER_MM,
+                on_ring=bool(base_z == 0.0 and r_plan <= RING_RADIUS_MM), ring_margin_mm=RING_RADIUS_MM - r_plan)
 
 
 def _emit_ball(found: list, grid, camera: CameraModel, c, dmm: float, cf: float, grouped: bool,
                kind_conf: float, base_z: float, z_mid: float, native_px: float, params: MarblesParams,
                presence: float = 1.0) -> None:
-    c = np.asarray(c, float)
-    is_tolley = dmm > MARBLE_TOLLEY_SPLIT_MM
-    kind = "tolley" if is_tolley else "marble"
-    d_true = dmm if is_tolley else MARBLE_DIAMETER_MM
-    xy_mm = grid.table_from_ortho(c[None])[0]
-    # re-aim at the ball's own centre height: bigger balls sit higher
-    z_c = base_z + d_true / 2
+    xy_mm = grid.table_from_ortho(np.asarray(c, float)[None])[0]
     px = camera.project_mm(np.array([[xy_mm[0], xy_mm[1], z_mid]]))[0]
-    xy_c = camera.image_to_table_mm(px[None], z_c)[0]
-    r_plan = float(math.hypot(*xy_c))
-    on = base_z == 0.0
     found.append(BallDetection(
-        kind=kind,
-        center_mm=(float(xy_c[0]), float(xy_c[1])),
-        center_z_mm=float(z_c),
-        diameter_mm=float(min(dmm, TOLLEY_MAX_DIAMETER_MM + 2.0)) if is_tolley else MARBLE_DIAMETER_MM,
-        on_ring=bool(on and r_plan <= RING_RADIUS_MM),
-        ring_margin_mm=RING_RADIUS_MM - r_plan,
+        **_placed(camera, px, dmm, base_z),
         center_px=(float(px[0]), float(px[1])),
         confidence=float(np.clip(min(cf, kind_conf), 0.05, 1.0)),
         position_sigma_mm=max(params.min_position_sigma_mm,
@@ -893,19 +896,10 @@ def _base_z(b: BallDetection) -> float:
 
 def _resized(b: BallDetection, camera: CameraModel, dmm: float, kind_conf: float) -> BallDetection:
     """``b`` with a new measured diameter and kind confidence: its kind, height and plan centre follow."""
-    is_tolley = dmm > MARBLE_TOLLEY_SPLIT_MM
-    d_true = dmm if is_tolley else MARBLE_DIAMETER_MM
-    base_z = _base_z(b)
-    z_c = base_z + d_true / 2
-    xy_c = camera.image_to_table_mm(np.asarray(b.center_px, float)[None], z_c)[0]
-    r_plan = float(math.hypot(*xy_c))
     # the detection's own confidence, without the old kind's
     cf = b.confidence if b.confidence < b.kind_confidence else 1.0
     return replace(
-        b, kind="tolley" if is_tolley else "marble", center_mm=(float(xy_c[0]), float(xy_c[1])),
-        center_z_mm=float(z_c),
-        diameter_mm=float(min(dmm, TOLLEY_MAX_DIAMETER_MM + 2.0)) if is_tolley else MARBLE_DIAMETER_MM,
-        on_ring=bool(base_z == 0.0 and r_plan <= RING_RADIUS_MM), ring_margin_mm=RING_RADIUS_MM - r_plan,
+        b, **_placed(camera, b.center_px, dmm, _base_z(b)),
         confidence=float(np.clip(min(cf, kind_conf), 0.05, 1.0)), kind_confidence=float(kind_conf),
         measured_diameter_mm=float(dmm))
 
@@ -957,8 +951,7 @@ def _caustic_sizes(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallD
         w_s, w_c = sigma_size ** -2, got.sigma_mm ** -2
         dmm = (w_s * d_s + w_c * d_c) / (w_s + w_c)
         sigma = max((w_s + w_c) ** -0.5, 0.5 * abs(d_s - d_c))
-        z = abs(dmm - MARBLE_TOLLEY_SPLIT_MM) / sigma
-        out[i] = _resized(found[i], camera, dmm, float(0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))))
+        out[i] = _resized(found[i], camera, dmm, _split_confidence(dmm, sigma))
     return out
 
 

@@ -226,11 +226,3 @@ def model_fits(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit
     for i in todo:
         out[i] = one(i, psf_px)
     return out, psf_px
-
-
-def model_diameters_mm(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit: np.ndarray,
-                       psf_px: tuple[float, float] | None = None
-                       ) -> tuple[list[float | None], tuple[float, float] | None]:
-    """The fitted diameter (mm, None where no fit) of each ball, as ``model_fits``, and the photo's PSF widths."""
-    fits, psf_px = model_fits(lab, camera, centers_mm, fit, psf_px)
-    return [None if f is None else f.diameter_mm for f in fits], psf_px

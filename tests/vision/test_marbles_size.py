@@ -11,7 +11,7 @@ import pytest
 from calibration.camera import CameraModel
 from geometry.marbles import MARBLE_DIAMETER_MM, MARBLE_TOLLEY_SPLIT_MM
 from vision.marbles import detect_marbles
-from vision.marbles_size import blurred_disc, fit_ball, local_affine, model_diameters_mm, photo_lab
+from vision.marbles_size import blurred_disc, fit_ball, local_affine, model_fits, photo_lab
 
 MARBLE_PX = 6.5  # a marble spans 6.5 of the photo's pixels: a whole-ring view at 1080p
 # The model alone: a uniform disc, so a limb shaded darker reads a ball up to ~1 mm small and a shadow beside it
@@ -88,7 +88,8 @@ def test_photo_psf_is_measured_from_the_balls():
     cam = _camera()
     lab = photo_lab(_photo(cam, BALLS, psf_px=1.2, shadow=False))
     ctrs = np.array([[x, y, MARBLE_DIAMETER_MM / 2] for x, y, _, _ in BALLS])
-    sizes, psf = model_diameters_mm(lab, cam, ctrs, np.ones(len(BALLS), bool))
+    fits, psf = model_fits(lab, cam, ctrs, np.ones(len(BALLS), bool))
+    sizes = [None if f is None else f.diameter_mm for f in fits]
     assert psf is not None and 0.8 < psf[0] < 1.8  # the lens blur plus the pixel and JPEG's own
     assert psf[1] >= psf[0] - 0.1  # JPEG halves colour's resolution: colour is never sharper
     for (_, _, d, _), got in zip(BALLS, sizes):
