@@ -1,32 +1,59 @@
-"""Correlation of a small raster with a ring kernel, evaluated only on the window of centres a search looks at.
+"""Correlations of a small raster with ring kernels, read only on the window of centres a search looks at.
 
-The ring search of ``vision.winks.ring_responses`` correlates a ~46-pixel plan raster with kernels as wide as
-itself (a 37-pixel ring) but reads the result only on the 11 x 11 centres within the search radius.
-``cv2.filter2D`` computes every output of the raster; ``cv2.matchTemplate`` (``TM_CCORR``: the same
-correlation, through the same kind of DFT) computes only the placements of the kernel inside its input, so the
-input cut (and zero-padded, as ``BORDER_CONSTANT``) to the window's reach gives just the window: the same sums to
-the last bit but for an occasional unit of the last place.
+The ring search of ``vision.winks.ring_responses`` correlates a ~46-pixel plan raster (a visibility mask and
+the masked colour gradients, seven planes) with kernels as wide as itself (a 37-pixel ring) and reads the
+result only on the 11 x 11 centres within the search radius, for two radii: fourteen correlations. One forward
+DFT of all the planes, the kernels' spectra (made once per kernel), products summed per output and one inverse
+DFT of all the outputs (single precision, as OpenCV's) do the work of fourteen ``cv2.matchTemplate`` calls, whose fixed cost dominated on so
+small a raster. The DFT is only as wide as the window's reach needs: a circular correlation equals the
+zero-bordered one wherever the window's kernel placements never wrap onto the raster.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import lru_cache
+
 import cv2
 import numpy as np
+import scipy.fft
 
 
-def correlate_window(src: np.ndarray, kernel: np.ndarray, start: int, count: int) -> np.ndarray:
-    """``cv2.filter2D(src, -1, kernel, borderType=BORDER_CONSTANT)[start:start+count, start:start+count]``.
+@lru_cache(maxsize=16)
+def _kernel_spectrum(data: bytes, side: int, n_dft: int) -> np.ndarray:
+    """Conjugate 2-D spectrum of an odd ``side`` x ``side`` float32 kernel centred on the DFT's origin."""
+    k = np.frombuffer(data, np.float32).reshape(side, side)
+    m = side // 2
+    placed = np.zeros((n_dft, n_dft), np.float32)
+    placed[:side, :side] = k
+    placed = np.roll(placed, (-m, -m), axis=(0, 1))  # kernel tap (a, b) at offset (a - m, b - m), circularly
+    spec = np.conj(scipy.fft.rfft2(placed))
+    spec.setflags(write=False)
+    return spec
 
-    ``src`` is a square ``(n, n)`` or ``(n, n, C)`` float32 raster, ``kernel`` an odd square float32 kernel.
+
+def correlate_sums(srcs: np.ndarray, outputs: Sequence[Sequence[tuple[int, np.ndarray]]], start: int,
+                   count: int) -> np.ndarray:
+    """``sum_i cv2.filter2D(srcs[s_i], -1, kernel_i, borderType=BORDER_CONSTANT)`` over each output's
+    ``(s_i, kernel_i)`` terms, on the window ``[start:start+count, start:start+count]``: ``(len(outputs), count,
+    count)`` float32.
+
+    ``srcs`` is ``(S, n, n)`` (square planes), each kernel an odd square float32 array.
     """
-    n = src.shape[0]
-    m = kernel.shape[0] // 2
-    lo, hi = start - m, start + count - 1 + m  # the input rows (and columns) the window's outputs reach
-    pad_lo, pad_hi = max(0, -lo), max(0, hi - (n - 1))
-    sub = src[max(lo, 0):min(hi, n - 1) + 1, max(lo, 0):min(hi, n - 1) + 1]
-    if pad_lo or pad_hi:
-        sub = cv2.copyMakeBorder(sub, pad_lo, pad_hi, pad_lo, pad_hi, cv2.BORDER_CONSTANT, value=0)
-    if sub.ndim == 2:
-        return cv2.matchTemplate(sub, kernel, cv2.TM_CCORR)
-    return np.dstack([cv2.matchTemplate(np.ascontiguousarray(sub[..., c]), kernel, cv2.TM_CCORR)
-                      for c in range(sub.shape[2])])
+    n = srcs.shape[1]
+    m = max(k.shape[0] // 2 for terms in outputs for _, k in terms)
+    # the window reads raster rows start - m .. start + count - 1 + m: those outside the raster must fall on
+    # the DFT's zero padding, not wrap onto the raster
+    n_dft = cv2.getOptimalDFTSize(max(n + max(0, m - start), start + count + m))
+    planes = np.zeros((srcs.shape[0], n_dft, n_dft), np.float32)
+    planes[:, :n, :n] = srcs
+    f = scipy.fft.rfft2(planes)
+    prods = np.empty((len(outputs), *f.shape[1:]), f.dtype)
+    for j, terms in enumerate(outputs):
+        acc = None
+        for s, k in terms:
+            term = f[s] * _kernel_spectrum(np.ascontiguousarray(k, np.float32).tobytes(), k.shape[0], n_dft)
+            acc = term if acc is None else acc + term
+        prods[j] = acc
+    out = scipy.fft.irfft2(prods, s=(n_dft, n_dft))
+    return out[:, start:start + count, start:start + count].astype(np.float32)

@@ -37,7 +37,7 @@ from geometry.constants import (
 from vision.colour import CLASS_BG, CLASS_NEUTRAL, COLOR_NAMES, ColourScene
 from vision.components import components_with_stats
 from vision.ortho import OrthoGrid
-from vision.ring_filter import correlate_window
+from vision.ring_filter import correlate_sums
 from vision.silhouette import (Outline, RoundSolid, edge_crossings, outline, rim_points_mm, sample_profiles,
                                solve_shift)
 from vision.tilted_outline import inside_footprint, mid_height_mm
@@ -1195,15 +1195,20 @@ def ring_responses(image_bgr: np.ndarray, camera: CameraModel, center_mm: np.nda
     out = []
     c0 = (n - 1) / 2
     s_px = int(round(RING_SEARCH_MM / RING_STEP_MM))
-    for size in ("small", "large"):
-        # the radial colour derivative averaged along the ring, per channel, then its length: a real outline
-        # keeps one sign all round (wink against felt), pixel noise averages away
+    sizes = ("small", "large")
+    # the radial colour derivative averaged along the ring, per channel, then its length: a real outline keeps
+    # one sign all round (wink against felt), pixel noise averages away; per size the ring's visible weight and
+    # the three channels' radial sums, all correlated at once (only the centres within the search radius)
+    planes = np.concatenate([mask[None], np.moveaxis(gxm, 2, 0), np.moveaxis(gym, 2, 0)])
+    terms = []
+    for size in sizes:
         k, kc, ks = _ring_kernel(RADII_MM[size] / RING_STEP_MM)
-        # only the centres within the search radius are read: the correlation there alone
-        start, count = int(c0) - s_px, 2 * s_px + 1
-        den = correlate_window(mask, k, start, count)
-        r_ch = correlate_window(gxm, kc, start, count) + correlate_window(gym, ks, start, count)
-        num = np.sqrt(np.einsum("ijc,ijc->ij", r_ch, r_ch))
+        terms += [[(0, k)], *[[(1 + ch, kc), (4 + ch, ks)] for ch in range(3)]]
+    start, count = int(c0) - s_px, 2 * s_px + 1
+    win = correlate_sums(planes, terms, start, count)
+    for j, size in enumerate(sizes):
+        den, r_ch = win[4 * j], win[4 * j + 1:4 * j + 4]
+        num = np.sqrt(np.einsum("cij,cij->ij", r_ch, r_ch))
         resp = np.where(den >= RING_MIN_VISIBLE, num / np.maximum(den, 1e-6), 0.0)
         # the centre must also stay near the candidate: a mild prior against sliding along a straight edge
         i = int(np.argmax(resp))
