@@ -956,8 +956,8 @@ def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandida
     k = COLOR_NAMES.index(w.color) + 1
     p_out = w.center_mm + (w.radius_mm + params.probe_mm) * u
     p_in = w.center_mm + (w.radius_mm - params.probe_mm) * u
-    lin = _sample_labels(labels, grid.ortho_from_table(p_in))
-    lout = _sample_labels(labels, grid.ortho_from_table(p_out))
+    # both probes' labels in one sampling (each point's own arithmetic: the same labels)
+    lin, lout = np.split(_sample_labels(labels, grid.ortho_from_table(np.concatenate([p_in, p_out]))), 2)
     ok = (lin == k) & ((lout == CLASS_BG) | (lout == CLASS_NEUTRAL))
     if w.neutral_inside:  # the labels left it neutral: its inside is foreground, the felt around it is not
         ok |= (lin == CLASS_NEUTRAL) & (lout == CLASS_BG)
