@@ -81,8 +81,7 @@ def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: Or
     mine = (a >= params.same_blend) & (off < params.max_off_line)
     # a wink of this colour in another pose is lit otherwise (a flat glossy wink mirrors the lamp and looks
     # pale beside a tilted one): off this wink's blend line, but its calibrated hue is still this colour's
-    k = COLOR_NAMES.index(w.color)
-    mine |= (_classes(bgr, felt, wink_bgr, cs, CrescentParams()) == k).reshape(mine.shape)
+    _own_hue_where_it_counts(mine, bgr, felt, wink_bgr, cs, COLOR_NAMES.index(w.color))
     felt_like = (a < params.same_blend) & (off < params.max_off_line)
     stops = ~mine
     j = np.argmax(stops, axis=1)  # the first sample off the wink's colour on each ray
@@ -93,6 +92,27 @@ def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: Or
     t = np.clip((a0 - params.same_blend) / np.maximum(a0 - a1, 1e-6), 0.0, 1.0)
     out = np.where(good, s[jm] + t * (s[j] - s[jm]), np.nan)
     return out
+
+
+def _own_hue_where_it_counts(mine: np.ndarray, bgr: np.ndarray, felt: np.ndarray, wink_bgr: np.ndarray,
+                             cs: ColourScene, k: int) -> None:
+    """Add to ``mine`` (rays x samples) the samples whose calibrated hue is colour ``k`` (``_classes``), where
+    that can move a ray's first sample off the wink: that sample alone on each ray (usually the felt beyond
+    the rim, which ends the ray), then every sample of the few rays where it read as the wink's own colour.
+    The first sample off ``mine`` on each ray is the one the whole rows' classes give, for a few reads."""
+    n_rays, n_s = mine.shape
+    first = np.argmax(~mine, axis=1)
+    rows = np.flatnonzero(~mine[np.arange(n_rays), first])  # rays with a sample off the blend
+    if len(rows) == 0:
+        return
+    idx = rows * n_s + first[rows]
+    own = _classes(bgr[idx], felt[idx], wink_bgr, cs, CrescentParams()) == k
+    mine[rows[own], first[rows[own]]] = True
+    again = rows[own]  # the ray goes on past that sample: its other samples may end it, or not
+    if len(again):
+        idx = (again[:, None] * n_s + np.arange(n_s)[None, :]).ravel()
+        own = _classes(bgr[idx], felt[idx], wink_bgr, cs, CrescentParams()) == k
+        mine[again] |= own.reshape(len(again), n_s)
 
 
 def _usable(e: np.ndarray, p: np.ndarray, near: list[WinkCandidate], grid: OrthoGrid,
