@@ -137,12 +137,20 @@ def detect_pot(frame_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid
 
 
 def _rim_score_map(gx: np.ndarray, gy: np.ndarray, px0: np.ndarray, nrm: np.ndarray, jac: np.ndarray,
-                   deltas: np.ndarray) -> np.ndarray:
-    """Mean normal gradient along the projected rim for each plan shift (robust to a few strong outliers)."""
-    # the rim points of every shift, per image axis (the same sums as an einsum over both, at a quarter the cost)
-    dx, dy = deltas[:, 0:1], deltas[:, 1:2]
-    mx = (px0[None, :, 0] + (jac[None, :, 0, 0] * dx + jac[None, :, 0, 1] * dy)).astype(np.float32)
-    my = (px0[None, :, 1] + (jac[None, :, 1, 0] * dx + jac[None, :, 1, 1] * dy)).astype(np.float32)
+                   x0: float, y0: float, steps: np.ndarray) -> np.ndarray:
+    """Mean normal gradient along the projected rim for each plan shift of ``_shift_grid(x0, y0, steps)``
+    (robust to a few strong outliers)."""
+    # the rim points of every shift, per image axis (the same sums as an einsum over both, at a quarter the
+    # cost); the shifts are a grid, so each product of a rim point's Jacobian and a shift's x (or y) is made
+    # once per grid column (or row) and only the sums per shift
+    n = len(steps)
+    ax, by = (x0 + steps)[:, None], (y0 + steps)[:, None]
+
+    def shifted(axis: int) -> np.ndarray:
+        along_x, along_y = jac[None, :, axis, 0] * ax, jac[None, :, axis, 1] * by  # (n, N) each
+        summed = (along_x[:, None, :] + along_y[None, :, :]).reshape(n * n, -1)
+        return (px0[None, :, axis] + summed).astype(np.float32)
+    mx, my = shifted(0), shifted(1)
     sx = cv2.remap(gx, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     sy = cv2.remap(gy, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     g = np.abs(sx * nrm[None, :, 0] + sy * nrm[None, :, 1])
@@ -212,11 +220,11 @@ def fit_top_rim(frame_bgr: np.ndarray, camera: CameraModel, center0: np.ndarray,
     R = params.rim_search_mm
     coarse = np.arange(-R, R + 1e-9, 1.0)
     dd = _shift_grid(0.0, 0.0, coarse)
-    sc = _rim_score_map(gx, gy, p_local, nrm, jac, dd)
+    sc = _rim_score_map(gx, gy, p_local, nrm, jac, 0.0, 0.0, coarse)
     best = dd[int(np.argmax(sc))]
     fine = np.arange(-1.5, 1.5 + 1e-9, 0.1)
     dd2 = _shift_grid(best[0], best[1], fine)
-    sc2 = _rim_score_map(gx, gy, p_local, nrm, jac, dd2)
+    sc2 = _rim_score_map(gx, gy, p_local, nrm, jac, best[0], best[1], fine)
     k = int(np.argmax(sc2))
     # weighted centroid of the top of the score surface for a sub-grid estimate
     top = sc2 >= sc2[k] - 0.02 * max(sc2[k], 1e-6)
