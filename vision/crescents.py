@@ -143,20 +143,25 @@ def _shows_beyond(mine_pts: np.ndarray, centre: np.ndarray, r: float, twins: lis
     return float(beyond.sum()) * cell_mm2 >= params.min_area_mm2
 
 
-def _may_show_crescent(cp: np.ndarray, center_mm: np.ndarray, k_up: int, far_mm: float, cs: ColourScene,
-                       grid: OrthoGrid, params: CrescentParams) -> bool:
-    """Whether the first look's labels at all its samples ``cp`` reach either call for the fine search: a
-    necessary condition, as the first look counts the same labels on a subset of them (those ``_clear_of``
-    keeps), some set to felt, so a frame's many lone winks skip the clearing."""
+def _may_show_crescents(cps: list[np.ndarray], centers_mm: np.ndarray, k_ups: np.ndarray,
+                        far_mm: np.ndarray, cs: ColourScene, grid: OrthoGrid,
+                        params: CrescentParams) -> np.ndarray:
+    """Per upper wink, whether the first look's labels at all its samples ``cps[i]`` reach either call for the
+    fine search: a necessary condition, as the first look counts the same labels on a subset of them (those
+    ``_clear_of`` keeps), some set to felt, so a frame's many lone winks skip the clearing. All winks' samples
+    are read in one sampling (each sample's own arithmetic: the same labels and counts as one at a time)."""
+    n = len(cps)
+    if n == 0:
+        return np.zeros(0, bool)
+    owner = np.repeat(np.arange(n), [len(c) for c in cps])
+    cp = np.concatenate(cps)
     lab = _sample_labels(cs.labels, grid.ortho_from_table(cp))  # 255 outside the picture: in neither count
-    if int(((lab >= 1) & (lab < CLASS_NEUTRAL) & (lab != k_up)).sum()) >= params.first_look_min_mm2:
-        return True
-    if k_up == cs.mat_class:
-        return False
-    own = lab == k_up
-    if not own.any():
-        return False
-    return int((own & (distances_mm(cp, center_mm) > far_mm)).sum()) >= params.same_first_look_mm2
+    k = k_ups[owner]
+    other = np.bincount(owner, weights=(lab >= 1) & (lab < CLASS_NEUTRAL) & (lab != k), minlength=n)
+    dx, dy = cp[:, 0] - centers_mm[owner, 0], cp[:, 1] - centers_mm[owner, 1]
+    same = np.bincount(owner, weights=(lab == k) & (np.sqrt(dx * dx + dy * dy) > far_mm[owner]), minlength=n)
+    same_called = (k_ups != cs.mat_class) & (same >= params.same_first_look_mm2)
+    return (other >= params.first_look_min_mm2) | same_called
 
 
 def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene,
@@ -177,17 +182,22 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
     coarse = offsets[(np.abs(offsets[:, 0] % 1.0) < 1e-6) & (np.abs(offsets[:, 1] % 1.0) < 1e-6)]
     d_coarse = distances_mm(coarse, (0.0, 0.0))
     felt = cs.background_bgr  # the local felt colour (ortho grid, uint8: converted where sampled)
-    for upper in live:
-        mmpp = camera.mm_per_px_at((float(upper.center_mm[0]), float(upper.center_mm[1])))
-        blend = params.blend_px * mmpp
-        r_up = upper.radius_mm
-        # First look, in the label image: a crescent the label opening thinned still leaves some of its own
-        # colour's pixels just beyond the rim; none there, nothing to search.
-        cp = upper.center_mm + coarse[(d_coarse > r_up + blend + 0.5) & (d_coarse < r_up + params.first_look_mm)]
-        k_up = COLOR_NAMES.index(upper.color) + 1
-        far_mm = r_up + blend + params.same_clear_mm
-        if not _may_show_crescent(cp, upper.center_mm, k_up, far_mm, cs, grid, params):
+    # First look, in the label image: a crescent the label opening thinned still leaves some of its own
+    # colour's pixels just beyond the rim; none there, nothing to search (every upper's look read at once)
+    mmpps = [camera.mm_per_px_at((float(u.center_mm[0]), float(u.center_mm[1]))) for u in live]
+    blends = [params.blend_px * m for m in mmpps]
+    look = params.first_look_mm
+    cps = [u.center_mm + coarse[(d_coarse > u.radius_mm + b + 0.5) & (d_coarse < u.radius_mm + look)]
+           for u, b in zip(live, blends)]
+    far_mm = np.array([u.radius_mm + b + params.same_clear_mm for u, b in zip(live, blends)])
+    k_ups = np.array([COLOR_NAMES.index(u.color) + 1 for u in live], int)
+    centers = np.array([u.center_mm for u in live]).reshape(-1, 2)
+    may = _may_show_crescents(cps, centers, k_ups, far_mm, cs, grid, params)
+    for upper, mmpp, blend, cp, may_show in zip(live, mmpps, blends, cps, may.tolist()):
+        if not may_show:
             continue
+        r_up = upper.radius_mm
+        k_up = COLOR_NAMES.index(upper.color) + 1
         pool = [*live, *found]
         gap = np.array([o.center_mm for o in pool]) - upper.center_mm
         dist = np.sqrt((gap * gap).sum(axis=1))  # one array op, not a norm per pair

@@ -1,4 +1,5 @@
-"""The crescent search's label gate (vision/crescents._may_show_crescent) only skips uppers the first look skips."""
+"""The crescent search's label gate (vision/crescents._may_show_crescents) skips only uppers the first look
+skips."""
 
 import math
 
@@ -25,9 +26,9 @@ def test_the_label_gate_changes_no_wink_a_crescent_shows(monkeypatch):
     lone = [SynthWink("g1", "green", "large", (-300.0, -150.0)), SynthWink("y1", "yellow", "small", (100.0, -250.0))]
     img = render([lower, upper, *lone], cam, seed=7)
     gated = measure_tiddlywinks(img, cam).winks
-    monkeypatch.setattr(crescents, "_may_show_crescent", lambda *args: True)
+    monkeypatch.setattr(crescents, "_may_show_crescents", lambda cps, *args: np.ones(len(cps), bool))
     full = measure_tiddlywinks(img, cam).winks
-    monkeypatch.setattr(crescents, "_may_show_crescent", lambda *args: False)
+    monkeypatch.setattr(crescents, "_may_show_crescents", lambda cps, *args: np.zeros(len(cps), bool))
     assert not _lower_found(measure_tiddlywinks(img, cam).winks, lower)  # only the crescent search finds it
     assert _lower_found(gated, lower)
     key = lambda w: (w.color, w.size, round(w.center_mm[0]), round(w.center_mm[1]))  # noqa: E731
