@@ -320,10 +320,10 @@ def solve_shift(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, fi
         if x_new is None:
             return np.zeros(2), bias_px, np.full((2, 2), np.inf), float("nan")
         x = x_new
-        a = np.abs(y - np.dot(x, At))
+        r = y - np.dot(x, At)  # the residuals of the latest solution: the final one's when the loop ends
+        a = np.abs(r)
         w = w0 * np.minimum(1.0, huber_px / np.maximum(a, 1e-9))
         w[a > 6 * huber_px] = 0.0
-    r = y - np.dot(x, At)
     n_used = int(np.count_nonzero(w))  # the weights are never negative
     dof = max(1, n_used - p)
     wrr = float(w @ (r * r))
