@@ -358,8 +358,8 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     keep = (dch > thr_c) | (rel > 1.0 + thr_l) | (ratio < params.dark_ratio)
     fg = np.zeros((h, w), bool)
     fg.reshape(-1)[cflat[keep]] = True
-    fg_u8 = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
-    fg = fg_u8.astype(bool)
+    fg_u8 = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    fg = fg_u8.view(bool)  # 0/1 bytes
     # Blend fraction: a pixel's departure from the background relative to the strongest departure nearby.
     # Outline pixels mix the wink with the felt (hues in between, e.g. blue + green felt = cyan); only the
     # core (blend >= core_ratio) gets a colour class, the blended rim stays neutral foreground.
