@@ -93,7 +93,27 @@ def hue_distance_deg(a: np.ndarray, b: float) -> np.ndarray:
     return d
 
 
-def _median_background(small: np.ndarray, valid: np.ndarray, ksize: int) -> np.ndarray:
+def median_u8_scaled(values_u8: np.ndarray) -> np.ndarray:
+    """``np.median(values_u8.astype(np.float32) / 255.0, axis=0)`` of 8-bit samples (N,) or (N, C), from their
+    counts: the middle ranks read off a 256-bin histogram (no partition of the samples), and the same float32
+    value (the mean of the two middle samples when N is even)."""
+    v = values_u8.reshape(len(values_u8), -1)
+    n = len(v)
+    half = np.float32(0.5)
+    out = np.empty(v.shape[1], np.float32)
+    for c in range(v.shape[1]):
+        cum = np.cumsum(np.bincount(v[:, c], minlength=256))
+        hi = np.float32(np.searchsorted(cum, n // 2, side="right")) / np.float32(255.0)
+        if n % 2:
+            out[c] = hi
+        else:
+            lo = np.float32(np.searchsorted(cum, n // 2 - 1, side="right")) / np.float32(255.0)
+            out[c] = (lo + hi) * half
+    return out if values_u8.ndim > 1 else out[0]
+
+
+def _median_background(small: np.ndarray, valid: np.ndarray, ksize: int,
+                       small_u8: np.ndarray | None = None) -> np.ndarray:
     """Median-filtered coarse image; invalid cells, and cells that stand out (winks), do not vote.
 
     Two passes: the first median image is the reference; cells departing from it by more than four robust
@@ -101,8 +121,11 @@ def _median_background(small: np.ndarray, valid: np.ndarray, ksize: int) -> np.n
     the reference before the second median, so a crowd of winks cannot pull the felt's colour.
     """
     img = small.copy()
-    sel = small[valid] if valid.any() else small.reshape(-1, 3)
-    fill = np.array([np.median(sel[:, c]) for c in range(sel.shape[1])], small.dtype)
+    if small_u8 is not None:  # ``small`` is ``small_u8 / 255``: the same medians from the 8-bit counts
+        fill = median_u8_scaled(small_u8[valid] if valid.any() else small_u8.reshape(-1, 3)).astype(small.dtype)
+    else:
+        sel = small[valid] if valid.any() else small.reshape(-1, 3)
+        fill = np.array([np.median(sel[:, c]) for c in range(sel.shape[1])], small.dtype)
     img[~valid] = fill
     k = ksize if ksize % 2 == 1 else ksize + 1
     ref = _median_image(img, k)
@@ -174,6 +197,18 @@ def _static_masks(grid: OrthoGrid, edge_band_mm: float, baseline_band_mm: float,
 
 
 @lru_cache(maxsize=4)
+def _searched_u8(grid: OrthoGrid, edge_band_mm: float, baseline_band_mm: float, side_band_mm: float,
+                 search_table: bool) -> np.ndarray:
+    """Where foreground is looked for (1, else 0): off the mat's edge band, and within its side band unless the
+    table top is searched too."""
+    _, _, outer, edge_band, _, _ = _static_masks(grid, edge_band_mm, baseline_band_mm, side_band_mm)
+    m = ~edge_band if search_table else outer & ~edge_band
+    m = m.astype(np.uint8)
+    m.setflags(write=False)
+    return m
+
+
+@lru_cache(maxsize=4)
 def _small_masks(grid: OrthoGrid, edge_band_mm: float, baseline_band_mm: float, side_band_mm: float,
                  size_wh: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
     """The coarse background image's cells wholly on the mat, and wholly beyond its side band."""
@@ -203,11 +238,11 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     sw, sh = max(1, w // cell), max(1, h // cell)
     # whole cells only (an integer area factor takes OpenCV's fast path); the few columns and rows left over at
     # the far margins take the nearest cells' background
-    small = cv2.resize(ortho_bgr[:sh * cell, :sw * cell], (sw, sh), interpolation=cv2.INTER_AREA)
-    small = small.astype(np.float32) / 255.0
+    small_u8 = cv2.resize(ortho_bgr[:sh * cell, :sw * cell], (sw, sh), interpolation=cv2.INTER_AREA)
+    small = small_u8.astype(np.float32) / 255.0
     small_mat, small_out = _small_masks(grid, params.mat_edge_band_mm, params.baseline_band_mm,
                                         params.mat_side_band_mm, (sw, sh))
-    bg_mat = _median_background(small, small_mat, params.background_median_cells)
+    bg_mat = _median_background(small, small_mat, params.background_median_cells, small_u8)
     bg_mat_u8 = _upsample(bg_mat, cell, (w, h))
     if params.search_table:
         # the table top beyond the mat's side band has its own background
@@ -216,15 +251,14 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
         else:
             small_tab = cv2.resize((~outer & valid_mask)[:sh * cell, :sw * cell].astype(np.uint8) * 255, (sw, sh),
                                    interpolation=cv2.INTER_AREA) > 242
-        bg_tab = _median_background(small, small_tab, params.background_median_cells)
+        bg_tab = _median_background(small, small_tab, params.background_median_cells, small_u8)
         bg_u8 = _upsample(bg_tab, cell, (w, h))
         cv2.copyTo(bg_mat_u8, mat_mask.view(np.uint8), bg_u8)
     else:
         # only the mat is searched (foreground candidates lie inside its edge band): its background serves all
         bg_u8 = bg_mat_u8
 
-    mat_px = ortho_bgr[fy, fx].astype(np.float32) / 255.0
-    mat_bgr = np.median(mat_px, axis=0) if len(mat_px) else np.array([0.3, 0.5, 0.3], np.float32)
+    mat_bgr = median_u8_scaled(ortho_bgr[fy, fx]) if len(fy) else np.array([0.3, 0.5, 0.3], np.float32)
 
     # --- baseline paint: sampled on the known centre lines ---------------------------------------------
     samples = []
@@ -246,42 +280,62 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     # Cheap uint8 prefilter (any channel departs from the local background by > 3.5 noise sigmas), then the
     # shadow-invariant tests on those candidate pixels only.
     eps = 1e-4
-    diff = cv2.absdiff(ortho_bgr, bg_u8)
-    d0, d1, d2 = cv2.split(diff)  # one pass into planes (a strided channel view is copied per call)
+    # channel planes: the differences come plane by plane, and gathers from them give contiguous columns whose
+    # arithmetic runs at SIMD speed (strided columns of (N, 3) rows do not), the same float32 operations
+    ortho_planes = cv2.split(ortho_bgr)
+    bg_planes = cv2.split(bg_u8)
+    d0, d1, d2 = (cv2.absdiff(a, b) for a, b in zip(ortho_planes, bg_planes))
     dmax = cv2.max(cv2.max(d0, d1), d2)
     noise_px = dmax[fy, fx].astype(np.float32)
     noise_u8 = max(1.0, float(np.median(noise_px)) / 1.6)  # median of the max of 3 |N(0, s)| ~ 1.6 s
-    cand = (dmax > 3.5 * noise_u8) & valid_mask & ~edge_band
-    if not params.search_table:
-        cand &= outer  # the table top around the mat is not searched (see WinkDetectorParams.detect_off_mat)
+    # (8-bit masks through OpenCV: an integer exceeds a threshold exactly when it exceeds its floor)
+    cand = cv2.threshold(dmax, math.floor(3.5 * noise_u8), 1, cv2.THRESH_BINARY)[1]
+    # the table top around the mat is not searched (see WinkDetectorParams.detect_off_mat)
+    cv2.bitwise_and(cand, _searched_u8(grid, params.mat_edge_band_mm, params.baseline_band_mm,
+                                       params.mat_side_band_mm, params.search_table), dst=cand)
+    if valid_mask.strides != (0, 0) or not valid_mask.flat[0]:  # not the all-seen mask of ``rectify_pyramid``
+        cand[~valid_mask] = 0
     # noise statistics of the features themselves, on a sample of mat pixels
 
     ortho_flat = ortho_bgr.reshape(-1, 3)
     bg_flat = bg_u8.reshape(-1, 3)
     band_flat = band.reshape(-1)
+    ortho_planes = [p.reshape(-1) for p in ortho_planes]
+    bg_planes = [p.reshape(-1) for p in bg_planes]
+    inv255 = np.float32(1.0 / 255.0)
 
     def features(flat):
-        # per-channel columns: far fewer temporaries than (N, 3) reductions on a hundred thousand pixels
-        # np.take gathers whole pixel rows several times faster than fancy indexing (the same values)
-        x = np.take(ortho_flat, flat, axis=0).astype(np.float32)
-        b = np.take(bg_flat, flat, axis=0).astype(np.float32)
-        x *= 1.0 / 255.0
-        b *= 1.0 / 255.0
-        x0, x1, x2 = x[:, 0], x[:, 1], x[:, 2]
-        b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
-        sx = x0 + x1 + x2 + eps
-        sb = b0 + b1 + b2 + eps
-        isx = 1.0 / sx
-        isb = 1.0 / sb
-        e0, e1, e2 = x0 * isx - b0 * isb, x1 * isx - b1 * isb, x2 * isx - b2 * isb
+        xs = [np.take(p, flat).astype(np.float32) for p in ortho_planes]
+        bs = [np.take(p, flat).astype(np.float32) for p in bg_planes]
+        for a in xs + bs:
+            a *= inv255
+        sx = xs[0] + xs[1]
+        sx += xs[2]
+        sx += np.float32(eps)
+        sb = bs[0] + bs[1]
+        sb += bs[2]
+        sb += np.float32(eps)
+        isx = np.float32(1.0) / sx
+        isb = np.float32(1.0) / sb
+        for xi, bi in zip(xs, bs):  # e_i = x_i / sx - b_i / sb, squared in place
+            xi *= isx
+            bi *= isb
+            xi -= bi
+            xi *= xi
+        dch = xs[0] + xs[1]
+        dch += xs[2]
+        np.sqrt(dch, out=dch)
         ratio = sx * isb
-        dch = np.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
         rel = ratio
         if paint_bgr is not None:
             inb = band_flat[flat]
             if inb.any():
-                cx = x[inb] / sx[inb, None]
-                cb = b[inb] / sb[inb, None]
+                x = np.take(ortho_flat, flat[inb], axis=0).astype(np.float32)
+                b = np.take(bg_flat, flat[inb], axis=0).astype(np.float32)
+                x *= inv255
+                b *= inv255
+                cx = x / sx[inb, None]
+                cb = b / sb[inb, None]
                 cp = paint_bgr / (paint_bgr.sum() + eps)
                 seg = cp[None, :] - cb
                 d0 = cx - cb
@@ -299,19 +353,21 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     sig_l = 1.4826 * float(np.median(np.abs(rl_s - np.median(rl_s)))) if len(rl_s) else 0.03
     thr_c = max(params.noise_k * sig_c, params.chroma_floor)
     thr_l = max(params.noise_k * sig_l, params.light_floor)
-    cflat = np.flatnonzero(cand)
+    cflat = np.flatnonzero(cand.view(bool))  # 0/1 bytes read as bool: nonzero takes its fast path
     dch, rel, ratio = features(cflat)
     keep = (dch > thr_c) | (rel > 1.0 + thr_l) | (ratio < params.dark_ratio)
     fg = np.zeros((h, w), bool)
     fg.reshape(-1)[cflat[keep]] = True
-    fg_u8 = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
-    fg = fg_u8.astype(bool)
+    fg_u8 = cv2.morphologyEx(fg.view(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    fg = fg_u8.view(bool)  # 0/1 bytes
     # Blend fraction: a pixel's departure from the background relative to the strongest departure nearby.
     # Outline pixels mix the wink with the felt (hues in between, e.g. blue + green felt = cyan); only the
     # core (blend >= core_ratio) gets a colour class, the blended rim stays neutral foreground.
     # (kept on the candidate pixels only: the labels below need them at foreground pixels, a subset)
-    dist_c = np.sqrt((dch / thr_c) ** 2 + (np.maximum(rel - 1.0, 0.0) / thr_l) ** 2
-                     + (np.maximum(1.0 - ratio, 0.0) / (1.0 - params.dark_ratio)) ** 2)
+    def departure(rows: np.ndarray) -> np.ndarray:
+        """The candidate rows' departure in threshold units (read at the foreground's few rows only)."""
+        return np.sqrt((dch[rows] / thr_c) ** 2 + (np.maximum(rel[rows] - 1.0, 0.0) / thr_l) ** 2
+                       + (np.maximum(1.0 - ratio[rows], 0.0) / (1.0 - params.dark_ratio)) ** 2)
     # the blend fraction must be linear in the mix: the plain colour difference is, chromaticity is not
     # (from the planes, per channel: sums of squared 8-bit differences are whole numbers, exact in float32 in any
     # order, so the same values as a row reduction at a third of its cost on a quarter of the orthophoto)
@@ -370,7 +426,7 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
             has = cflat[pos] == idx if len(cflat) else np.zeros(len(idx), bool)
             lit = has & (ratio[pos] >= params.mat_hue_min_ratio)
             hue_shift = has & (dch[pos] >= params.mat_hue_min_departure * thr_c) & (ratio[pos] >= 0.35)
-            strong_core &= ((cls != mat_cls) | hue_shift | (has & (dist_c[pos] >= params.mat_hue_min_departure) & lit))
+            strong_core &= ((cls != mat_cls) | hue_shift | (has & (departure(pos) >= params.mat_hue_min_departure) & lit))
         # Unmixing: an outline pixel is a blend a*W + (1 - a)*M of a wink colour W and the local felt M;
         # hue alone misreads blends (red on green felt looks yellow). Each class's W is measured on its deep
         # core pixels; every labelled pixel takes the class whose blend line explains it best.

@@ -80,10 +80,10 @@ def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate]
     felt (the pot and its shadow)."""
     if not cs.mat_class:
         return []
-    core = (cs.labels == cs.mat_class).astype(np.uint8)
+    core = cv2.compare(cs.labels, cs.mat_class, cv2.CMP_EQ)  # 255 on the felt's class: one 8-bit pass
     # a lone wink whose every pixel the labels left neutral (its pigment short of their margin) seeds too, when
     # the neutral blob is of a wink's extent: its inside is then read like a core's, along the felt's own hue
-    neutral = (cs.labels == CLASS_NEUTRAL).astype(np.uint8)
+    neutral = cv2.compare(cs.labels, CLASS_NEUTRAL, cv2.CMP_EQ)
     # the cores of winks found already are theirs: only what lies beyond them (and their rims) is searched
     s = grid.mm_per_px
     for o in known:

@@ -161,7 +161,7 @@ def _polygon_to_ortho_mask(camera: CameraModel, grid: OrthoGrid, poly_px: np.nda
     cr = grid.ortho_from_table(xy)
     m = np.zeros((grid.height_px, grid.width_px), np.uint8)
     cv2.fillPoly(m, [np.round(cr * 16).astype(np.int32)], 1, shift=4)
-    return m.astype(bool)
+    return m.view(bool)  # 0/1 bytes
 
 
 def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
@@ -229,7 +229,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                             mm_per_px_at=lambda c: camera.mm_per_px_at((float(c[0]), float(c[1]))),
                             image_bgr=frame_bgr, camera=camera, near_misses=near_misses)
     # winks covered but for a crescent, beside a wink of another colour (under it)
-    pot_zone = cv2.dilate(sil.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool) if pot.found else None
+    pot_zone = cv2.dilate(sil.view(np.uint8), np.ones((5, 5), np.uint8)).view(bool) if pot.found else None
     lowers = crescent_lowers(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
     # a pile's middle wink, found from the crescent it shows beside the wink over it, that lies on a wink of its
     # own colour: little of its outline meets the felt, and an edge fit slides onto its twin's outline (the

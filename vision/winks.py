@@ -359,7 +359,7 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
         # the pot's body: nothing of a wink on the mat shows there (hidden, not evidence either way)
         labels[exclude_mask] = CLASS_HIDDEN
     s = grid.mm_per_px
-    wink_px = ((labels >= 1) & (labels <= 4)).astype(np.uint8)
+    wink_px = cv2.inRange(labels, 1, len(COLOR_NAMES))  # 255 on a colour class: one 8-bit pass
     # only the components' boxes and areas are used (counted on the rows and columns that hold any)
     n, _, stats, _, _ = components_with_stats(wink_px)
     h, w = labels.shape

@@ -1,11 +1,13 @@
 """Shortcuts in the colour scene give what the plain operations give: the coarse background's second median pass
-recomputed only around the replaced cells, and the per-class opening taken from the label image at once."""
+recomputed only around the replaced cells, the per-class opening taken from the label image at once, and medians of
+8-bit samples read from their counts."""
 
 import cv2
 import numpy as np
 import pytest
 
-from vision.colour import _local_max_at, _median_again, _median_image, _opened_classes, _opened_classes_at, lab_rows
+from vision.colour import (_local_max_at, _median_again, _median_image, _opened_classes, _opened_classes_at, lab_rows,
+                           median_u8_scaled)
 
 MEDIAN_CELLS = 9
 
@@ -22,6 +24,18 @@ def test_patched_median_equals_whole_median(share):
         img[changed] = rng.random((int(changed.sum()), 3)).astype(np.float32)
         np.testing.assert_array_equal(_median_again(img, ref, changed, MEDIAN_CELLS),
                                       _median_image(img, MEDIAN_CELLS))
+
+
+@pytest.mark.parametrize("spread", [4, 256])
+def test_median_from_counts_equals_numpy_median(spread):
+    rng = np.random.default_rng(spread)
+    for n in [*range(1, 40), 1000, 1001, 14321]:  # odd and even counts: the two middle samples' mean
+        v = rng.integers(128 - spread // 2, 128 + spread // 2, (n, 3)).astype(np.uint8)
+        want = np.median(v.astype(np.float32) / 255.0, axis=0)
+        got = median_u8_scaled(v)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        assert median_u8_scaled(v[:, 1]) == want[1]
 
 
 @pytest.mark.parametrize("kernel_px", [3, 5])
