@@ -16,7 +16,7 @@ themselves; every verdict then carries a lower confidence and is flagged.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -32,7 +32,7 @@ from geometry.pyramids import (
     points_for,
 )
 from geometry.pyramids import pips as pip_count
-from vision.pyramids_color import OPAQUE, classify_color, classify_stacked_color
+from vision.pyramids_color import OPAQUE, classify_descriptor, classify_stacked_color, color_descriptor
 from vision.pyramids_fit import (
     BlobFitter,
     PieceHypothesis,
@@ -42,6 +42,7 @@ from vision.pyramids_fit import (
 )
 from vision.pyramids_edges import EdgeMap
 from vision.pyramids_grain import clear_or_white, grain_ratio, high_pass_gray
+from vision.pyramids_palette import palette_rivals
 from vision.pyramids_pips import PipMap, pip_contrast
 from vision.pyramids_physics import interpenetration_mm, resting_tilt_rad, tilted_support_gap_mm
 from vision.pyramids_segment import (
@@ -128,6 +129,10 @@ class PyramidDetectorParams:
     # rivals of right unflagged ones reach 3.9 (a sample photo's weak pips), the 3 wrong sizes caught 8.2-13.0.
     pip_margin: float = 4.0
     pip_rival_gap: float = 0.25
+    # flag a piece whose colour reads like another colour's settled pieces of the same photo (``pyramids_palette``);
+    # on the 43 development images' verdicts it flagged 5 of the 11 silent wrong colours and 2 right ones, on seed
+    # 5959's 12 (looked at before) 2 of 5 and none right
+    flag_palette_rivals: bool = True
 
     def __post_init__(self) -> None:
         if self.work_width_px < 320:
@@ -721,6 +726,7 @@ def detect_pyramids(
         uncertain = uncertain_mask(mask, mask_full, chroma_zscore(work, ref), params.uncertain_chroma_z, reach_px)
 
     detections: list[PyramidDetection] = []
+    chromas: list[np.ndarray | None] = []  # each detection's colour chromaticity, read from its own pixels
     n_ids = 0
     grain = None  # the photo's fine texture, computed for the first clear/white verdict (``pyramids_grain``)
     inv = 1.0 / scale
@@ -762,10 +768,13 @@ def detect_pyramids(
                     skirt = stack.evidence.skirt_sel & (mask > 0)
                     if skirt.sum() >= 12:
                         sel = skirt
+            chroma = None
             if sel.sum() < 4:
                 color, ccon = "clear", 0.0
             else:
-                color, ccon = classify_color(work[sel], ref[sel], colours)
+                descriptor = color_descriptor(work[sel], ref[sel])
+                color, ccon = classify_descriptor(descriptor, colours)
+                chroma = descriptor[:3]
             if color == "white" and (stack is None or stack.verdict == "none"):
                 if grain is None:
                     grain = high_pass_gray(work)
@@ -825,6 +834,7 @@ def detect_pyramids(
                     plan_centroid_mm=tuple(float(v) for v in pose.vertices_mm()[:, :2].mean(axis=0)),
                 )
             )
+            chromas.append(chroma)
             if stack is not None and stack.verdict != "none":
                 n_ids += 1
                 detections.append(
@@ -832,7 +842,26 @@ def detect_pyramids(
                         f"p{n_ids}", detections[-1], stack, work, ref, cam, inv, colours, params, calibrated
                     )
                 )
-    return tuple(detections)
+                chromas.append(None)  # the cap is seen through the piece beneath: not its own plastic alone
+    return tuple(_flag_palette_rivals(detections, chromas) if params.flag_palette_rivals else detections)
+
+
+def _flag_palette_rivals(detections: list[PyramidDetection], chromas: list) -> list[PyramidDetection]:
+    """Flag each piece that reads like another colour's settled pieces of this photo (``pyramids_palette``),
+    and the pieces resting on it."""
+    rivals = palette_rivals([d.color for d in detections], chromas, [not d.flagged for d in detections])
+    out = list(detections)
+    for k, rival in enumerate(rivals):
+        if rival is not None:
+            why = (f"colour {out[k].color} reads like this photo's {rival[0]} pieces "
+                   f"({rival[1]:.1f} against {rival[2]:.1f} spreads)")
+            out[k] = replace(out[k], flagged=True, reasons=(*out[k].reasons, why))
+    flagged = {d.piece_id for d in out if d.flagged}
+    for k, d in enumerate(out):
+        below = [p for p in d.supported_by if p in flagged]
+        if d.pose == "nested" and below and not d.flagged:
+            out[k] = replace(d, flagged=True, reasons=(*d.reasons, f"rests on {below[0]}, itself flagged"))
+    return out
 
 
 def _stacked_detection(

@@ -57,9 +57,14 @@ def _descriptor(feature: np.ndarray) -> np.ndarray:
     return np.array([*(logr - logr.mean()), 0.5 * logr.mean(), math.log(max(feature[3], 1e-4))])
 
 
-def color_scores(piece_bgr: np.ndarray, table_bgr: np.ndarray) -> dict[str, float]:
-    """Gaussian negative log-likelihood of each plastic for a piece's pixels (N, 3) and the table behind them."""
-    x = _descriptor(color_feature(piece_bgr, table_bgr))
+def color_descriptor(piece_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
+    """The prototypes' descriptor of a piece's pixels (N, 3) and the table behind them; its first three values
+    are the chromaticity of the log ratio (what ``pyramids_palette`` compares between pieces of one photo)."""
+    return _descriptor(color_feature(piece_bgr, table_bgr))
+
+
+def descriptor_scores(x: np.ndarray) -> dict[str, float]:
+    """Gaussian negative log-likelihood of each plastic for a descriptor."""
     out = {}
     for name, (mu, sd) in PROTOTYPES.items():
         mu, sd = np.asarray(mu), np.asarray(sd)
@@ -67,9 +72,19 @@ def color_scores(piece_bgr: np.ndarray, table_bgr: np.ndarray) -> dict[str, floa
     return out
 
 
+def color_scores(piece_bgr: np.ndarray, table_bgr: np.ndarray) -> dict[str, float]:
+    """Gaussian negative log-likelihood of each plastic for a piece's pixels (N, 3) and the table behind them."""
+    return descriptor_scores(color_descriptor(piece_bgr, table_bgr))
+
+
 def classify_color(piece_bgr: np.ndarray, table_bgr: np.ndarray, allowed=None) -> tuple[str, float]:
     """Best colour and a confidence: the posterior of the best against the runner-up."""
-    scores = color_scores(piece_bgr, table_bgr)
+    return classify_descriptor(color_descriptor(piece_bgr, table_bgr), allowed)
+
+
+def classify_descriptor(x: np.ndarray, allowed=None) -> tuple[str, float]:
+    """``classify_color`` of a descriptor already measured."""
+    scores = descriptor_scores(x)
     if allowed:
         scores = {k: v for k, v in scores.items() if k in allowed} or scores
     ranked = sorted(scores.items(), key=lambda kv: kv[1])
