@@ -280,11 +280,8 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     # Cheap uint8 prefilter (any channel departs from the local background by > 3.5 noise sigmas), then the
     # shadow-invariant tests on those candidate pixels only.
     eps = 1e-4
-    # channel planes: the differences come plane by plane, and gathers from them give contiguous columns whose
-    # arithmetic runs at SIMD speed (strided columns of (N, 3) rows do not), the same float32 operations
-    ortho_planes = cv2.split(ortho_bgr)
-    bg_planes = cv2.split(bg_u8)
-    d0, d1, d2 = (cv2.absdiff(a, b) for a, b in zip(ortho_planes, bg_planes))
+    diff = cv2.absdiff(ortho_bgr, bg_u8)
+    d0, d1, d2 = cv2.split(diff)  # one pass into planes (a strided channel view is copied per call)
     dmax = cv2.max(cv2.max(d0, d1), d2)
     noise_px = dmax[fy, fx].astype(np.float32)
     noise_u8 = max(1.0, float(np.median(noise_px)) / 1.6)  # median of the max of 3 |N(0, s)| ~ 1.6 s
@@ -300,13 +297,24 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     ortho_flat = ortho_bgr.reshape(-1, 3)
     bg_flat = bg_u8.reshape(-1, 3)
     band_flat = band.reshape(-1)
-    ortho_planes = [p.reshape(-1) for p in ortho_planes]
-    bg_planes = [p.reshape(-1) for p in bg_planes]
     inv255 = np.float32(1.0 / 255.0)
 
-    def features(flat):
-        xs = [np.take(p, flat).astype(np.float32) for p in ortho_planes]
-        bs = [np.take(p, flat).astype(np.float32) for p in bg_planes]
+    def planes(flat_img: np.ndarray, flat: np.ndarray) -> list[np.ndarray]:
+        # the pixels' rows gathered at once, then parted into contiguous channel columns (whose arithmetic runs
+        # at SIMD speed; strided columns of (N, 3) rows do not): the same float32 operations in the same order
+        if not len(flat):  # (OpenCV parts an empty array into no planes)
+            return [np.zeros(0, np.float32) for _ in range(3)]
+        rows = np.take(flat_img, flat, axis=0)
+        return [p.reshape(-1).astype(np.float32) for p in cv2.split(rows.reshape(-1, 1, 3))]
+
+    def features(flat, sq_diff=None):
+        xs = planes(ortho_flat, flat)
+        bs = planes(bg_flat, flat)
+        if sq_diff is not None:
+            # the squared 8-bit differences, whole numbers (exact in float32 in any order), from the same samples
+            for xi, bi in zip(xs, bs):
+                di = xi - bi
+                sq_diff += di * di
         for a in xs + bs:
             a *= inv255
         sx = xs[0] + xs[1]
@@ -354,7 +362,8 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     thr_c = max(params.noise_k * sig_c, params.chroma_floor)
     thr_l = max(params.noise_k * sig_l, params.light_floor)
     cflat = np.flatnonzero(cand.view(bool))  # 0/1 bytes read as bool: nonzero takes its fast path
-    dch, rel, ratio = features(cflat)
+    ss = np.zeros(len(cflat), np.float32)
+    dch, rel, ratio = features(cflat, ss)
     keep = (dch > thr_c) | (rel > 1.0 + thr_l) | (ratio < params.dark_ratio)
     fg = np.zeros((h, w), bool)
     fg.reshape(-1)[cflat[keep]] = True
@@ -369,14 +378,9 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
         return np.sqrt((dch[rows] / thr_c) ** 2 + (np.maximum(rel[rows] - 1.0, 0.0) / thr_l) ** 2
                        + (np.maximum(1.0 - ratio[rows], 0.0) / (1.0 - params.dark_ratio)) ** 2)
     # the blend fraction must be linear in the mix: the plain colour difference is, chromaticity is not
-    # (from the planes, per channel: sums of squared 8-bit differences are whole numbers, exact in float32 in any
-    # order, so the same values as a row reduction at a third of its cost on a quarter of the orthophoto)
+    # (summed in ``features`` from its own samples: squared 8-bit differences are whole numbers, exact in float32
+    # in any order, so the same values as a row reduction, with no second gather on a quarter of the orthophoto)
     lin = np.zeros((h, w), np.float32)
-    ss = np.take(d0.reshape(-1), cflat).astype(np.float32)
-    ss *= ss
-    for plane in (d1, d2):
-        dp = np.take(plane.reshape(-1), cflat).astype(np.float32)
-        ss += dp * dp
     lin.reshape(-1)[cflat] = np.sqrt(ss, out=ss)
     core_kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (params.core_window_px, params.core_window_px))
 
