@@ -38,7 +38,8 @@ from vision.size_sets import SizeRead, sizes_by_colour_set
 from vision.twin_discs import split_twin_blobs
 from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
-from vision.stacking import cap_by_overlap, flag_tilted_slivers, pile_implied_pairs, review_order
+from vision.stacking import (cap_by_overlap, drop_open_pairs, flag_tilted_slivers, order_new_overlaps,
+                             pile_implied_pairs, review_order)
 from vision.winks import (
     RADII_MM,
     WinkCandidate,
@@ -329,8 +330,11 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     for c in decide_sizes_from_arcs(live, frame_bgr, camera, cs, grid, pot_zone, wp.size_fit_fraction):
         if id(c) not in anchored:
             refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+    # pairs that overlap only as fitted (a size or centre the coarse read had wrong) get their first order
+    new_pairs = order_new_overlaps(live, labels, grid, frame_bgr, camera, wp, noise)
     # the order again on the fitted centres, each hypothesis with the pose it implies (the cut rim, in 3-D)
     review_order(live, frame_bgr, camera, wp, noise, params.order_confidence_min)
+    drop_open_pairs(new_pairs, params.order_confidence_min)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
     before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}
     assign_poses(live)

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -768,11 +769,13 @@ def _image_colours(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarra
 
 
 def _lens_colour_votes(a: WinkCandidate, b: WinkCandidate, lens_mm: np.ndarray, image_bgr: np.ndarray,
-                       camera: CameraModel) -> tuple[int, int]:
-    """Lens samples nearer (in colour) to a's unshared part than to b's, and vice versa."""
+                       camera: CameraModel, others: Sequence[WinkCandidate] = ()) -> tuple[int, int]:
+    """Lens samples nearer (in colour) to a's unshared part than to b's, and vice versa (each part clear of
+    every third wink, which may cover it)."""
     def own_part(w: WinkCandidate, o: WinkCandidate) -> np.ndarray:
         p = w.center_mm + _interior_offsets(w.radius_mm, 1.0)
-        return p[np.linalg.norm(p - o.center_mm, axis=1) > o.radius_mm + 1.5]
+        p = p[np.linalg.norm(p - o.center_mm, axis=1) > o.radius_mm + 1.5]
+        return p[~covered_by_others(p, others, (a, b))]
     pa, pb = own_part(a, b), own_part(b, a)
     if len(pa) < 4 or len(pb) < 4 or len(lens_mm) == 0:
         return 0, 0
@@ -789,6 +792,77 @@ def _lens_colour_votes(a: WinkCandidate, b: WinkCandidate, lens_mm: np.ndarray, 
     return int(((da < db) & decisive).sum()), int(((db < da) & decisive).sum())
 
 
+#: A third wink's image reaches this far beyond its disc (blur, and its rim's place known to about a pixel).
+THIRD_DISC_CLEAR_MM = 1.0
+
+
+def covered_by_others(p: np.ndarray, others: Sequence[WinkCandidate], pair: tuple[WinkCandidate, ...],
+                      color: str | None = None) -> np.ndarray:
+    """Which plan points ``p`` (N, 2) lie within ``THIRD_DISC_CLEAR_MM`` of the disc of a wink of ``others``
+    other than ``pair`` (and not potted), of ``color`` only when given."""
+    hit = np.zeros(len(p), bool)
+    for o in others:
+        if o.potted or any(o is w for w in pair) or (color is not None and o.color != color):
+            continue
+        hit |= np.linalg.norm(p - o.center_mm, axis=1) <= o.radius_mm + THIRD_DISC_CLEAR_MM
+    return hit
+
+
+def judge_pair(a: WinkCandidate, b: WinkCandidate, labels: np.ndarray, grid: OrthoGrid, image_bgr: np.ndarray,
+               camera: CameraModel, noise_level: float, others: Sequence[WinkCandidate] = ()) -> float:
+    """Probability that ``a`` lies over ``b`` (flat discs): for two colours, which colour their lens shows
+    (the upper wink hides the lower there); for one, which rim inside the other shows an edge.
+
+    Where a third wink's disc covers the lens too, the colour seen is the topmost of the three: a's colour
+    there still puts a over b unless the third is of a's colour (then it may be that wink's), and likewise
+    for b."""
+    p_a_upper = 0.5
+    if a.color != b.color:
+        pts = lens_points(a, b)
+        if len(pts):
+            lab = _sample_labels(labels, grid.ortho_from_table(pts))
+            ka = COLOR_NAMES.index(a.color) + 1
+            kb = COLOR_NAMES.index(b.color) + 1
+            cov_a = covered_by_others(pts, others, (a, b), a.color)
+            cov_b = covered_by_others(pts, others, (a, b), b.color)
+            na = int(((lab == ka) & ~cov_a).sum())
+            nb = int(((lab == kb) & ~cov_b).sum())
+            if na + nb < max(4, int((~(cov_a | cov_b)).sum()) // 3):
+                # the labels are unsure in the lens (shading of a tilted wink, blends): compare the
+                # lens's own colours with each wink's colour where only that wink can be seen (clear of third
+                # winks, whose colour would vote for the nearer of the two)
+                na, nb = _lens_colour_votes(a, b, pts[~covered_by_others(pts, others, (a, b))], image_bgr,
+                                            camera, others)
+            # Beta(1, 1) posterior mean that a is the one seen in the lens, each vote weighed as the
+            # share of an image pixel its sample is (samples finer than the pixels are not independent)
+            mmpp = camera.mm_per_px_at((float(pts[:, 0].mean()), float(pts[:, 1].mean())))
+            w_px = min(1.0, (LENS_STEP_MM / mmpp) ** 2)
+            p_a_upper = (w_px * na + 1) / (w_px * (na + nb) + 2)
+    else:
+        arc_a = rim_angles_inside(a, b)
+        arc_b = rim_angles_inside(b, a)
+        ea = rim_edge_strength(image_bgr, camera, a, arc_a)  # (flat: poses come after the order)
+        eb = rim_edge_strength(image_bgr, camera, b, arc_b)
+        if len(arc_a) >= 3 and len(arc_b) >= 3:
+            diff = (ea - eb) / (3.0 * noise_level + 0.25 * (ea + eb) + 1e-6)
+            p_a_upper = 1.0 / (1.0 + math.exp(-3.0 * diff))
+        elif len(arc_a) >= 3 and len(arc_b) < 3:
+            # b's rim lies wholly outside a: b is inside-out of a only if a is the small one on top
+            p_a_upper = 1.0 / (1.0 + math.exp(-3.0 * (ea - 3 * noise_level) / (3 * noise_level + 1e-6)))
+        elif len(arc_b) >= 3:
+            p_a_upper = 1.0 - 1.0 / (1.0 + math.exp(-3.0 * (eb - 3 * noise_level) / (3 * noise_level + 1e-6)))
+    return p_a_upper
+
+
+def set_order(a: WinkCandidate, b: WinkCandidate, p_a_upper: float) -> None:
+    """Record the pair's order (the likelier wink upper) and its confidence on both winks."""
+    conf = 0.5 + abs(p_a_upper - 0.5)
+    upper, lower = (a, b) if p_a_upper >= 0.5 else (b, a)
+    upper.above.append(lower.wink_id)
+    upper.order_confidence[lower.wink_id] = conf
+    lower.order_confidence[upper.wink_id] = conf
+
+
 def decide_order(winks: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid, image_bgr: np.ndarray,
                  camera: CameraModel, params: WinkDetectorParams, noise_level: float) -> None:
     """Set ``above`` and ``order_confidence`` for every overlapping pair."""
@@ -802,42 +876,7 @@ def decide_order(winks: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid
             d = float(_dist(a.center_mm, b.center_mm))
             if lens_area_mm2(a.radius_mm, b.radius_mm, d) < params.min_lens_mm2:
                 continue
-            p_a_upper = 0.5
-            if a.color != b.color:
-                pts = lens_points(a, b)
-                if len(pts):
-                    lab = _sample_labels(labels, grid.ortho_from_table(pts))
-                    ka = COLOR_NAMES.index(a.color) + 1
-                    kb = COLOR_NAMES.index(b.color) + 1
-                    na = int((lab == ka).sum())
-                    nb = int((lab == kb).sum())
-                    if na + nb < max(4, len(pts) // 3):
-                        # the labels are unsure in the lens (shading of a tilted wink, blends): compare the
-                        # lens's own colours with each wink's colour where only that wink can be seen
-                        na, nb = _lens_colour_votes(a, b, pts, image_bgr, camera)
-                    # Beta(1, 1) posterior mean that a is the one seen in the lens, each vote weighed as the
-                    # share of an image pixel its sample is (samples finer than the pixels are not independent)
-                    mmpp = camera.mm_per_px_at((float(pts[:, 0].mean()), float(pts[:, 1].mean())))
-                    w_px = min(1.0, (LENS_STEP_MM / mmpp) ** 2)
-                    p_a_upper = (w_px * na + 1) / (w_px * (na + nb) + 2)
-            else:
-                arc_a = rim_angles_inside(a, b)
-                arc_b = rim_angles_inside(b, a)
-                ea = rim_edge_strength(image_bgr, camera, a, arc_a)  # (flat: poses come after the order)
-                eb = rim_edge_strength(image_bgr, camera, b, arc_b)
-                if len(arc_a) >= 3 and len(arc_b) >= 3:
-                    diff = (ea - eb) / (3.0 * noise_level + 0.25 * (ea + eb) + 1e-6)
-                    p_a_upper = 1.0 / (1.0 + math.exp(-3.0 * diff))
-                elif len(arc_a) >= 3 and len(arc_b) < 3:
-                    # b's rim lies wholly outside a: b is inside-out of a only if a is the small one on top
-                    p_a_upper = 1.0 / (1.0 + math.exp(-3.0 * (ea - 3 * noise_level) / (3 * noise_level + 1e-6)))
-                elif len(arc_b) >= 3:
-                    p_a_upper = 1.0 - 1.0 / (1.0 + math.exp(-3.0 * (eb - 3 * noise_level) / (3 * noise_level + 1e-6)))
-            conf = abs(p_a_upper - 0.5) * 2.0
-            upper, lower = (a, b) if p_a_upper >= 0.5 else (b, a)
-            upper.above.append(lower.wink_id)
-            upper.order_confidence[lower.wink_id] = 0.5 + conf / 2
-            lower.order_confidence[upper.wink_id] = 0.5 + conf / 2
+            set_order(a, b, judge_pair(a, b, labels, grid, image_bgr, camera, noise_level, winks))
 
 
 # --- 3. pose from the squop -----------------------------------------------------------------------------------
