@@ -134,12 +134,12 @@ def refit_pile_echoes(cands: list[WinkCandidate], image_bgr: np.ndarray, camera:
         colours = _sample(image_bgr, camera, pts, WINK_THICKNESS_MM)
         felt = _felt_at(cs.background_bgr, grid, pts)
         twin = np.array([j >= 0 and near[j].color == c.color for j in inside.tolist()])
-        # its own colour: on the line from the felt to its twin's colour, near the wink's end (a felt-hued
-        # wink too; a blend of two other colours lies off that line)
+        # its own colour as it shows in its disc and its twin's (a felt-hued wink too: read against the felt)
         ref = _own_reference(colours, (twin | (distances_mm(pts, c.center_mm) < r_c)) & keep, k, cs)
         if ref is None:
             continue
         own = _own_colour(colours, felt, ref, k, cs)
+        # the other winks' colours (no upper wink's blur to discount: the found rims' bands are left out)
         cls = _classes(colours, felt, felt[0], cs, cp)
         # where another colour shows inside its found wink, a wink there is under it: it shows nothing there
         hidden = _own_colour_shows(cls, inside, near) & ~own
