@@ -72,6 +72,19 @@ def _felt_chroma(image_bgr: np.ndarray, camera: CameraModel, center_mm: np.ndarr
     return med, float(np.median(np.linalg.norm(ab - med, axis=1))) / 1.177
 
 
+def _piled(o: WinkCandidate, w: WinkCandidate) -> bool:
+    """Whether a rim fit ``w`` overlapping a found wink ``o`` is a wink of a pile with it, not ``o`` again.
+
+    The rim is fitted on the profiles that lie clear of the found winks (``visible``), so an arc of ``o``'s own
+    outline is no part of it. ``o`` must be of another colour: its pigment is then not the felt's hue read
+    twice, whereas a found wink of the felt's hue may be one disc the label search put between two (tw_102_002,
+    which ``vision.twin_discs`` splits). A wink of a pile overlaps ``o`` by more than the clearance a rim fit
+    keeps from it (a touching pair stays refused: its fitted arc may be ``o``'s shadow or blur) and neither
+    centre lies within the other's disc (each wink's middle shows its own colour)."""
+    return (o.color != w.color and _gap_mm(o, w) <= -KNOWN_CLEAR_MM
+            and _dist(o.center_mm, w.center_mm) > max(o.radius_mm, w.radius_mm))
+
+
 def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate], image_bgr: np.ndarray,
                     camera: CameraModel, exclude: Callable[[np.ndarray], np.ndarray] | None = None,
                     params: RimParams = RimParams(profile_half_px=CHROMA_PROFILE_HALF_PX)) -> list[WinkCandidate]:
@@ -155,7 +168,7 @@ def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate]
         w.score = chosen.rim_share
         w.confidence = RIM_FOUND_CONFIDENCE
         w.size_confidence = 0.6
-        if any(_gap_mm(o, w) < KNOWN_CLEAR_MM for o in found):
+        if any(_gap_mm(o, w) < KNOWN_CLEAR_MM and not _piled(o, w) for o in found):
             continue
         if not _on_mat(w.center_mm[None], 0.0)[0]:
             continue

@@ -29,6 +29,7 @@ from vision.crescents import crescent_lowers
 from vision.felt_cores import felt_core_winks
 from vision.felt_discs import felt_discs
 from vision.ortho import OrthoGrid, pyramid_size, rectify_pyramid
+from vision.pile_echoes import refit_pile_echoes
 from vision.pot import PotDetection, PotParams, detect_pot
 from vision.pot_floor import pot_colour_winks
 from vision.pot_rim import rim_winks
@@ -257,6 +258,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     cands += felt_core_winks(cs, grid, cands, frame_bgr, camera, exclude=near_pot if pot_zone is not None else None)
     # two winks of the felt's hue whose pigment blob one wink was found in: one disc cannot explain it, two do
     cands = split_twin_blobs(cands, frame_bgr, camera, cs, grid, exclude=near_pot if pot_zone is not None else None)
+    # a wink placed across a pile's colour junction beside one of its own colour: where its crescent is
+    anchored |= {id(c) for c in refit_pile_echoes(cands, frame_bgr, camera, cs, grid)}
     if focus is not None:
         cands = [c for c in cands if c.opening_fraction >= 0.5
                  or focus((float(c.center_mm[0]), float(c.center_mm[1])), float(c.radius_mm))]

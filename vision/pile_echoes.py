@@ -1,0 +1,172 @@
+"""A wink found where a pile's colours meet, placed again by the part of its disc that shows.
+
+The label circle search places a wink where its colour's pixels best fill a circle. In a pile, a wink mostly
+under another of a different colour shows only a crescent; when a wink of its own colour lies beside it, the two
+colour regions make one, and the circle lands across their junction, millimetres off (tw_8183_001: a yellow
+placed 7 mm off, over a blue that shows blue there, and over bare felt). The occlusion model is exact in plan:
+what shows of a wink is its disc minus the winks above it, and where a found wink of another colour shows its
+own colour, a wink there lies under it. So the wink's own-colour samples (those its same-colour neighbour does
+not explain) are matched, by intersection over union, with what a disc of a known radius would show, at every
+centre within a radius of where it was found (its colour read in Lab's chromatic plane against its twin's, since
+a wink in a pile lies in the shade of the one over it). A wink whose disc already explains its colour where it
+stands stays; one that does not moves only where a disc explains it clearly better, and its place is then that
+of a crescent (flagged, as ``vision.crescents`` does). Only winks touching one of their own colour and
+overlapping one of another are looked at (a pile's junction): a frame of lone winks pays nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry.constants import WINK_THICKNESS_MM
+from vision.colour import COLOR_NAMES, ColourScene, lab_rows, nearest_hue
+from vision.crescents import CrescentParams, _classes, _felt_at, _own_colour_shows, _sample
+from vision.ortho import OrthoGrid
+from vision.winks import EDGE_BLUR_IMAGE_PX, RADII_MM, WinkCandidate, distances_mm
+
+
+@dataclass(frozen=True, slots=True)
+class EchoParams:
+    """Refit parameters (mm unless named otherwise)."""
+
+    step_mm: float = 0.5  # plan raster of the samples (as the crescent search)
+    touch_mm: float = 1.0  # a same-colour neighbour this far apart at most makes one colour region with it
+    overlap_mm: float = 2.0  # another colour's wink overlapping by this much at least: a pile
+    min_iou: float = 0.55  # the moved disc's match with its colour (as ``CrescentParams.min_iou``)
+    min_gain: float = 0.15  # ... better than where it was found by this much (IoU)
+    min_shift_mm: float = 1.5  # a smaller move is the sub-pixel fit's business
+
+
+#: Hue distance (deg) of a sample of a wink's colour (as ``CrescentParams.max_hue_deg``).
+MAX_HUE_DEG = 30.0
+#: Share of the wink's own chroma off the felt (Lab a, b) a sample of it keeps: half, a blend with the felt across
+#: a blurred rim has less only beyond its middle.
+MIN_CHROMA_SHARE = 0.5
+#: Fewest samples of its hue that give a wink's colour here (a 0.5 mm raster: a few mm^2).
+MIN_REFERENCE_SAMPLES = 16
+
+
+def _iou(pts: np.ndarray, mine: np.ndarray, hidden: np.ndarray, inside: np.ndarray, centres: np.ndarray,
+         r: float) -> np.ndarray:
+    """IoU of what a disc at each of ``centres`` would show with ``mine`` (its colour). ``hidden``: samples where
+    a found wink (``inside``: which) shows its own colour, so a wink there lies under it. One wink cannot be
+    both over and under another: a disc whose colour shows inside found wink j lies over it, and j's own
+    colour inside the disc is then a miss (as ``vision.crescents`` scores a lower wink)."""
+    dx = pts[None, :, 0] - centres[:, None, 0]
+    dy = pts[None, :, 1] - centres[:, None, 1]
+    disc = dx * dx + dy * dy < r * r
+    pred = disc & ~hidden[None, :]
+    inter = (pred & mine[None, :]).sum(axis=1)
+    union = (pred | mine[None, :]).sum(axis=1)
+    for j in np.unique(inside[hidden]):
+        over_j = (disc & (mine & (inside == j))[None, :]).any(axis=1)
+        union += over_j * (disc & (hidden & (inside == j))[None, :]).sum(axis=1)
+    return inter / np.maximum(union, 1)
+
+
+def _own_reference(colours: np.ndarray, where: np.ndarray, k: int, cs: ColourScene) -> np.ndarray | None:
+    """The wink colour ``k`` as it shows here: the median of the more saturated half of the samples ``where`` (its
+    disc and its twin's) of that hue, so that the other colours over part of those discs do not bend it."""
+    if not where.any():
+        return None
+    lab = lab_rows(np.clip(colours[where] * cs.gains_bgr, 0, 1))
+    cls, hue_gap = nearest_hue(np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0, cs.hue_centres_deg)
+    chroma = np.hypot(lab[:, 1], lab[:, 2])
+    of_k = (cls == k) & (hue_gap <= MAX_HUE_DEG)
+    if of_k.sum() < MIN_REFERENCE_SAMPLES:
+        return None
+    rich = of_k & (chroma >= np.median(chroma[of_k]))
+    return np.median(colours[where][rich], axis=0)
+
+
+def _own_colour(colours: np.ndarray, felt: np.ndarray, ref: np.ndarray, k: int, cs: ColourScene) -> np.ndarray:
+    """Samples of the wink colour ``k``: of its hue, and off the felt in Lab's chromatic plane along the way to
+    ``ref`` by at least ``MIN_CHROMA_SHARE`` of it. Lightness is left out: a wink in a pile lies in the shade
+    of the one over it, darker than its twin in the open."""
+    lab = lab_rows(np.clip(colours * cs.gains_bgr, 0, 1))
+    felt_ab = lab_rows(np.clip(felt * cs.gains_bgr, 0, 1))[:, 1:]
+    ref_ab = lab_rows(np.clip(ref[None, :] * cs.gains_bgr, 0, 1))[0, 1:]
+    v = ref_ab - felt_ab
+    vv = np.maximum((v * v).sum(axis=1), 1e-6)
+    d = lab[:, 1:] - felt_ab
+    along = (d * v).sum(axis=1) / vv
+    cls, hue_gap = nearest_hue(np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0, cs.hue_centres_deg)
+    return (cls == k) & (hue_gap <= MAX_HUE_DEG) & (along >= MIN_CHROMA_SHARE)
+
+
+def refit_pile_echoes(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene,
+                      grid: OrthoGrid, params: EchoParams = EchoParams()) -> list[WinkCandidate]:
+    """Move winks placed across a pile's colour junction to where what shows of their disc is their colour
+    (see the module's docstring); returns the winks moved, whose place now rests on that crescent."""
+    live = [c for c in cands if c.opening_fraction < 0.5]
+    if len(live) < 3:
+        return []
+    ctr = np.array([c.center_mm for c in live])
+    rad = np.array([c.radius_mm for c in live])
+    gap = np.sqrt(((ctr[:, None, :] - ctr[None, :, :]) ** 2).sum(axis=2)) - rad[:, None] - rad[None, :]
+    np.fill_diagonal(gap, np.inf)
+    same = np.array([[a.color == b.color for b in live] for a in live])
+    cp = CrescentParams(step_mm=params.step_mm)
+    moved: list[WinkCandidate] = []
+    for i, c in enumerate(live):
+        if c.tilt_deg > 0:
+            continue
+        if not ((same[i] & (gap[i] <= params.touch_mm)).any() and (~same[i] & (gap[i] <= -params.overlap_mm)).any()):
+            continue
+        r_c = c.radius_mm
+        half = 2.0 * RADII_MM["large"] + 2.0
+        g = np.arange(-half, half + 1e-9, params.step_mm)
+        gx, gy = np.meshgrid(g, g)
+        pts = c.center_mm + np.column_stack([gx.ravel(), gy.ravel()])
+        mmpp = camera.mm_per_px_at((float(c.center_mm[0]), float(c.center_mm[1])))
+        blend = EDGE_BLUR_IMAGE_PX * mmpp
+        near = [o for j, o in enumerate(live) if j != i and gap[i, j] < half]
+        keep = np.ones(len(pts), bool)
+        inside = np.full(len(pts), -1)
+        for j, o in enumerate(near):
+            d = distances_mm(pts, o.center_mm)
+            keep &= np.abs(d - o.radius_mm) > blend  # a found rim's blur mixes two colours
+            inside[d < o.radius_mm] = j
+        k = COLOR_NAMES.index(c.color)
+        colours = _sample(image_bgr, camera, pts, WINK_THICKNESS_MM)
+        felt = _felt_at(cs.background_bgr, grid, pts)
+        twin = np.array([j >= 0 and near[j].color == c.color for j in inside.tolist()])
+        # its own colour as it shows in its disc and its twin's (a felt-hued wink too: read against the felt)
+        ref = _own_reference(colours, (twin | (distances_mm(pts, c.center_mm) < r_c)) & keep, k, cs)
+        if ref is None:
+            continue
+        own = _own_colour(colours, felt, ref, k, cs)
+        # the other winks' colours (no upper wink's blur to discount: the found rims' bands are left out)
+        cls = _classes(colours, felt, felt[0], cs, cp)
+        # where another colour shows inside its found wink, a wink there is under it: it shows nothing there
+        hidden = _own_colour_shows(cls, inside, near) & ~own
+        use = keep & ~twin
+        pts_u, mine, hidden, inside = pts[use], own[use], hidden[use], inside[use]
+        if mine.sum() * params.step_mm ** 2 < cp.min_area_mm2:
+            continue
+        d_pts = distances_mm(pts, c.center_mm)
+        best = None
+        cur = 0.0
+        for size, r in RADII_MM.items():
+            cg = pts[d_pts <= r_c]
+            iou = _iou(pts_u, mine, hidden, inside, cg, r)
+            j = int(np.argmax(iou))
+            if best is None or iou[j] > best[0]:
+                best = (float(iou[j]), size, cg[j])
+            if size == c.size:
+                cur = float(_iou(pts_u, mine, hidden, inside, c.center_mm[None, :], r)[0])
+        iou, size, centre = best
+        if cur >= params.min_iou or iou < params.min_iou or iou < cur + params.min_gain:
+            continue
+        if float(np.linalg.norm(centre - c.center_mm)) < params.min_shift_mm:
+            continue
+        c.center_mm = np.asarray(centre, float)
+        c.size = size
+        c.center_px = None
+        c.confidence = min(c.confidence, cp.min_iou + 0.4 * iou)
+        c.size_confidence = min(c.size_confidence, 0.6)
+        moved.append(c)
+    return moved
