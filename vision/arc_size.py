@@ -36,7 +36,7 @@ from calibration.camera import CameraModel
 from geometry.constants import (LARGE_WINK_RADIUS_MM, MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, SMALL_WINK_RADIUS_MM,
                                 WINK_THICKNESS_MM)
 from vision.colour import CLASS_BG, CLASS_NEUTRAL, COLOR_NAMES, ColourScene
-from vision.crescents import _felt_at
+from vision.crescents import felt_at
 from vision.disc_mass import DiscMassParams, disc_mass, size_from_mass
 from vision.ortho import OrthoGrid
 from vision.silhouette import rim_points_mm
@@ -261,7 +261,7 @@ def rim_edges(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarra
         return None
     wink_bgr = np.median(bgr[inner], axis=0)
     # the local felt (a smooth field, 72 mm median): once per ray, at its outer end
-    felt_ray = _felt_at(cs.background_bgr, grid, plan.reshape(n_r, n_s, 2)[:, -1])
+    felt_ray = felt_at(cs.background_bgr, grid, plan.reshape(n_r, n_s, 2)[:, -1])
     # near the mat's edge: the ray's own surroundings (None: no ray reaches the edge zone)
     local = _local_reference(w, c3, d, s, plan.reshape(n_r, n_s, 2), bgr.reshape(n_r, n_s, 3), cov, camera,
                              zone, params) if params.local_reference else None

@@ -47,13 +47,15 @@ class CrescentParams:
     same_min_offset_mm: float = 4.5  # ... and its centre lie this far from the upper's (else it is the same wink)
 
 
-def _sample(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray, z_mm: float) -> np.ndarray:
+def sample_bgr_at(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray, z_mm: float) -> np.ndarray:
+    """BGR in [0, 1] seen at table points raised ``z_mm`` (a wink's top face): the probes are laid out in plan,
+    where the winks' discs are, and read where the camera sees them."""
     q = camera.project_mm(np.column_stack([pts_mm, np.full(len(pts_mm), z_mm)])).astype(np.float32)
     v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return v.reshape(-1, 3).astype(np.float32) / 255.0
 
 
-def _classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: ColourScene,
+def wink_classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: ColourScene,
              params: CrescentParams) -> np.ndarray:
     """Wink colour index per sample (-1: felt, a blend of the upper wink with the felt, or no wink hue).
 
@@ -90,7 +92,9 @@ def _same_colour(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, p
             & (departure >= params.min_departure))
 
 
-def _felt_at(felt: np.ndarray, grid: OrthoGrid, pts: np.ndarray) -> np.ndarray:
+def felt_at(felt: np.ndarray, grid: OrthoGrid, pts: np.ndarray) -> np.ndarray:
+    """The felt's own colour (the colour scene's background, BGR in [0, 1]) under table points: what a wink's
+    blurred rim blends with there."""
     cr = np.clip(np.rint(grid.ortho_from_table(pts)).astype(int), 0, [felt.shape[1] - 1, felt.shape[0] - 1])
     return felt[cr[:, 1], cr[:, 0]].astype(np.float32) / 255.0
 
@@ -102,7 +106,7 @@ def _clear_of(pts: np.ndarray, near: list[WinkCandidate], blend: float, exclude_
 
     A sample inside another found wink is kept: in a pile the middle wink lies over one wink and under
     another, so what shows of it lies inside the lower one's disc. Where that wink's own colour shows, it is
-    not the wink looked for (``_own_colour_shows``)."""
+    not the wink looked for (``own_colour_shows``)."""
     edge = params.mat_edge_clear_mm + blend
     pts = pts[(np.abs(pts[:, 0]) < MAT_HALF_LENGTH_MM - edge) & (np.abs(pts[:, 1]) < MAT_HALF_WIDTH_MM - edge)]
     inside = np.full(len(pts), -1)
@@ -120,7 +124,7 @@ def _clear_of(pts: np.ndarray, near: list[WinkCandidate], blend: float, exclude_
     return pts, inside
 
 
-def _own_colour_shows(cls: np.ndarray, inside: np.ndarray, near: list[WinkCandidate]) -> np.ndarray:
+def own_colour_shows(cls: np.ndarray, inside: np.ndarray, near: list[WinkCandidate]) -> np.ndarray:
     """Samples inside a found wink that show its own colour (or no wink colour at all: its shading): that
     wink is seen there, so nothing under it is."""
     own = np.array([COLOR_NAMES.index(o.color) for o in near] + [-2])[inside]
@@ -210,7 +214,7 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         ok = (cr[:, 0] >= 0) & (cr[:, 0] < cs.labels.shape[1]) & (cr[:, 1] >= 0) & (cr[:, 1] < cs.labels.shape[0])
         lab = cs.labels[cr[ok, 1], cr[ok, 0]]
         lab_cls = np.where((lab >= 1) & (lab < CLASS_NEUTRAL), lab - 1, -1)
-        lab = np.where(_own_colour_shows(lab_cls, cp_in[ok], near), 0, lab)
+        lab = np.where(own_colour_shows(lab_cls, cp_in[ok], near), 0, lab)
         want_other = int(((lab >= 1) & (lab < CLASS_NEUTRAL) & (lab != k_up)).sum()) >= params.first_look_min_mm2
         # a lower wink of the upper's own colour: its colour well beyond the upper's rim and blur (not on a
         # felt of that hue, where the labels cannot tell it from the felt's own bands)
@@ -220,16 +224,16 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         if not (want_other or want_same):
             continue
         inner = upper.center_mm + offsets[d_off < r_up - 1.5]
-        upper_bgr = np.median(_sample(image_bgr, camera, inner[::4], WINK_THICKNESS_MM), axis=0)
+        upper_bgr = np.median(sample_bgr_at(image_bgr, camera, inner[::4], WINK_THICKNESS_MM), axis=0)
         ring = (d_off > r_up + blend) & (d_off < r_up + params.reach_mm)
         pts, pts_in = _clear_of(upper.center_mm + offsets[ring], near, blend, exclude_mask, grid, params)
         if len(pts) < 20:
             continue
-        colours = _sample(image_bgr, camera, pts, WINK_THICKNESS_MM)
-        felt_pts = _felt_at(felt, grid, pts)
-        cls = _classes(colours, felt_pts, upper_bgr, cs, params)
+        colours = sample_bgr_at(image_bgr, camera, pts, WINK_THICKNESS_MM)
+        felt_pts = felt_at(felt, grid, pts)
+        cls = wink_classes(colours, felt_pts, upper_bgr, cs, params)
         # where a found wink shows its own colour, a wink under it is hidden and one over it is not there
-        hidden = _own_colour_shows(cls, pts_in, near)
+        hidden = own_colour_shows(cls, pts_in, near)
         for k, name in enumerate(COLOR_NAMES):
             same = name == upper.color
             if same and not want_same or not same and not want_other:

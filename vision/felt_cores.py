@@ -24,7 +24,7 @@ from calibration.camera import CameraModel
 from geometry.constants import WINK_THICKNESS_MM
 from vision.colour import CLASS_NEUTRAL, COLOR_NAMES, ColourScene, lab_rows
 from vision.components import components_with_stats
-from vision.crescents import _sample
+from vision.crescents import sample_bgr_at
 from vision.ortho import OrthoGrid
 from vision.rim_check import KNOWN_CLEAR_MM, RIM_FOUND_CONFIDENCE, RimParams, _gap_mm, _on_felt, rim_fits
 from vision.winks import _UNIT72, RADII_MM, WinkCandidate, _dist, _interior_offsets, _on_mat
@@ -54,7 +54,7 @@ def chroma_profiles(prof_bgr: np.ndarray) -> np.ndarray:
 
 def _sample_ab(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray, z_mm: float) -> np.ndarray:
     """Lab (a*, b*) of the image at plan points at height ``z_mm``, ``(N, 2)``."""
-    return lab_rows(_sample(image_bgr, camera, pts_mm, z_mm))[:, 1:]
+    return lab_rows(sample_bgr_at(image_bgr, camera, pts_mm, z_mm))[:, 1:]
 
 
 def _felt_chroma(image_bgr: np.ndarray, camera: CameraModel, center_mm: np.ndarray,

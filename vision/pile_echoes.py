@@ -23,7 +23,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from geometry.constants import WINK_THICKNESS_MM
 from vision.colour import COLOR_NAMES, ColourScene, lab_rows, nearest_hue
-from vision.crescents import CrescentParams, _classes, _felt_at, _own_colour_shows, _sample
+from vision.crescents import CrescentParams, wink_classes, felt_at, own_colour_shows, sample_bgr_at
 from vision.ortho import OrthoGrid
 from vision.winks import EDGE_BLUR_IMAGE_PX, RADII_MM, WinkCandidate, distances_mm
 
@@ -131,8 +131,8 @@ def refit_pile_echoes(cands: list[WinkCandidate], image_bgr: np.ndarray, camera:
             keep &= np.abs(d - o.radius_mm) > blend  # a found rim's blur mixes two colours
             inside[d < o.radius_mm] = j
         k = COLOR_NAMES.index(c.color)
-        colours = _sample(image_bgr, camera, pts, WINK_THICKNESS_MM)
-        felt = _felt_at(cs.background_bgr, grid, pts)
+        colours = sample_bgr_at(image_bgr, camera, pts, WINK_THICKNESS_MM)
+        felt = felt_at(cs.background_bgr, grid, pts)
         twin = np.array([j >= 0 and near[j].color == c.color for j in inside.tolist()])
         # its own colour as it shows in its disc and its twin's (a felt-hued wink too: read against the felt)
         ref = _own_reference(colours, (twin | (distances_mm(pts, c.center_mm) < r_c)) & keep, k, cs)
@@ -140,9 +140,9 @@ def refit_pile_echoes(cands: list[WinkCandidate], image_bgr: np.ndarray, camera:
             continue
         own = _own_colour(colours, felt, ref, k, cs)
         # the other winks' colours (no upper wink's blur to discount: the found rims' bands are left out)
-        cls = _classes(colours, felt, felt[0], cs, cp)
+        cls = wink_classes(colours, felt, felt[0], cs, cp)
         # where another colour shows inside its found wink, a wink there is under it: it shows nothing there
-        hidden = _own_colour_shows(cls, inside, near) & ~own
+        hidden = own_colour_shows(cls, inside, near) & ~own
         use = keep & ~twin
         pts_u, mine, hidden, inside = pts[use], own[use], hidden[use], inside[use]
         if mine.sum() * params.step_mm ** 2 < cp.min_area_mm2:

@@ -20,7 +20,7 @@ from calibration.camera import CameraModel
 from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, WINK_THICKNESS_MM
 from vision.arc_size import UnionSplitParams, fit_known_radius, split_union, union_of_two
 from vision.colour import COLOR_NAMES, ColourScene, blend_line
-from vision.crescents import CrescentParams, _classes, _felt_at, _sample
+from vision.crescents import CrescentParams, wink_classes, felt_at, sample_bgr_at
 from vision.ortho import OrthoGrid
 from vision.tilted_outline import TiltTestParams, inside_footprint, tilted_fit
 from vision.winks import (RADII_MM, WinkCandidate, WinkDetectorParams, _dist, _sample_labels,
@@ -71,9 +71,9 @@ def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: Or
     q = (q[:, k0] * (1.0 - wt) + q[:, k0 + 1] * wt).reshape(-1, 2).astype(np.float32)
     bgr = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     bgr = bgr.reshape(-1, 3).astype(np.float32) / 255.0
-    felt = _felt_at(cs.background_bgr, grid, pts)
+    felt = felt_at(cs.background_bgr, grid, pts)
     inner = w.center_mm + ((w.radius_mm - params.inside_mm - 1.0) if inner_mm is None else inner_mm) * u
-    wink_bgr = np.median(_sample(image_bgr, camera, inner, WINK_THICKNESS_MM), axis=0)
+    wink_bgr = np.median(sample_bgr_at(image_bgr, camera, inner, WINK_THICKNESS_MM), axis=0)
     a, off, vv = blend_line(bgr, felt, wink_bgr)
     off = off / np.sqrt(np.maximum(vv, 1e-6))
     a = a.reshape(len(u), len(s))
@@ -96,7 +96,7 @@ def _edges(image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene, grid: Or
 
 def _own_hue_where_it_counts(mine: np.ndarray, bgr: np.ndarray, felt: np.ndarray, wink_bgr: np.ndarray,
                              cs: ColourScene, k: int) -> None:
-    """Add to ``mine`` (rays x samples) the samples whose calibrated hue is colour ``k`` (``_classes``), where
+    """Add to ``mine`` (rays x samples) the samples whose calibrated hue is colour ``k`` (``wink_classes``), where
     that can move a ray's first sample off the wink: that sample alone on each ray (usually the felt beyond
     the rim, which ends the ray), then every sample of the few rays where it read as the wink's own colour.
     The first sample off ``mine`` on each ray is the one the whole rows' classes give, for a few reads."""
@@ -106,12 +106,12 @@ def _own_hue_where_it_counts(mine: np.ndarray, bgr: np.ndarray, felt: np.ndarray
     if len(rows) == 0:
         return
     idx = rows * n_s + first[rows]
-    own = _classes(bgr[idx], felt[idx], wink_bgr, cs, CrescentParams()) == k
+    own = wink_classes(bgr[idx], felt[idx], wink_bgr, cs, CrescentParams()) == k
     mine[rows[own], first[rows[own]]] = True
     again = rows[own]  # the ray goes on past that sample: its other samples may end it, or not
     if len(again):
         idx = (again[:, None] * n_s + np.arange(n_s)[None, :]).ravel()
-        own = _classes(bgr[idx], felt[idx], wink_bgr, cs, CrescentParams()) == k
+        own = wink_classes(bgr[idx], felt[idx], wink_bgr, cs, CrescentParams()) == k
         mine[again] |= own.reshape(len(again), n_s)
 
 
