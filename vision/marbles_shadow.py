@@ -40,10 +40,12 @@ MIN_SHADOW_DROP = 0.0
 # The lamp is fitted on up to this many sure marbles (the fit settles well before)
 LAMP_BALLS = 8
 LAMP_MIN_BALLS = 3
-# A ball's first centre may be a couple of pixels off (a centroid leans into its shadow): its centre is searched
-# on a grid this far each way, this fine (mm), before the fit
-CENTRE_SEARCH_MM = 4.0
-CENTRE_STEP_MM = 4.0
+# A ball's first centre may be a few pixels off (a centroid leans into its shadow, up to ~9 mm under a low lamp
+# on the development renders): its centre is searched on a grid this far towards the lamp and across (mm)
+# before the fit, which may move it this much further
+CENTRE_ALONG_MM = (-3.0, 0.0, 3.0, 6.0, 9.0)
+CENTRE_ACROSS_MM = (-3.0, 0.0, 3.0)
+CENTRE_MARGIN_MM = 3.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -227,8 +229,9 @@ def fit_lamp(lab: np.ndarray, camera: CameraModel, sure_mm: np.ndarray, others_m
 def _fit_ball(win: _Window, camera: CameraModel, L: np.ndarray, pen: float, psf_px: tuple[float, float],
               r_fixed: float | None = None):
     """Centre offset (and radius unless ``r_fixed``) of the ball in ``win`` under the lamp ``L``: the best of a
-    coarse grid of centres (the first guess may be a couple of pixels off), then robust least squares.
-    Returns (parameters [dx, dy, r], the solution) or (the grid's best, None) when the fit fails."""
+    coarse grid of centres, then robust least squares. A detector's first centre leans into the ball's shadow
+    (its blob holds some of it), so the grid runs from it towards the lamp. Returns (parameters [dx, dy, r],
+    the solution), the solution None when the fit fails or its centre ends at the search's bound."""
     r_max = 0.5 * TOLLEY_MAX_DIAMETER_MM
     radii = [r_fixed] if r_fixed is not None else [0.5 * MARBLE_DIAMETER_MM, 0.5 * (0.5 * MARBLE_DIAMETER_MM + r_max)]
 
@@ -236,10 +239,12 @@ def _fit_ball(win: _Window, camera: CameraModel, L: np.ndarray, pen: float, psf_
         rr = r_fixed if r_fixed is not None else p[2]
         return _residuals(win, _layers(win, camera, p[:2], rr, L, pen, psf_px))
 
-    steps = np.arange(-CENTRE_SEARCH_MM, CENTRE_SEARCH_MM + 0.01, CENTRE_STEP_MM)
-    starts = [np.array([dx, dy, r0]) for dx in steps for dy in steps for r0 in radii]
+    towards = np.asarray(L[:2], float) / max(float(np.hypot(L[0], L[1])), 1e-9)
+    across = np.array([-towards[1], towards[0]])
+    starts = [np.array([*(a * towards + b * across), r0]) for a in CENTRE_ALONG_MM for b in CENTRE_ACROSS_MM
+              for r0 in radii]
     best = min(starts, key=lambda p: _robust_cost(res(p)))
-    lim = CENTRE_SEARCH_MM + CENTRE_STEP_MM
+    lim = max(CENTRE_ALONG_MM) + CENTRE_MARGIN_MM
     lo, hi = [-lim, -lim, 0.35 * r_max], [lim, lim, 1.25 * r_max]
     if r_fixed is not None:
         best, lo, hi = best[:2], lo[:2], hi[:2]
@@ -247,8 +252,10 @@ def _fit_ball(win: _Window, camera: CameraModel, L: np.ndarray, pen: float, psf_
         sol = least_squares(res, best, bounds=(lo, hi), loss="soft_l1", f_scale=LOSS_SCALE, x_scale="jac",
                             max_nfev=60)
     except (ValueError, np.linalg.LinAlgError):
-        return np.append(best, r_fixed) if r_fixed is not None else best, None
+        return (np.append(best, r_fixed) if r_fixed is not None else best), None
     p = sol.x if r_fixed is None else np.append(sol.x, r_fixed)
+    if np.any(np.abs(p[:2]) >= lim - 0.05):
+        return p, None
     return p, sol
 
 
