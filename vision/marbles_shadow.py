@@ -37,9 +37,11 @@ PENUMBRA_RANGE = (0.01, 0.2)
 # A lamp is taken only when its shadows explain the sure marbles' windows this much better (robust cost per
 # window, in units of the loss scale squared) than no shadow at all: a photo under an overcast sky casts none
 MIN_SHADOW_DROP = 0.0
-# The lamp is fitted on up to this many sure marbles (the fit settles well before)
-LAMP_BALLS = 8
+# The lamp is fitted on up to this many sure marbles
+LAMP_BALLS = 10
 LAMP_MIN_BALLS = 3
+# ... each half of them alone, and the halves' lamps agree within this angle (deg)
+LAMP_AGREE_DEG = 15.0
 # A ball's first centre may be a few pixels off (a centroid leans into its shadow, up to ~9 mm under a low lamp
 # on the development renders): its centre is searched on a grid this far towards the lamp and across (mm)
 # before the fit, which may move it this much further
@@ -194,8 +196,28 @@ def fit_lamp(lab: np.ndarray, camera: CameraModel, sure_mm: np.ndarray, others_m
         w = _window(lab, camera, c[:2], float(c[2]), reach, oth, None, 0.5 * TOLLEY_MAX_DIAMETER_MM)
         if w is not None:
             wins.append(w)
-    if len(wins) < LAMP_MIN_BALLS:
+    if len(wins) < 2 * LAMP_MIN_BALLS:
         return None
+    # each half of the marbles fits the lamp alone: a lamp both halves agree on is the photo's, a disagreement is
+    # a fit that followed something else (the balls' own shading, a neighbour's shadow) and no lamp is taken
+    got = [_fit_lamp_on(wins[k::2], camera, psf_px) for k in (0, 1)]
+    if any(g is None for g in got):
+        return None
+    (La, pa, da), (Lb, pb, db) = got
+    if math.degrees(math.acos(float(np.clip(La @ Lb, -1.0, 1.0)))) > LAMP_AGREE_DEG:
+        return None
+    L = (La + Lb) / np.linalg.norm(La + Lb)
+    drop = 0.5 * (da + db)
+    if drop < MIN_SHADOW_DROP:
+        return None
+    return Lamp(to_light=(float(L[0]), float(L[1]), float(L[2])), penumbra_per_mm=0.5 * (pa + pb),
+                cost_drop=float(drop))
+
+
+def _fit_lamp_on(wins: list[_Window], camera: CameraModel, psf_px: tuple[float, float]
+                 ) -> tuple[np.ndarray, float, float] | None:
+    """The lamp (to-light vector, penumbra per mm) and its robust cost drop per window, fitted on marbles' windows."""
+    r = 0.5 * MARBLE_DIAMETER_MM
     offs = [np.zeros(2) for _ in wins]
 
     def cost(p) -> np.ndarray:
@@ -219,11 +241,7 @@ def fit_lamp(lab: np.ndarray, camera: CameraModel, sure_mm: np.ndarray, others_m
         x = sol.x
         L = _to_light(x[0], x[1])
         offs = [_fit_ball(w, camera, L, x[2], psf_px, r)[0][:2] for w in wins]
-    drop = (base - _robust_cost(cost(x))) / len(wins)
-    if drop < MIN_SHADOW_DROP:
-        return None
-    return Lamp(to_light=(float(L[0]), float(L[1]), float(L[2])), penumbra_per_mm=float(x[2]),
-                cost_drop=float(drop))
+    return L, float(x[2]), (base - _robust_cost(cost(x))) / len(wins)
 
 
 def _fit_ball(win: _Window, camera: CameraModel, L: np.ndarray, pen: float, psf_px: tuple[float, float],

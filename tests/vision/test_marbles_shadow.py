@@ -19,8 +19,9 @@ EYE_MM = (0.0, -600.0, 2350.0)
 # a high lamp: the caustic falls under the ball, and only the shadow's edges beside it show the size
 ELEVATION_DEG, AZIMUTH_DEG = 62.0, 210.0
 SWIRL = (0.85, 0.80, 0.75)  # an opaque swirl's glass (the renderer's pale swirl base)
+# enough sure marbles that each half of them finds the lamp alone
 MARBLES_XY = [(-150.0, -90.0), (-40.0, -130.0), (80.0, -100.0), (160.0, 10.0), (-160.0, 60.0), (30.0, 120.0),
-              (-90.0, 150.0), (150.0, 130.0)]
+              (-90.0, 150.0), (150.0, 130.0), (-100.0, -20.0), (40.0, -40.0), (-200.0, 130.0), (200.0, -80.0)]
 TOLLEYS = [((-30.0, 10.0), 16.6), ((90.0, 40.0), 18.2)]
 ANGLE_TOL_DEG = 10.0
 # the shadow read of balls of one photo shares a bias (blur, penumbra), so it is judged against its marbles
