@@ -4,6 +4,7 @@ marbles, then each ball's image and shadow fitted together (the shadow's width a
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from geometry.marbles import MARBLE_DIAMETER_MM, MARBLE_TOLLEY_SPLIT_MM
 from simulation.marbles import Ball
 from tests.vision.test_marbles_caustic import lit_photo
-from vision.marbles import KIND_SURE, detect_marbles
+from vision.marbles import DEFAULT_PARAMS, KIND_SURE, detect_marbles
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
 from vision.marbles_size import model_fits, photo_lab
 
@@ -74,9 +75,9 @@ def test_shadow_reads_tolleys_larger_than_the_marbles_by_their_true_margin(scene
         assert d - marble == pytest.approx(b.diameter_mm - MARBLE_DIAMETER_MM, abs=DIFF_TOL_MM), b.piece_id
 
 
-def test_detector_calls_opaque_tolleys_tolleys_and_no_marble_a_tolley(scene):
+def test_detector_with_shadow_sizes_calls_opaque_tolleys_tolleys_and_no_marble_a_tolley(scene):
     cam, photo, _, _, balls = scene
-    found = detect_marbles(photo, cam)
+    found = detect_marbles(photo, cam, replace(DEFAULT_PARAMS, shadow_sizes=True))
     for b in balls:
         near = [f for f in found if math.dist(f.center_mm, b.center_mm[:2]) < 8.0]
         assert len(near) == 1, b.piece_id
