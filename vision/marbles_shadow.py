@@ -25,7 +25,7 @@ from scipy.special import ndtr
 
 from calibration.camera import CameraModel
 from geometry.marbles import MARBLE_DIAMETER_MM, TOLLEY_MAX_DIAMETER_MM
-from vision.marbles_size import LOSS_SCALE, MIN_FIT_PX, blurred_disc, local_affine
+from vision.marbles_size import LOSS_SCALE, MIN_FIT_PX, blurred_disc, fit_sigma, local_affine
 
 # The window reaches this many of the largest tolley's radii beyond the ball's own image and its shadow's end
 WINDOW_TOLLEY_RADII = 1.45
@@ -293,13 +293,7 @@ def fit_ball_shadow(lab: np.ndarray, camera: CameraModel, contact_mm: np.ndarray
     p, sol = _fit_ball(win, camera, L, lamp.penumbra_per_mm, psf_px)
     if sol is None:
         return None
-    rr = sol.fun
-    noise = 1.4826 * float(np.median(np.abs(rr - np.median(rr)))) + 1e-6
-    try:
-        cov = np.linalg.inv(sol.jac.T @ sol.jac) * noise**2
-        r_sigma = math.sqrt(max(float(cov[2, 2]), 0.0))
-    except np.linalg.LinAlgError:
-        r_sigma = math.inf
+    r_sigma = fit_sigma(sol, 2)
     B = _layers(win, camera, p[:2], p[2], L, lamp.penumbra_per_mm, psf_px)[0]
     coef, *_ = np.linalg.lstsq(B, win.vals[:, 0], rcond=None)
     return ShadowFit(diameter_mm=2.0 * float(p[2]), diameter_sigma_mm=2.0 * r_sigma,
