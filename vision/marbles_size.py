@@ -167,18 +167,23 @@ def fit_ball(lab: np.ndarray, camera: CameraModel, center_mm: np.ndarray, *, rad
     except (ValueError, np.linalg.LinAlgError):
         return None
     p = sol.x
-    # the radius's 1-sigma from the Jacobian, with the residual's robust scale as the noise
-    r = sol.fun
-    noise = 1.4826 * float(np.median(np.abs(r - np.median(r)))) + 1e-6
-    try:
-        cov = np.linalg.inv(sol.jac.T @ sol.jac) * noise**2
-        r_sigma = math.sqrt(max(float(cov[2, 2]), 0.0))
-    except np.linalg.LinAlgError:
-        r_sigma = math.inf
+    r_sigma = fit_sigma(sol, 2)
     centre = px0 + A @ p[:2]
     return BallFit(diameter_mm=2.0 * float(p[2]), diameter_sigma_mm=2.0 * r_sigma,
                    psf_px=(float(p[3]), float(p[4])) if not fixed else tuple(psf_px),
                    center_px=(float(centre[0]), float(centre[1])))
+
+
+def fit_sigma(sol, index: int) -> float:
+    """The 1-sigma of parameter ``index`` of a least-squares solution, from its Jacobian with the residual's
+    robust scale as the noise (inf where the Jacobian is singular)."""
+    r = sol.fun
+    noise = 1.4826 * float(np.median(np.abs(r - np.median(r)))) + 1e-6
+    try:
+        cov = np.linalg.inv(sol.jac.T @ sol.jac) * noise**2
+    except np.linalg.LinAlgError:
+        return math.inf
+    return math.sqrt(max(float(cov[index, index]), 0.0))
 
 
 def photo_lab(frame_bgr: np.ndarray) -> np.ndarray:

@@ -33,20 +33,27 @@ def _ball(pid: str, xy, d: float, style: str, tint) -> Ball:
                 tint_rgb=tint, vane_rgb=(0.05, 0.18, 0.70), orientation=np.eye(3))
 
 
-@pytest.fixture(scope="module")
-def scene():
-    dist = math.dist(EYE_MM, (0.0, 0.0, 0.0))
-    cam = CameraModel.look_at(eye_mm=EYE_MM, target_mm=(0.0, 0.0, 0.0),
+def lit_photo(balls: list[Ball], eye_mm, elevation_deg: float, azimuth_deg: float, seed: int
+              ) -> tuple[CameraModel, np.ndarray]:
+    """A 360 x 300 photo of ``balls`` on earth at MARBLE_PX per marble, lit by one lamp at that elevation and
+    azimuth (deg) plus the sky."""
+    dist = math.dist(eye_mm, (0.0, 0.0, 0.0))
+    cam = CameraModel.look_at(eye_mm=eye_mm, target_mm=(0.0, 0.0, 0.0),
                               focal_px=MARBLE_PX * dist / MARBLE_DIAMETER_MM, image_size_wh_px=(360, 300))
-    e, a = math.radians(ELEVATION_DEG), math.radians(AZIMUTH_DEG)
+    e, a = math.radians(elevation_deg), math.radians(azimuth_deg)
     light = Lighting(to_light=np.array([math.cos(e) * math.cos(a), math.cos(e) * math.sin(a), math.sin(e)]),
                      radius_deg=4.0, key_rgb=np.array([1.0, 1.0, 1.0]), ambient_rgb=np.array([0.35, 0.35, 0.35]))
+    rng = np.random.default_rng(seed)
+    linear = render_marbles_scene(MarblesScene(balls=tuple(balls), ground="earth"), cam, light, rng, supersample=3)
+    return cam, finish_photo(linear, rng, settings=PhotoSettings())
+
+
+@pytest.fixture(scope="module")
+def scene():
     balls = [_ball(f"m{i}", xy, MARBLE_DIAMETER_MM, "cats_eye", CLEAR) for i, xy in enumerate(MARBLES_XY)]
     balls += [_ball("t1", TOLLEY_XY, TOLLEY_MM, "cats_eye", PALE_TOLLEY),
               _ball("s1", SWIRL_XY, MARBLE_DIAMETER_MM, "swirl", (0.82, 0.82, 0.80))]
-    rng = np.random.default_rng(5)
-    linear = render_marbles_scene(MarblesScene(balls=tuple(balls), ground="earth"), cam, light, rng, supersample=3)
-    photo = finish_photo(linear, rng, settings=PhotoSettings())
+    cam, photo = lit_photo(balls, EYE_MM, ELEVATION_DEG, AZIMUTH_DEG, seed=5)
     return cam, photo, balls
 
 
