@@ -286,7 +286,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     labels = cs.labels
     live = [c for c in cands if not c.potted]
     decide_order(live, labels, grid, frame_bgr, camera, wp, noise)
-    assign_poses(live)
+    assign_poses(live, params.order_confidence_min)
     # sub-pixel fit: clean winks first (they also measure the edge offset of this image), then the rest
     if live:
         cc_ = np.array([c.center_mm for c in live])
@@ -340,10 +340,12 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     drop_open_pairs(new_pairs, params.order_confidence_min)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
     before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}
-    assign_poses(live)
+    assign_poses(live, params.order_confidence_min)
     for c in live:
         z0, t0_ = before[c.wink_id]
-        if c.tilt_deg > 0 and (abs(c.z_mm - z0) > 0.1 or abs(c.tilt_deg - t0_) > 0.5) and id(c) not in anchored:
+        # (a wink the reviews left resting on an undecided order only is laid flat again: refitted so)
+        if (c.tilt_deg > 0 or t0_ > 0) and (abs(c.z_mm - z0) > 0.1 or abs(c.tilt_deg - t0_) > 0.5) \
+                and id(c) not in anchored:
             refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
     # an order only as sure as the overlap it rests on, given the fitted centres and unconfirmed sizes
     cap_by_overlap(live, lambda c: c.fit_fraction < wp.size_fit_fraction)
