@@ -523,8 +523,8 @@ def order_new_overlaps(winks: list[WinkCandidate], labels: np.ndarray, grid: Ort
 
 def drop_open_pairs(pairs: list[tuple[WinkCandidate, WinkCandidate]], confidence_min: float = 0.75) -> int:
     """Take out of the order graph the pairs of ``pairs`` the reviews left undecided: the coarse read gave them
-    no order, and an undecided one would still pose the pile (``assign_poses`` takes every order as given) and
-    refit its winks on a coin's toss. Returns the pairs taken out."""
+    no order, and an undecided one is no finding to report (nor does it pose the pile: ``assign_poses`` rests on
+    decided orders only). Returns the pairs taken out."""
     dropped = 0
     for a, b in pairs:
         if a.order_confidence.get(b.wink_id, 0.5) >= confidence_min:

@@ -39,8 +39,8 @@ from vision.size_sets import SizeRead, sizes_by_colour_set
 from vision.twin_discs import split_twin_blobs
 from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
-from vision.stacking import (cap_by_overlap, drop_open_pairs, flag_tilted_slivers, order_new_overlaps,
-                             pile_implied_pairs, review_order)
+from vision.stacking import (FLAT_OPINION_CONFIDENCE, cap_by_overlap, drop_open_pairs, flag_tilted_slivers,
+                             order_new_overlaps, pile_implied_pairs, review_order)
 from vision.winks import (
     RADII_MM,
     WinkCandidate,
@@ -286,7 +286,10 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     labels = cs.labels
     live = [c for c in cands if not c.potted]
     decide_order(live, labels, grid, frame_bgr, camera, wp, noise)
-    assign_poses(live, params.order_confidence_min)
+    # the first fit is posed on the coarse orders that are at least an opinion (a coin's toss poses no wink):
+    # the reviews then judge each pair on the fitted centres, under both of its poses; the final poses, after
+    # them, rest on decided orders only
+    assign_poses(live, FLAT_OPINION_CONFIDENCE)
     # sub-pixel fit: clean winks first (they also measure the edge offset of this image), then the rest
     if live:
         cc_ = np.array([c.center_mm for c in live])
@@ -343,9 +346,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     assign_poses(live, params.order_confidence_min)
     for c in live:
         z0, t0_ = before[c.wink_id]
-        # (a wink the reviews left resting on an undecided order only is laid flat again: refitted so)
-        if (c.tilt_deg > 0 or t0_ > 0) and (abs(c.z_mm - z0) > 0.1 or abs(c.tilt_deg - t0_) > 0.5) \
-                and id(c) not in anchored:
+        if c.tilt_deg > 0 and (abs(c.z_mm - z0) > 0.1 or abs(c.tilt_deg - t0_) > 0.5) and id(c) not in anchored:
             refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
     # an order only as sure as the overlap it rests on, given the fitted centres and unconfirmed sizes
     cap_by_overlap(live, lambda c: c.fit_fraction < wp.size_fit_fraction)
