@@ -65,7 +65,10 @@ def _posed_pair(winks: list[WinkCandidate], upper: WinkCandidate, lower: WinkCan
     twins[lower.wink_id].above = [i for i in twins[lower.wink_id].above if i != upper.wink_id]
     if lower.wink_id not in twins[upper.wink_id].above:
         twins[upper.wink_id].above.append(lower.wink_id)
-    assign_poses(list(twins.values()))
+    # the hypothesis poses the pair; the pile's other orders only where they are at least an opinion (a coin's
+    # toss elsewhere in the pile must not tilt the pair's winks and so decide their order)
+    twins[upper.wink_id].order_confidence = {**upper.order_confidence, lower.wink_id: 1.0}
+    assign_poses(list(twins.values()), FLAT_OPINION_CONFIDENCE)
     return twins[upper.wink_id], twins[lower.wink_id]
 
 

@@ -638,3 +638,18 @@ def test_an_undecided_order_poses_no_wink_of_the_pile():
     assign_poses([a, b, c], 0.75)
     assert b.tilt_deg > 5.0 and b.z_mm > c.z_mm + 0.5
     assert (a.z_mm, a.tilt_deg) != pytest.approx(pose_a[:2])
+
+
+def test_a_reviewed_pair_is_posed_without_the_coin_tosses_elsewhere_in_its_pile():
+    # the review poses A on B (the hypothesis, whatever its first read); B on C is a coin's toss (0.5): B stays
+    # flat in the hypothesis's pose, and A rests on the flat B; B on C as an opinion (0.7) tilts B
+    from vision.stacking import _posed_pair
+    a, b, c = _cand("A", "large", 24.0, 0.0), _cand("B", "small", 12.0, 0.0), _cand("C", "large", 0.0, 0.0)
+    b.above, b.order_confidence, c.order_confidence = ["C"], {"C": 0.5, "A": 0.5}, {"B": 0.5}
+    a.order_confidence = {"B": 0.5}
+    up, lo = _posed_pair([a, b, c], a, b)
+    assert lo.tilt_deg == 0.0 and up.tilt_deg > 0.0
+    assert b.tilt_deg == 0.0 and a.above == [] and a.order_confidence == {"B": 0.5}  # the originals untouched
+    b.order_confidence["C"] = c.order_confidence["B"] = 0.7
+    up2, lo2 = _posed_pair([a, b, c], a, b)
+    assert lo2.tilt_deg > 5.0 and up2.z_mm > up.z_mm
