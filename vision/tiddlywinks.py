@@ -39,8 +39,8 @@ from vision.size_sets import SizeRead, sizes_by_colour_set
 from vision.twin_discs import split_twin_blobs
 from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
-from vision.stacking import (FLAT_OPINION_CONFIDENCE, cap_by_overlap, drop_open_pairs, flag_tilted_slivers,
-                             order_new_overlaps, pile_implied_pairs, review_order)
+from vision.stacking import (cap_by_overlap, drop_open_pairs, flag_tilted_slivers, order_new_overlaps,
+                             pile_implied_pairs, review_order)
 from vision.winks import (
     RADII_MM,
     WinkCandidate,
@@ -286,10 +286,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     labels = cs.labels
     live = [c for c in cands if not c.potted]
     decide_order(live, labels, grid, frame_bgr, camera, wp, noise)
-    # the first fit is posed on the coarse orders that are at least an opinion (a coin's toss poses no wink):
-    # the reviews then judge each pair on the fitted centres, under both of its poses; the final poses, after
-    # them, rest on decided orders only
-    assign_poses(live, FLAT_OPINION_CONFIDENCE)
+    # the first fit is posed on every coarse order, as a hypothesis: the reviews then judge each pair on the fitted
+    # centres, under both of its poses; the final poses, after them, rest on decided orders only
+    assign_poses(live)
     # sub-pixel fit: clean winks first (they also measure the edge offset of this image), then the rest
     if live:
         cc_ = np.array([c.center_mm for c in live])
