@@ -65,7 +65,10 @@ def _posed_pair(winks: list[WinkCandidate], upper: WinkCandidate, lower: WinkCan
     twins[lower.wink_id].above = [i for i in twins[lower.wink_id].above if i != upper.wink_id]
     if lower.wink_id not in twins[upper.wink_id].above:
         twins[upper.wink_id].above.append(lower.wink_id)
-    assign_poses(list(twins.values()))
+    # the hypothesis poses the pair; the pile's other orders only where they are at least an opinion (a coin's
+    # toss elsewhere in the pile must not tilt the pair's winks and so decide their order)
+    twins[upper.wink_id].order_confidence = {**upper.order_confidence, lower.wink_id: 1.0}
+    assign_poses(list(twins.values()), FLAT_OPINION_CONFIDENCE)
     return twins[upper.wink_id], twins[lower.wink_id]
 
 
@@ -523,8 +526,8 @@ def order_new_overlaps(winks: list[WinkCandidate], labels: np.ndarray, grid: Ort
 
 def drop_open_pairs(pairs: list[tuple[WinkCandidate, WinkCandidate]], confidence_min: float = 0.75) -> int:
     """Take out of the order graph the pairs of ``pairs`` the reviews left undecided: the coarse read gave them
-    no order, and an undecided one would still pose the pile (``assign_poses`` takes every order as given) and
-    refit its winks on a coin's toss. Returns the pairs taken out."""
+    no order, and an undecided one is no finding to report (nor does it pose the pile: ``assign_poses`` rests on
+    decided orders only). Returns the pairs taken out."""
     dropped = 0
     for a, b in pairs:
         if a.order_confidence.get(b.wink_id, 0.5) >= confidence_min:

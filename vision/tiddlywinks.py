@@ -286,6 +286,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     labels = cs.labels
     live = [c for c in cands if not c.potted]
     decide_order(live, labels, grid, frame_bgr, camera, wp, noise)
+    # the first fit is posed on every coarse order, as a hypothesis: the reviews then judge each pair on the fitted
+    # centres, under both of its poses; the final poses, after them, rest on decided orders only
     assign_poses(live)
     # sub-pixel fit: clean winks first (they also measure the edge offset of this image), then the rest
     if live:
@@ -340,7 +342,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     drop_open_pairs(new_pairs, params.order_confidence_min)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
     before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}
-    assign_poses(live)
+    assign_poses(live, params.order_confidence_min)
     for c in live:
         z0, t0_ = before[c.wink_id]
         if c.tilt_deg > 0 and (abs(c.z_mm - z0) > 0.1 or abs(c.tilt_deg - t0_) > 0.5) and id(c) not in anchored:

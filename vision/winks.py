@@ -889,8 +889,11 @@ def top_height_at(w: WinkCandidate, p: np.ndarray) -> float:
     return w.z_mm + math.tan(t) * dx + WINK_THICKNESS_MM / 2 / math.cos(t)
 
 
-def assign_poses(winks: list[WinkCandidate]) -> None:
-    """Heights and tilts from the order graph, bottom-up: a wink lies on the mat and on its highest support."""
+def assign_poses(winks: list[WinkCandidate], confidence_min: float = 0.0) -> None:
+    """Heights and tilts from the order graph, bottom-up: a wink lies on the mat and on its highest support.
+
+    Only orders at least ``confidence_min`` sure pose a wink: an undecided one is a coin's toss, and a wink
+    tilted on it would be refitted, and its place and size read, on a guess (its winks stay as fitted flat)."""
     by_id = {w.wink_id: w for w in winks}
     done: set[str] = set()
     for w in winks:
@@ -900,7 +903,7 @@ def assign_poses(winks: list[WinkCandidate]) -> None:
         for w in winks:
             if w.wink_id in done:
                 continue
-            lowers = [by_id[i] for i in w.above if i in by_id]
+            lowers = [by_id[i] for i in w.above if i in by_id and w.order_confidence.get(i, 1.0) >= confidence_min]
             if any(lw.wink_id not in done for lw in lowers if lw.wink_id != w.wink_id) and _ < len(winks):
                 continue
             best = (0.0, 0.0, 0.0, WINK_THICKNESS_MM / 2)

@@ -619,3 +619,37 @@ def test_a_third_wink_of_one_colour_of_the_pair_covering_their_lens_does_not_vot
     # a third wink under both hides nothing: the lens shows the pair's upper wink wherever it is
     c.center_mm = np.array([7.0, -16.0])
     assert judge_pair(a, b, _label_scene([c, b, a], grid), grid, img, cam, 2.0, [a, b, c]) >= 0.75
+
+
+def test_an_undecided_order_poses_no_wink_of_the_pile():
+    # C flat; B on C by a coin's toss (0.5, undecided); A on B, decided (0.9). B's tilt on C would be a guess:
+    # B stays flat, and A rests on it as on a B with no order to C at all
+    a, b, c = _cand("A", "large", 24.0, 0.0), _cand("B", "small", 12.0, 0.0), _cand("C", "large", 0.0, 0.0)
+    b.above, b.order_confidence, c.order_confidence = ["C"], {"C": 0.5}, {"B": 0.5}
+    a.above, a.order_confidence, b.order_confidence["A"] = ["B"], {"B": 0.9}, 0.9
+    assign_poses([a, b, c], 0.75)
+    assert b.tilt_deg == 0.0 and c.tilt_deg == 0.0 and a.tilt_deg > 0.0
+    pose_a = (a.z_mm, a.tilt_deg, a.tilt_azimuth_deg)
+    b.above = []
+    assign_poses([a, b, c], 0.75)
+    assert (a.z_mm, a.tilt_deg, a.tilt_azimuth_deg) == pytest.approx(pose_a)
+    # decided, the same order tilts B over C, and A rests on the tilted B
+    b.above, b.order_confidence["C"], c.order_confidence["B"] = ["C"], 0.9, 0.9
+    assign_poses([a, b, c], 0.75)
+    assert b.tilt_deg > 5.0 and b.z_mm > c.z_mm + 0.5
+    assert (a.z_mm, a.tilt_deg) != pytest.approx(pose_a[:2])
+
+
+def test_a_reviewed_pair_is_posed_without_the_coin_tosses_elsewhere_in_its_pile():
+    # the review poses A on B (the hypothesis, whatever its first read); B on C is a coin's toss (0.5): B stays
+    # flat in the hypothesis's pose, and A rests on the flat B; B on C as an opinion (0.7) tilts B
+    from vision.stacking import _posed_pair
+    a, b, c = _cand("A", "large", 24.0, 0.0), _cand("B", "small", 12.0, 0.0), _cand("C", "large", 0.0, 0.0)
+    b.above, b.order_confidence, c.order_confidence = ["C"], {"C": 0.5, "A": 0.5}, {"B": 0.5}
+    a.order_confidence = {"B": 0.5}
+    up, lo = _posed_pair([a, b, c], a, b)
+    assert lo.tilt_deg == 0.0 and up.tilt_deg > 0.0
+    assert b.tilt_deg == 0.0 and a.above == [] and a.order_confidence == {"B": 0.5}  # the originals untouched
+    b.order_confidence["C"] = c.order_confidence["B"] = 0.7
+    up2, lo2 = _posed_pair([a, b, c], a, b)
+    assert lo2.tilt_deg > 5.0 and up2.z_mm > up.z_mm
