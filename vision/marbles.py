@@ -48,11 +48,14 @@ from geometry.marbles import (
 from vision.marbles_group import (
     INTERIOR_NEIGHBOURS,
     INTERIOR_PRESENCE,
+    SETUP_RADIUS_MM,
+    arc_sizes_mm,
     brighter_than_sand,
     disc_mean,
     interior_neighbours,
     lattice_neighbours,
     lightness_departure,
+    outline_arc_radii,
 )
 from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
@@ -177,7 +180,8 @@ class BallDetection:
     position_sigma_mm: float
     in_group: bool = False
     # probability that ``kind`` is right, from the measured size's margin to the marble/tolley split against
-    # its uncertainty (1.0 for members of a close-packed group, which are marbles by the set-up rule)
+    # its uncertainty (for a close-packed group's member, 1.0 by the set-up rule unless its own outline reads a
+    # tolley or it lies where no opening group is: then 0.5)
     kind_confidence: float = 1.0
     measured_diameter_mm: float | None = None
     # probability that this is a ball at all: below 1 for a close-packed group's member whose core is barely
@@ -567,6 +571,28 @@ def _kind_confidence(diameter_mm: float, native_px: float, params: MarblesParams
     return _split_confidence(diameter_mm, _size_sigma_mm(native_px, params))
 
 
+def _member_kind_confidences(grid, members_ortho: np.ndarray, reads_mm: np.ndarray, native_px: float,
+                              params: MarblesParams) -> list[float]:
+    """How sure each close-packed group member is a marble. The set-up rule (MB 9(e), 11(b)) says marbles lie
+    at the opening group's place, not what lies there after shots, so it only tips a call the member's own size
+    read leaves open: a member whose outline reads a tolley at KIND_SURE on its own, or one lying where no opening
+    group is (no prior, and a cluster too small to calibrate its reads), is too close to call (0.5)."""
+    if not len(members_ortho):
+        return []
+    r_mm = np.hypot(*grid.table_from_ortho(np.asarray(members_ortho, float).reshape(-1, 2)).T)
+    sized = arc_sizes_mm(reads_mm, _size_sigma_mm(native_px, params))
+    out = []
+    for i, r in enumerate(r_mm):
+        if r > SETUP_RADIUS_MM:
+            out.append(0.5)
+        elif (sized is not None and np.isfinite(sized[0][i]) and sized[0][i] > MARBLE_TOLLEY_SPLIT_MM
+              and _split_confidence(float(sized[0][i]), sized[1]) >= KIND_SURE):
+            out.append(0.5)
+        else:
+            out.append(1.0)
+    return out
+
+
 def _placed(camera: CameraModel, center_px, dmm: float, base_z: float) -> dict[str, Any]:
     """A ball's kind, size and place from its image centre and measured diameter: re-aimed at its own centre
     height (bigger balls sit higher), on the ring when it rests on the ring top within its radius."""
@@ -770,11 +796,11 @@ def detect_marbles(
         inner_disc = cv2.erode(region.astype(np.uint8), cv2.getStructuringElement(
             cv2.MORPH_ELLIPSE, (2 * int(0.5 * marble_px) + 1,) * 2)).astype(bool)
         accepted_ortho: list[np.ndarray] = []
-        pending: list[tuple] = []  # (ortho centre, diameter mm, confidence, grouped), emitted once all are known
+        pending: list[tuple] = []  # (ortho centre, diameter mm, confidence, grouped, presence, group kind confidence), emitted once all are known
 
-        def emit(c, dmm, cf, grouped, presence=1.0, acc=accepted_ortho, pending=pending):
+        def emit(c, dmm, cf, grouped, presence=1.0, kind_conf=1.0, acc=accepted_ortho, pending=pending):
             acc.append(np.asarray(c, float))
-            pending.append((np.asarray(c, float), dmm, cf, grouped, presence))
+            pending.append((np.asarray(c, float), dmm, cf, grouped, presence, kind_conf))
 
         # a ball's strongest pixel stands peak_extra_mads more above the threshold (each background's own MAD)
         k_peak = params.peak_extra_mads / params.threshold_mads
@@ -804,7 +830,8 @@ def detect_marbles(
             else:
                 x, y, bw, bh = b.bbox
                 spacing_px = LATTICE_SPACING_MM / mm_per_px
-                pts, cov, _, turn = _fit_lattice(_solid(b.mask, marble_px), spacing_px, mag[y:y + bh, x:x + bw])
+                solid = _solid(b.mask, marble_px)
+                pts, cov, _, turn = _fit_lattice(solid, spacing_px, mag[y:y + bh, x:x + bw])
                 pts = pts + np.array([x, y])
                 if dl_disc is None:
                     dl_disc = disc_mean(lightness_departure(img, region, kernel), 0.45 * marble_px)
@@ -840,11 +867,14 @@ def detect_marbles(
                     conf += [0.75] * len(nb)
                 centers = list(members)
                 diam = [MARBLE_DIAMETER_MM] * len(centers)
+                kinds = _member_kind_confidences(grid, members, 2 * mm_per_px * outline_arc_radii(
+                    solid, members - np.array([x, y]), marble_px), native_px, params)
                 grouped = True
             if not grouped:
                 presence = [1.0] * len(centers)
-            for c, dmm, cf, pr in zip(centers, diam, conf, presence):
-                emit(c, dmm, cf, grouped, presence=pr)
+                kinds = [1.0] * len(centers)
+            for c, dmm, cf, pr, kc in zip(centers, diam, conf, presence, kinds):
+                emit(c, dmm, cf, grouped, presence=pr, kind_conf=kc)
         # faint balls the threshold split or missed: a ball is a disc of known size, so the colour departure
         # averaged over a marble's disc is a matched filter with far less noise than any single pixel
         # (on the ring top only: the ground's paving joints and grass make ball-sized crossings there)
@@ -867,7 +897,7 @@ def detect_marbles(
             fits, model["psf"] = model_fits(model["lab"], camera, ctrs, np.array([not e[3] for e in pending]),
                                             model["psf"])
         fitted = [None if f is None else f.diameter_mm for f in fits]
-        for i, (c, dmm, cf, grouped, presence) in enumerate(pending):
+        for i, (c, dmm, cf, grouped, presence, group_kind_conf) in enumerate(pending):
             if grads is not None and not grouped:
                 d_out = _outline_size(grads, grid, camera, c, z_mid, mm_per_px,
                                       [q for j, q in enumerate(accepted_ortho) if j != i])
@@ -878,7 +908,7 @@ def detect_marbles(
                     dmm = 0.5 * (dmm + d_out)
             if fitted[i] is not None:
                 dmm = fitted[i] if dmm is None else 0.5 * (dmm + fitted[i])
-            kind_conf = 1.0 if grouped else None
+            kind_conf = group_kind_conf if grouped else None
             # a ball whose size is read in full (not a guess, not a lower bound) may be sized again by its caustic
             caustic_px = None if fits[i] is None or dmm is None else np.asarray(fits[i].center_px, float)
             if dmm is None:

@@ -15,6 +15,8 @@ import math
 import cv2
 import numpy as np
 
+from geometry.marbles import GROUP_CENTROID_TOL_MM, MARBLE_DIAMETER_MM
+
 # A member's core must be brighter than the sand by this many robust deviations of the same disc average over
 # the surface (sand speckle averages out over a disc; a ball's lit glass does not)
 BRIGHTER_MADS = 10.0
@@ -23,6 +25,13 @@ BRIGHTER_MADS = 10.0
 INTERIOR_NEIGHBOURS = 4
 # ... and counts as a marble, flagged (below the counts' 0.9): a marble knocked out of the middle leaves a hole
 INTERIOR_PRESENCE = 0.75
+# The set-up rule (MB 9(e), 11(b)) puts marbles only where the opening group lies: within 52 mm of a centroid
+# that is within 10 mm of the ring's centre (RULES.md 4.1); a cluster elsewhere formed after shots and may hold
+# anything
+SETUP_RADIUS_MM = 52.0 + GROUP_CENTROID_TOL_MM
+# A group's outline reads are calibrated by their own median (the group's edge balls are mostly marbles) only
+# when at least this many of its members form part of the outline
+MIN_ARC_READS = 6
 
 
 def lightness_departure(img_bgr: np.ndarray, valid: np.ndarray, kernel_px: int) -> np.ndarray:
@@ -95,3 +104,65 @@ def interior_neighbours(pts_px: np.ndarray, members_px: np.ndarray, spacing_px: 
         return np.zeros(len(pts_px), int)
     d = np.linalg.norm(pts_px[:, None] - members_px[None], axis=2)
     return np.sum(np.abs(d - spacing_px) < 0.25 * spacing_px, axis=1)
+
+
+def outline_arc_radii(solid: np.ndarray, members_px: np.ndarray, reach_px: float, min_arc_rad: float = 0.5 * math.pi
+                      ) -> np.ndarray:
+    """The radius (px) of the group's outline where each member forms it (NaN where it forms less than
+    ``min_arc_rad`` of it: an inner member).
+
+    Why. A group's outline is made of its edge balls' own arcs, each bending with its ball's radius, so a tolley
+    at the group's edge bends it wider than a marble, however the lattice placed points on it. The circle is fitted
+    to the outline points nearest the member (within ``reach_px``), its centre free.
+    """
+    members_px = np.asarray(members_px, float).reshape(-1, 2)
+    out = np.full(len(members_px), np.nan)
+    if not len(members_px):
+        return out
+    cs, _ = cv2.findContours(solid.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if not cs:
+        return out
+    pts = np.vstack([c.reshape(-1, 2) for c in cs]).astype(float)
+    d = np.linalg.norm(pts[:, None] - members_px[None], axis=2)
+    near = np.argmin(d, axis=1)
+    for i in range(len(members_px)):
+        p = pts[(near == i) & (d[:, i] <= reach_px)]
+        if len(p) < 8:
+            continue
+        # Kasa fit: x^2 + y^2 + a x + b y + c = 0
+        A = np.column_stack([p, np.ones(len(p))])
+        sol, *_ = np.linalg.lstsq(A, -(p ** 2).sum(axis=1), rcond=None)
+        ctr = -0.5 * sol[:2]
+        r2 = float(ctr @ ctr - sol[2])
+        if r2 <= 0:
+            continue
+        ang = np.sort(np.arctan2(p[:, 1] - ctr[1], p[:, 0] - ctr[0]))
+        gaps = np.diff(np.concatenate([ang, ang[:1] + 2 * math.pi]))
+        if 2 * math.pi - float(gaps.max()) < min_arc_rad:
+            continue
+        out[i] = math.sqrt(r2)
+    return out
+
+
+def arc_sizes_mm(reads_mm: np.ndarray, model_sigma_mm: float) -> tuple[np.ndarray, float] | None:
+    """The edge members' outline diameters less the group's own bias, and their uncertainty; None when too few.
+
+    Why. The group's silhouette is cut at a threshold of its own background (shadows and blur widen it alike on
+    every edge ball), so the median read over its edge members, mostly marbles, is what it reads for 12.7 mm. The
+    reads' own scatter about it over those members is their honest uncertainty (at a few pixels per marble it is
+    far wider than a single ball's size model), with the median's error from so few of them.
+
+    >>> d, s = arc_sizes_mm(np.array([12.0, 13.0, 14.0, 13.0, 12.5, 13.5, 20.0, np.nan]), 0.5)
+    >>> round(float(d[6]), 2), round(s, 2)
+    (19.7, 2.9)
+    """
+    reads_mm = np.asarray(reads_mm, float)
+    ok = np.isfinite(reads_mm)
+    if ok.sum() < MIN_ARC_READS:
+        return None
+    med = float(np.median(reads_mm[ok]))
+    # the RMS scatter, not a robust one: a kind is called from a single read's tail, and these reads have
+    # heavy tails (a neighbour's arc, the contact shadow on one side), which a MAD would hide
+    spread = float(np.sqrt(np.mean((reads_mm[ok] - med) ** 2)))
+    sigma = math.hypot(max(spread, model_sigma_mm), spread / math.sqrt(int(ok.sum())))
+    return reads_mm - med + MARBLE_DIAMETER_MM, sigma
