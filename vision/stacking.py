@@ -41,9 +41,8 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, SMALL_WINK_RADIUS_MM, WINK_THICKNESS_MM
-from vision.ortho import OrthoGrid
-from vision.winks import (WinkCandidate, WinkDetectorParams, assign_poses, judge_pair, lens_area_mm2,
-                          rim_angles_inside, rim_step_vectors, set_order, top_rim_points)
+from vision.winks import (WinkCandidate, WinkDetectorParams, assign_poses, lens_area_mm2,
+                          rim_angles_inside, rim_step_vectors, top_rim_points)
 
 _PILE_REACH_MM = 80.0  # winks further than this from a pair cannot bear on its poses
 FLAT_OPINION_CONFIDENCE = 0.6  # a flat-rim order at least this sure counts as an opinion ...
@@ -503,25 +502,6 @@ def combined_z(*zs: float) -> float:
     if all(z * best > 0.0 for z in zs):
         return max(best, together, key=abs)  # all point one way: together they say more than the surest
     return best
-
-
-def order_new_overlaps(winks: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid, image_bgr: np.ndarray,
-                       camera: CameraModel, params: WinkDetectorParams, noise_level: float
-                       ) -> list[tuple[WinkCandidate, WinkCandidate]]:
-    """Judge every pair that overlaps as fitted but had no order: the first order was read on the coarse
-    centres and sizes, and a wink first read small (its outline cut by the winks over and under it) or a few
-    millimetres off reaches a neighbour only once fitted. Returns the pairs added (for ``drop_open_pairs``)."""
-    added = []
-    for i, a in enumerate(winks):
-        for b in winks[i + 1:]:
-            if a.potted or b.potted or b.wink_id in a.order_confidence:
-                continue
-            d = float(np.linalg.norm(a.center_mm - b.center_mm))
-            if lens_area_mm2(a.radius_mm, b.radius_mm, d) < params.min_lens_mm2:
-                continue
-            set_order(a, b, judge_pair(a, b, labels, grid, image_bgr, camera, noise_level, winks))
-            added.append((a, b))
-    return added
 
 
 def drop_open_pairs(pairs: list[tuple[WinkCandidate, WinkCandidate]], confidence_min: float = 0.75) -> int:

@@ -39,8 +39,8 @@ from vision.size_sets import SizeRead, sizes_by_colour_set
 from vision.twin_discs import split_twin_blobs
 from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
-from vision.stacking import (cap_by_overlap, drop_open_pairs, flag_tilted_slivers, order_new_overlaps,
-                             pile_implied_pairs, review_order)
+from vision.stacking import (cap_by_overlap, drop_open_pairs, flag_tilted_slivers, pile_implied_pairs,
+                             review_order)
 from vision.winks import (
     RADII_MM,
     WinkCandidate,
@@ -51,6 +51,7 @@ from vision.winks import (
     check_sizes,
     decide_order,
     find_candidates,
+    order_new_overlaps,
     refine,
 )
 

@@ -869,14 +869,26 @@ def decide_order(winks: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid
     for w in winks:
         w.above = []
         w.order_confidence = {}
+    order_new_overlaps(winks, labels, grid, image_bgr, camera, params, noise_level)
+
+
+def order_new_overlaps(winks: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid, image_bgr: np.ndarray,
+                       camera: CameraModel, params: WinkDetectorParams, noise_level: float
+                       ) -> list[tuple[WinkCandidate, WinkCandidate]]:
+    """Judge every overlapping pair that has no order yet; returns the pairs judged. After the fit this finds
+    the pairs the first order, read on the coarse centres and sizes, could not see: a wink first read small (its
+    outline cut by the winks over and under it) or a few millimetres off reaches a neighbour only once fitted
+    (``stacking.drop_open_pairs`` takes those the reviews leave undecided out again)."""
+    added = []
     for i, a in enumerate(winks):
         for b in winks[i + 1:]:
-            if a.potted or b.potted:
+            if a.potted or b.potted or b.wink_id in a.order_confidence:
                 continue
-            d = float(_dist(a.center_mm, b.center_mm))
-            if lens_area_mm2(a.radius_mm, b.radius_mm, d) < params.min_lens_mm2:
+            if lens_area_mm2(a.radius_mm, b.radius_mm, _dist(a.center_mm, b.center_mm)) < params.min_lens_mm2:
                 continue
             set_order(a, b, judge_pair(a, b, labels, grid, image_bgr, camera, noise_level, winks))
+            added.append((a, b))
+    return added
 
 
 # --- 3. pose from the squop -----------------------------------------------------------------------------------

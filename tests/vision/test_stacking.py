@@ -583,8 +583,8 @@ def test_a_pair_that_overlaps_only_as_fitted_is_judged_from_the_colour_its_lens_
     # two discs of other colours 15.5 mm apart: as first read (both small) they barely touch; fitted, one is
     # large and they overlap by 3.5 mm. Inside the lens the label image shows A's colour: A is over B
     from vision.ortho import OrthoGrid
-    from vision.stacking import drop_open_pairs, order_new_overlaps
-    from vision.winks import WinkDetectorParams
+    from vision.stacking import drop_open_pairs
+    from vision.winks import WinkDetectorParams, order_new_overlaps
     grid = OrthoGrid.covering(-40.0, 40.0, -40.0, 40.0, 0.5, 0.0)
     a = WinkCandidate(color="green", size="large", center_mm=np.array([0.0, 0.0]), votes=1.0, wink_id="A")
     b = WinkCandidate(color="blue", size="small", center_mm=np.array([15.5, 0.0]), votes=1.0, wink_id="B")
