@@ -31,13 +31,16 @@ from vision.colour import COLOR_NAMES, ColourScene, hue_distance_deg, lab_rows
 from vision.pot import PotDetection
 from vision.pot_rim import INSIDE_UNIT, RimParams, felt_noise
 from vision.sampling import sample_bilinear
-from vision.winks import RADII_MM, WinkCandidate
+from vision.winks import EDGE_BLUR_IMAGE_PX, RADII_MM, WinkCandidate
 
 #: Mid-plane heights of a wink lying flat in the cup: on the floor (its top 2.5 mm above the mat) or on one or
 #: two winks there.
 CUP_LEVELS_Z_MM = tuple(2.5 + WINK_THICKNESS_MM * (k + 0.5) for k in range(3))
 #: The cup's inner radius at its floor (the wall 1.6 mm thick, its outside 19.3 mm there; TW 4's base radius 19).
 FLOOR_INNER_RADIUS_MM = POT_BASE_RADIUS_MM + 0.3 - 1.6
+#: Image pixels past another wink's image (or the wall's foot) that its blurred edge still reaches (the camera's blur
+#: width): a wink read under others is read on its outline clear of them by this.
+UNDER_CLEAR_PX = EDGE_BLUR_IMAGE_PX
 #: A wink on the mat farther than this beyond the pot's top radius cannot lie over the opening's image (a camera
 #: tilted by up to 35 degrees sees the 38 mm high opening shifted by about 27 mm).
 NEAR_POT_MM = 40.0
@@ -52,6 +55,11 @@ class PotFloorParams:
     floor_margin_mm: float = 0.8  # an outside sample on the floor lies this far inside the wall's foot
     other_grow_mm: float = 1.5  # the image discs of the other winks in the cup, grown by this, hide the outline
     min_seen: float = 0.55  # share of the outline that must be seen ...
+    # ... or, for a wink lying under others, this share seen when with the share hidden under the winks lying
+    # over the cup's image it makes up ``min_seen``: an outline cut short by a wink over it is cut where that
+    # wink's image is, not where nothing is (its inside must show over the same share)
+    min_seen_under: float = 0.3
+    under_confidence: float = 0.5  # found by a part of its rim the winks on it leave: the umpire looks
     min_support: float = 0.85  # ... and of that, the share holding a clear step
     along_noise_k: float = 6.0  # a clear step along the outline's one direction: this many image-noise sigmas
     max_inside_spread: float = 0.35  # inside spread (away from the bevel) over the outline's median step
@@ -146,17 +154,23 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
         r_px = (o.radius_mm + params.other_grow_mm) / mmpp
         cv2.circle(hide, (round(opx[0] - x0), round(opx[1] - y0)), max(1, round(r_px)), 1, -1)
 
-    # where a sample is seen: inside the opening's image by the margin, and under no other wink's image
-    seen_map = ((inside_px >= params.opening_margin_px) & (hide == 0)).astype(np.uint8)
+    # where a sample is seen: inside the opening's image by the margin, and under no other wink's image (1); under
+    # another wink's image there (2): hidden by it, which accounts for the outline missing there; seen but within the
+    # camera's blur of such an image (3): its own edge reaches there
+    in_opening = inside_px >= params.opening_margin_px
+    near = cv2.distanceTransform((hide == 0).astype(np.uint8), cv2.DIST_L2, 5) <= UNDER_CLEAR_PX
+    seen_map = np.where(in_opening, np.where(hide > 0, 2, np.where(near, 3, 1)), 0).astype(np.uint8)
 
-    def seen(q: np.ndarray) -> np.ndarray:  # (poses, samples, 2) pixels -> (poses, samples)
-        return cv2.remap(seen_map, q - np.array([x0, y0], np.float32), None, cv2.INTER_NEAREST,
-                         borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
+    def seen(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(poses, samples, 2) px -> seen, seen clear of the other winks' blur, hidden by a wink."""
+        v = cv2.remap(seen_map, q - np.array([x0, y0], np.float32), None, cv2.INTER_NEAREST,
+                      borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+        return (v == 1) | (v == 3), v == 1, v == 2
 
     noise = felt_noise(image_bgr, camera, pot)
     thr = max(rim.min_step, rim.step_noise_k * noise)
     hue_c = cs.hue_centres_deg[name]
-    found: list[tuple[float, str, float, np.ndarray]] = []
+    found: list[tuple[float, str, float, np.ndarray, bool]] = []
     for size, r in RADII_MM.items():
         centres = _pose_grid(pot, r, params.step_mm)
         if not len(centres):
@@ -166,7 +180,10 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
         reach = (r + params.probe_mm) * u
         dx = (centres[:, :1] + reach[None, :, 0]) - pot.center_mm[0]
         dy = (centres[:, 1:] + reach[None, :, 1]) - pot.center_mm[1]
-        floor_ok = np.sqrt(dx * dx + dy * dy) <= FLOOR_INNER_RADIUS_MM - params.floor_margin_mm
+        d_centre = np.sqrt(dx * dx + dy * dy)
+        floor_ok = d_centre <= FLOOR_INNER_RADIUS_MM - params.floor_margin_mm
+        # (read under others: clear of the wall's foot by the blur too, whose dark step reaches onto the floor)
+        floor_clear = d_centre <= FLOOR_INNER_RADIUS_MM - params.floor_margin_mm - UNDER_CLEAR_PX * mmpp
         m = len(centres)
         offs = np.concatenate([(r - params.probe_mm) * u, (r + params.probe_mm) * u, r * iu])
         # a wink lies on the floor unless a wink in the cup lies under it: only there are the higher levels tried
@@ -179,19 +196,32 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
         ij = np.rint((centres - centres.min(axis=0)) / params.step_mm).astype(int)
         coarse_node = (ij % 2 == 0).all(axis=1)
 
-        def passing(poses: np.ndarray, z: float, loose: bool) -> list[tuple[float, int]]:
-            """(score, pose) of the poses at mid-height ``z`` that pass the tests, in the order given."""
-            min_seen = params.min_seen - (params.coarse_seen_slack if loose else 0.0)
+        def passing(poses: np.ndarray, z: float, loose: bool) -> list[tuple[float, int, bool]]:
+            """(score, pose, under a wink) of the poses at mid-height ``z`` that pass the tests, in the order given
+            (under a wink: seen short of ``min_seen``, the rest of its outline hidden by winks over it)."""
+            slack = params.coarse_seen_slack if loose else 0.0
+            min_seen = params.min_seen - slack
+            min_under = params.min_seen_under - slack
             min_support = params.min_support - (params.coarse_support_slack if loose else 0.0)
             zt = z + WINK_THICKNESS_MM / 2  # the top face, where its outline shows
             # each centre's pixel and Jacobian (mm -> px)
             cpx, jac = camera.project_with_jacobian(np.column_stack([centres[poses], np.full(len(poses), zt)]))
             q = _offset_pixels(cpx, jac, offs)
-            ok = seen(q)
+            ok, clear_ok, hid = seen(q)
             vis = ok[:, :n] & ok[:, n:2 * n] & floor_ok[poses]
             seen_share = vis.mean(axis=1)
             mid_seen = ok[:, 2 * n:]
-            rows = np.flatnonzero((seen_share >= min_seen) & (mid_seen.mean(axis=1) >= min_seen))
+            full = (seen_share >= min_seen) & (mid_seen.mean(axis=1) >= min_seen)
+            # short of that, a wink under others: its outline read only clear of their blurred edges, and with the
+            # outline and inside hidden by them (a sample pair with either half hidden) making up the share
+            vis_clear = clear_ok[:, :n] & clear_ok[:, n:2 * n] & floor_clear[poses]
+            shown = (ok[:, :n] | hid[:, :n]) & (ok[:, n:2 * n] | hid[:, n:2 * n]) & floor_ok[poses]
+            under = (~full & (vis_clear.mean(axis=1) >= min_under) & (clear_ok[:, 2 * n:].mean(axis=1) >= min_under)
+                     & (shown.mean(axis=1) >= min_seen) & ((ok | hid)[:, 2 * n:].mean(axis=1) >= min_seen))
+            vis = np.where(under[:, None], vis_clear, vis)
+            mid_seen = np.where(under[:, None], clear_ok[:, 2 * n:], mid_seen)
+            seen_share = vis.mean(axis=1)
+            rows = np.flatnonzero(full | under)
             if not len(rows):
                 return []
             vis = vis[rows]
@@ -218,8 +248,8 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
             keep = (got == pot_class - 1) & (chroma >= params.min_chroma)
             if not loose:
                 keep &= spread <= params.max_inside_spread * med_step
-            return [(float(support[j] * seen_share[rows[j]]) - float(sp) / max(float(ms), 1e-6), int(poses[rows[j]]))
-                    for j, sp, ms in zip(held[keep], spread[keep], med_step[keep])]
+            return [(float(support[j] * seen_share[rows[j]]) - float(sp) / max(float(ms), 1e-6), int(poses[rows[j]]),
+                     bool(under[rows[j]])) for j, sp, ms in zip(held[keep], spread[keep], med_step[keep])]
 
         for level, z in enumerate(CUP_LEVELS_Z_MM):
             poses = np.arange(m) if level == 0 else np.flatnonzero(on_wink)
@@ -228,16 +258,16 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
             hits = passing(poses[coarse_node[poses]], z, loose=True)
             if not hits:
                 continue
-            hc = centres[[i for _, i in hits]]
+            hc = centres[[i for _, i, _ in hits]]
             d2 = ((centres[poses][:, None, :] - hc[None]) ** 2).sum(axis=2).min(axis=1)
             near = poses[d2 <= (2 * params.step_mm) ** 2 + 1e-9]
-            for score, i in passing(near, z, loose=False):
-                found.append((score, size, z, centres[i]))
+            for score, i, hidden in passing(near, z, loose=False):
+                found.append((score, size, z, centres[i], hidden))
     found.sort(key=lambda f: -f[0])
     out: list[WinkCandidate] = []
     taken = [(np.asarray(o.center_mm, float), o.radius_mm) for o in known
              if o.potted and o.color == name and o.z_mm < POT_HEIGHT_MM / 2]
-    for score, size, z, c in found:
+    for score, size, z, c, hidden in found:
         r = RADII_MM[size]
         if any(float(np.linalg.norm(c - tc)) < r + tr - 2.0 for tc, tr in taken):
             continue  # a pose of a wink already taken (or of a pot-colour wink found before)
@@ -248,7 +278,7 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
         cand.sigma_mm = 2.0  # a 0.5 mm grid, and part of its outline hidden
         cand.center_px = camera.project_mm(np.array([[c[0], c[1], z]]))[0]
         cand.opening_fraction = 1.0
-        cand.confidence = params.confidence
+        cand.confidence = params.under_confidence if hidden else params.confidence
         cand.size_confidence = params.size_confidence
         out.append(cand)
     return out
