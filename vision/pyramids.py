@@ -777,9 +777,10 @@ def detect_pyramids(
                 color, ccon = classify_descriptor(descriptor, colours)
                 chroma = descriptor[:3]
             alone = stack is None or stack.verdict == "none"
-            # an upright piece alone in its blob shows the camera 2-4 faces, each lit by its own angle to the lamp
+            # a piece alone in its blob, on the table, shows the camera 2-4 faces, each lit by its own angle to
+            # the lamp (a pair's faces may be the other piece's)
             opaque_shading = (
-                color in ("white", "clear") and ccon > 0 and alone and hyp.kind == "upright"
+                color in ("white", "clear") and ccon > 0 and alone and hyp.kind in ("upright", "lying")
                 and len(verdict.pieces) == 1 and is_shaded_opaque(face_shading_spread(work, ref, cam, pose))
             )
             if color in ("white", "clear") and alone:

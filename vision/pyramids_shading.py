@@ -20,13 +20,15 @@ from vision.pyramids_segment import log_ratio
 # Pixels of the working image kept clear of each face's projected edges (the edges carry their own contrast).
 FACE_EDGE_CLEARANCE_PX = 2
 MIN_FACE_PIXELS = 15  # a face showing fewer is too foreshortened to give a median brightness
-MIN_FACES = 2  # faces at 74 deg: a camera more than 16 deg off vertical sees only the near two or three
+# faces at 74 deg: a camera more than 16 deg off vertical sees only the near two or three of an upright piece;
+# a lying piece's sides overhang, so from overhead only its top face shows
+MIN_FACES = 2
 # Spread (natural log) of the faces' median photo/table ratio at or above which the piece is opaque: a factor
-# e between its brightest and darkest face. Measured on the detected upright clear and white verdicts alone in
-# their blobs (43 development photos, seeds 5959 and 6262): 38 clear pieces 0.05-0.74 (the highest a face
-# catching the window's reflection over a dark table), 14 of 35 white ones 1.0-1.52; on single pieces
-# rendered under lamps at 40-70 deg, clear 0.31-0.74 and white 1.0-1.55. White under a lamp near the zenith
-# shades its faces alike (down to 0.01), so a low spread decides nothing.
+# e between its brightest and darkest face. Measured on the detected clear and white verdicts alone in their
+# blobs (43 development photos, seeds 5959 and 6262): upright, 38 clear 0.05-0.74 (the highest a face catching
+# the window's reflection over a dark table), 14 of 35 white 1.0-1.52; lying, clear 0.06-0.62, white
+# 1.06-1.74. Single pieces rendered under lamps at 40-70 deg: clear 0.09-0.76, white 0.04-1.8. White under a
+# lamp near the zenith, or facing it squarely, shades its faces alike, so a low spread decides nothing.
 OPAQUE_MIN_FACE_SPREAD = 1.0
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from calibration.camera import CameraModel
 from geometry.pyramids import PyramidPose
 from simulation.photo import PhotoSettings, finish_photo
-from simulation.pyramids import IceScene, Lighting, render_ice_scene, upright_piece
+from simulation.pyramids import IceScene, Lighting, lying_piece, render_ice_scene, upright_piece
 from vision.pyramids import assumed_overhead_camera
 from vision.pyramids_grain import clear_or_white
 from vision.pyramids_segment import table_reference_bgr
@@ -16,11 +17,16 @@ from vision.pyramids_shading import OPAQUE_MIN_FACE_SPREAD, face_shading_spread,
 MM_PER_PX = 0.4  # about the bench's 1080p scale at the middle of the view
 
 
-def _upright_photo(color: str, elevation_deg: float, seed: int = 3):
-    """One upright medium piece under a lamp at ``elevation_deg``, rendered and finished as a photo."""
+def _upright_photo(color: str, elevation_deg: float, seed: int = 3, kind: str = "upright"):
+    """One medium piece (upright or lying) under a lamp at ``elevation_deg``, rendered and finished as a photo."""
     rng = np.random.default_rng(seed)
-    cam = assumed_overhead_camera((240, 180), MM_PER_PX)
-    piece = upright_piece("p1", color, "medium", (0.0, 0.0), 0.3)
+    if kind == "upright":
+        cam = assumed_overhead_camera((240, 180), MM_PER_PX)
+    else:  # a lying piece's sides overhang: a camera overhead sees its top face alone
+        cam = CameraModel.look_at(eye_mm=(0.0, -700.0, 1300.0), target_mm=(0.0, 0.0, 0.0),
+                                  focal_px=1480.0 / MM_PER_PX, image_size_wh_px=(240, 180))
+    make = upright_piece if kind == "upright" else lying_piece
+    piece = make("p1", color, "medium", (0.0, 0.0), 0.3)
     light = Lighting.random(rng, elevation_deg=(elevation_deg, elevation_deg))
     linear = render_ice_scene(IceScene(pieces=(piece,)), cam, light, rng, supersample=2)
     photo = finish_photo(linear, rng, settings=PhotoSettings.random(rng, motion_blur_probability=0.0))
@@ -29,10 +35,10 @@ def _upright_photo(color: str, elevation_deg: float, seed: int = 3):
     return photo, ref, cam, pose
 
 
-@pytest.mark.parametrize("seed", [3, 4])
-def test_a_white_piece_under_a_side_lamp_shades_its_faces_apart_and_a_clear_one_does_not(seed):
-    white = face_shading_spread(*_upright_photo("white", 40.0, seed))
-    clear = face_shading_spread(*_upright_photo("clear", 40.0, seed))
+@pytest.mark.parametrize(("seed", "kind"), [(3, "upright"), (4, "upright"), (5, "lying")])
+def test_a_white_piece_under_a_side_lamp_shades_its_faces_apart_and_a_clear_one_does_not(seed, kind):
+    white = face_shading_spread(*_upright_photo("white", 40.0, seed, kind))
+    clear = face_shading_spread(*_upright_photo("clear", 40.0, seed, kind))
     assert white is not None and clear is not None
     assert is_shaded_opaque(white)
     assert not is_shaded_opaque(clear)
