@@ -17,7 +17,7 @@ from vision.pyramids_shading import OPAQUE_MIN_FACE_SPREAD, face_shading_spread,
 MM_PER_PX = 0.4  # about the bench's 1080p scale at the middle of the view
 
 
-def _upright_photo(color: str, elevation_deg: float, seed: int = 3, kind: str = "upright"):
+def _piece_photo(color: str, elevation_deg: float, seed: int = 3, kind: str = "upright"):
     """One medium piece (upright or lying) under a lamp at ``elevation_deg``, rendered and finished as a photo."""
     rng = np.random.default_rng(seed)
     if kind == "upright":
@@ -37,8 +37,8 @@ def _upright_photo(color: str, elevation_deg: float, seed: int = 3, kind: str = 
 
 @pytest.mark.parametrize(("seed", "kind"), [(3, "upright"), (4, "upright"), (5, "lying")])
 def test_a_white_piece_under_a_side_lamp_shades_its_faces_apart_and_a_clear_one_does_not(seed, kind):
-    white = face_shading_spread(*_upright_photo("white", 40.0, seed, kind))
-    clear = face_shading_spread(*_upright_photo("clear", 40.0, seed, kind))
+    white = face_shading_spread(*_piece_photo("white", 40.0, seed, kind))
+    clear = face_shading_spread(*_piece_photo("clear", 40.0, seed, kind))
     assert white is not None and clear is not None
     assert is_shaded_opaque(white)
     assert not is_shaded_opaque(clear)
@@ -46,7 +46,7 @@ def test_a_white_piece_under_a_side_lamp_shades_its_faces_apart_and_a_clear_one_
 
 
 def test_no_spread_without_faces_enough_to_compare():
-    photo, ref, cam, pose = _upright_photo("white", 40.0)
+    photo, ref, cam, pose = _piece_photo("white", 40.0)
     far = PyramidPose(size="medium", rotation=pose.rotation, base_center_mm=(500.0, 0.0, 0.0))  # out of view
     assert face_shading_spread(photo, ref, cam, far) is None
     assert not is_shaded_opaque(None)
