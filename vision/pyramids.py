@@ -53,6 +53,7 @@ from vision.pyramids_segment import (
     table_reference_bgr,
     uncertain_mask,
 )
+from vision.pyramids_shading import face_shading_spread, is_shaded_opaque
 from vision.pyramids_stack import StackParams, StackVerdict, find_stacked_piece
 from vision.types import VisionError
 
@@ -775,11 +776,20 @@ def detect_pyramids(
                 descriptor = color_descriptor(work[sel], ref[sel])
                 color, ccon = classify_descriptor(descriptor, colours)
                 chroma = descriptor[:3]
-            if color == "white" and (stack is None or stack.verdict == "none"):
-                if grain is None:
-                    grain = high_pass_gray(work)
-                ratio = grain_ratio(grain, cam, pose, hulls[k], mask_full)
-                color, why = clear_or_white(color, ratio, colours)
+            alone = stack is None or stack.verdict == "none"
+            # a piece alone in its blob, on the table, shows the camera 2-4 faces, each lit by its own angle to
+            # the lamp (a pair's faces may be the other piece's)
+            opaque_shading = (
+                color in ("white", "clear") and ccon > 0 and alone and hyp.kind in ("upright", "lying")
+                and len(verdict.pieces) == 1 and is_shaded_opaque(face_shading_spread(work, ref, cam, pose))
+            )
+            if color in ("white", "clear") and alone:
+                ratio = None
+                if color == "white":
+                    if grain is None:
+                        grain = high_pass_gray(work)
+                    ratio = grain_ratio(grain, cam, pose, hulls[k], mask_full)
+                color, why = clear_or_white(color, ratio, colours, opaque_shading)
                 if why is not None:
                     reasons.append(why)
             if hyp.kind == "lying":

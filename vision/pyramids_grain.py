@@ -70,20 +70,29 @@ def grain_ratio(
     return _mad(patch[sel]) / table if table > 0 else None
 
 
-def clear_or_white(color: str, ratio: float | None, allowed=None) -> tuple[str, str | None]:
+def clear_or_white(
+    color: str, ratio: float | None, allowed=None, opaque_shading: bool = False
+) -> tuple[str, str | None]:
     """The colour after the grain test, and a reason to flag when the test overrules or does not decide.
 
-    Only a white verdict is looked at (and only when clear is an allowed colour): opaque plastic cannot show
-    the table's grain, so grain at the table's own strength names the piece clear. The converse does not
-    hold: clear walls blur and dim the grain by a factor that varies with the table and the view, so a clear
-    verdict with little grain is left as it is.
+    A white verdict is looked at (only when clear is an allowed colour): opaque plastic cannot show the
+    table's grain, so grain at the table's own strength names the piece clear. The converse does not hold:
+    clear walls blur and dim the grain by a factor that varies with the table and the view, so grain alone
+    never names a clear verdict white. ``opaque_shading`` (``pyramids_shading``: faces lit as unlike as only
+    diffuse plastic is) is the second cue: it settles a white verdict whose grain half shows, keeps a white
+    verdict white (flagged) against strong grain, and flags a clear verdict.
     """
-    if color != "white" or ratio is None:
-        return color, None
     if allowed and "clear" not in allowed:
         return color, None
+    if color == "clear" and opaque_shading and (not allowed or "white" in allowed):
+        return color, "colour read clear, but its faces are shaded like opaque plastic"
+    if color != "white" or ratio is None:
+        return color, None
     if ratio >= CLEAR_MIN_RATIO:
+        if opaque_shading:
+            return color, (f"white or clear: the table's grain shows through (ratio {ratio:.2f}), "
+                           "yet its faces are shaded like opaque plastic")
         return "clear", f"colour read white, but the table's grain shows through (ratio {ratio:.2f})"
-    if ratio > WHITE_MAX_RATIO:
+    if ratio > WHITE_MAX_RATIO and not opaque_shading:
         return color, f"white or clear: the table's grain half shows through (ratio {ratio:.2f})"
     return color, None
