@@ -75,7 +75,7 @@ class WinkDetectorParams:
     n_outline: int = 96
     profile_half_px: float = 6.0
     profile_step_px: float = 0.5
-    refine_iterations: int = 3  # stops earlier once a step is below 0.03 mm
+    refine_iterations: int = 3  # stops earlier once a step is below 0.03 mm or the fit's standard error
     model_sigma_px: float = 0.3  # unmodelled edge effects (bevel, blur asymmetry), in image pixels
     residual_noise_px: float = 0.3  # edge-fit residual (rms, px) expected from pixel noise alone
     residual_sigma_gain: float = 1.5  # centre uncertainty per pixel of residual above that (x mm per px there)
@@ -1119,7 +1119,8 @@ def refine_batch(ws: list[WinkCandidate], winks: list[WinkCandidate], image_bgr:
     Jacobi-style: each wink's valid outline is read against the centres as they stand when it is projected
     (no wink of the batch has moved within that iteration), then one Gauss-Newton step moves every wink at
     once from one sampling of all their edge profiles and one batched least-squares solve. A wink leaves the
-    batch when its step is below 0.03 mm, or when too little outline is left to fit it.
+    batch when its step is below 0.03 mm or below its fit's standard error (a further step could only move it
+    within its own noise), or when too little outline is left to fit it.
     """
     fits = [_RimFit(w=w, solid=solid_of(w), origin=w.center_mm.copy(), start=w.center_mm.copy(),
                     reach=params.profile_half_px * camera.mm_per_px_at(tuple(w.center_mm.tolist())))
@@ -1222,7 +1223,7 @@ def refine_batch(ws: list[WinkCandidate], winks: list[WinkCandidate], image_bgr:
             if w.tilt_deg > 0:
                 sigma = math.hypot(sigma, params.tilted_sigma_mm)
             w.sigma_mm = sigma
-            if _length(step) >= 0.03:
+            if _length(step) >= max(0.03, float(stat[i])):
                 nxt.append(f)
         active = nxt
     for f in fits:
