@@ -406,25 +406,25 @@ def solve_shifts(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, s
     a[:, 2] = fit_bias[seg]
     a[:, 3] = np.where(ok, offsets_px - np.where(fit_bias, 0.0, bias_in)[seg], 0.0)
     design, y = a[:, :3], a[:, 3]
-    absent = np.where(fit_bias, 0.0, 1.0)
+    # the absent bias's unit diagonal, and the same with the ridge on every diagonal entry
+    absent = np.zeros((n_s, 3, 3))
+    absent[:, 2, 2] = np.where(fit_bias, 0.0, 1.0)
+    ridged = absent + _RIDGE * np.eye(3)
     w0 = np.where(ok, weights, 0.0)
     # every sample's products of the design columns and observation, once: each reweighting then sums them
     prods = (a[:, :, None] * a[:, None, :]).reshape(n, 16)
 
-    def normal(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def normal(w: np.ndarray, diagonal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         s = np.add.reduceat(prods * w[:, None], starts, axis=0).reshape(n_s, 4, 4)
-        m = s[:, :3, :3].copy()
-        m[:, 2, 2] += absent
-        return m, s[:, :3, 3]
+        return s[:, :3, :3] + diagonal, s[:, :3, 3]
 
     w = w0
     for it in range(3):
         if it and not (w != w_prev).any():
             break  # no weight changed anywhere: neither would any solution
         w_prev = w
-        m, v = normal(w)
         # with the ridge every system is positive definite: LAPACK's batched solve never meets a zero pivot
-        m[:, [0, 1, 2], [0, 1, 2]] += _RIDGE
+        m, v = normal(w, ridged)
         x = np.linalg.solve(m, v[:, :, None])[:, :, 0]
         r = y - np.einsum("ni,ni->n", design, x[seg])
         ar = np.abs(r)
@@ -433,7 +433,7 @@ def solve_shifts(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, s
     n_used, wrr, w_sum = np.add.reduceat(np.column_stack([w > 0, w * r * r, w]), starts, axis=0).T
     dof = np.maximum(1.0, n_used - np.where(fit_bias, 3, 2))
     rms = np.sqrt(wrr / np.maximum(w_sum, 1e-9) * n_used / dof)
-    inv, inv_ok = _inverse_batch(normal(w)[0])
+    inv, inv_ok = _inverse_batch(normal(w, absent)[0])
     cov = inv[:, :2, :2] * (wrr / dof)[:, None, None]
     fine = enough & np.isfinite(x).all(axis=1)
     cov[~(fine & inv_ok)] = np.inf

@@ -1063,12 +1063,14 @@ def _valid_outlines(ws: list[WinkCandidate], angles: list[np.ndarray], winks: li
     near = np.all(np.abs(wc[:, None, :] - oc[None, :, :]) < 30, axis=2)
     near &= np.array([w.potted for w in ws])[:, None] == np.array([o.potted for o in winks], bool)[None, :]
     place = {id(o): i for i, o in enumerate(winks)}
+    named: dict[str, list[int]] = {}
+    for i, o in enumerate(winks):
+        named.setdefault(o.wink_id, []).append(i)
     for j, w in enumerate(ws):
         if id(w) in place:
             near[j, place[id(w)]] = False
-        for i, o in enumerate(winks):
-            if w.above and o.wink_id in w.above:
-                near[j, i] = False
+        for wid in w.above:
+            near[j, named.get(wid, [])] = False
     if near.any():
         cols = np.flatnonzero(near.any(axis=0))
         orad = np.array([winks[i].radius_mm for i in cols])
@@ -1080,8 +1082,9 @@ def _valid_outlines(ws: list[WinkCandidate], angles: list[np.ndarray], winks: li
 def _seen_outline(ol: Outline, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, int]:
     """The outline samples the fit reads (points, their Jacobians and normals, the normal-offset Jacobian), the
     share of the outline they are and their count: taken once per projection, not per iteration."""
+    n_seen = int(np.count_nonzero(valid))
     return (ol.points_px[valid], ol.jac_full[valid], ol.normals_px[valid], ol.jac[valid],
-            float(valid.mean()) if len(valid) else 0.0, int(np.count_nonzero(valid)))
+            n_seen / len(valid) if len(valid) else 0.0, n_seen)
 
 
 @dataclass(slots=True, eq=False)
