@@ -121,63 +121,91 @@ def _both_rims(c: np.ndarray, solid: RoundSolid, n: int, zc: float) -> np.ndarra
 
 def outline(camera: CameraModel, solid: RoundSolid, center_mm: np.ndarray, n: int = 96) -> Outline:
     """Silhouette points: rim points that are vertices of the hull of both projected rims."""
+    return outlines(camera, [solid], [center_mm], n)[0]
+
+
+def outlines(camera: CameraModel, solids: list[RoundSolid], centers_mm: list[np.ndarray], n: int = 96
+             ) -> list[Outline]:
+    """``outline`` of several solids: one projection of all their rims, then per solid only its hull."""
     ang = _angles(n)
-    c = np.asarray(center_mm, float)
-    d = 0.25
-    zc = 0.5 * (solid.z_top_mm + solid.z_bottom_mm)
-    rims = _both_rims(c, solid, n, zc)
+    k_n = len(solids)
+    if k_n == 0:
+        return []
     m = 2 * n
-    # the rims, the centre and the rims moved by d along x and along y (for the plan Jacobian) in one
-    # projection: only the hull's points' moved images are used, but one call on all costs less than two
-    both = np.empty((3 * m + 1, 3))
-    both[:m + 1] = rims
-    both[m + 1:2 * m + 1] = rims[:m]
-    both[2 * m + 1:] = rims[:m]
-    both[m + 1:2 * m + 1, 0] += d
-    both[2 * m + 1:, 1] += d
-    allp = camera.project_mm(both)
-    p0 = allp[:m]
-    cen = allp[m]
-    hull = cv2.convexHull(p0.astype(np.float32), returnPoints=False).ravel()
-    on_hull = np.zeros(m, bool)
-    on_hull[hull] = True
+    d = 0.25
+    # per solid: the rims, the centre and the rims moved by d along x and along y (for the plan Jacobian) in
+    # one projection: only the hull's points' moved images are used, but one call on all costs less than two
+    both = np.empty((k_n, 3 * m + 1, 3))
+    # level rims, all solids at once: _both_rims's arithmetic on cached cosines and sines
+    c = np.asarray(centers_mm, float).reshape(k_n, 2)
+    rz = np.array([(s.r_top_mm, s.z_top_mm, s.r_bottom_mm, s.z_bottom_mm) for s in solids])
+    cos, sin = _unit_circle(n)
+    for rows, r_col, z_col in ((slice(0, n), 0, 1), (slice(n, m), 2, 3)):
+        both[:, rows, 0] = c[:, 0:1] + rz[:, r_col:r_col + 1] * cos
+        both[:, rows, 1] = c[:, 1:2] + rz[:, r_col:r_col + 1] * sin
+        both[:, rows, 2] = rz[:, z_col:z_col + 1]
+    both[:, m, :2] = c
+    both[:, m, 2] = 0.5 * (rz[:, 1] + rz[:, 3])
+    for j, solid in enumerate(solids):
+        if solid.tilt_deg != 0.0:
+            both[j, :m + 1] = _both_rims(c[j], solid, n, 0.5 * (solid.z_top_mm + solid.z_bottom_mm))
+    both[:, m + 1:2 * m + 1] = both[:, :m]
+    both[:, 2 * m + 1:] = both[:, :m]
+    both[:, m + 1:2 * m + 1, 0] += d
+    both[:, 2 * m + 1:, 1] += d
+    allp = camera.project_mm(both.reshape(-1, 3)).reshape(k_n, 3 * m + 1, 2)
+    p0 = allp[:, :m]
+    cen = allp[:, m]
+    on_hull = np.zeros((k_n, m), bool)
+    p0_32 = p0.astype(np.float32)
+    for j in range(k_n):
+        on_hull[j, cv2.convexHull(p0_32[j], returnPoints=False).ravel()] = True
     # Keep, per angle, the rim point that lies on the hull (both may; take the farther from the centre).
-    top_on, bot_on = on_hull[:n], on_hull[n:]
-    dt = _row_norms(p0[:n] - cen)
-    db = _row_norms(p0[n:] - cen)
-    use_bot = bot_on & (~top_on | (db > dt))
+    top_on, bot_on = on_hull[:, :n], on_hull[:, n:]
+    rel = p0 - cen[:, None, :]
+    dist = np.sqrt(rel[..., 0] * rel[..., 0] + rel[..., 1] * rel[..., 1])
+    use_bot = bot_on & (~top_on | (dist[:, n:] > dist[:, :n]))
     keep = top_on | bot_on
-    sel_pts = np.flatnonzero(keep)
-    idx = sel_pts + n * use_bot[sel_pts]
-    if len(idx) < 3:
-        idx = np.arange(n)
-        sel_pts = np.arange(n)
-    pts = p0[idx]
+    degenerate = keep.sum(axis=1) < 3  # a degenerate hull: the whole top rim
+    keep[degenerate] = True
+    use_bot[degenerate] = False
+    kk, sel = np.nonzero(keep)  # solid, angle index: solid by solid, angles ascending
+    idx = sel + n * use_bot[kk, sel]
+    pts = p0[kk, idx]
+    cen_k = cen[kk]
+    counts = keep.sum(axis=1)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     # outward normal from the neighbours along the hull order (by angle around the projected centre)
-    order = np.argsort(np.arctan2(pts[:, 1] - cen[1], pts[:, 0] - cen[0]))
+    order = np.lexsort((np.arctan2(pts[:, 1] - cen_k[:, 1], pts[:, 0] - cen_k[:, 0]), kk))
     inv = np.empty_like(order)
     inv[order] = np.arange(len(order))
     ps = pts[order]
-    nxt, prv = _neighbours(len(ps))
+    pos = np.arange(len(order)) - starts[kk]  # place within its own solid's sorted run
+    cnt = counts[kk]
+    nxt = starts[kk] + (pos + 1) % cnt
+    prv = starts[kk] + (pos - 1) % cnt
     tang = ps[nxt] - ps[prv]
     nrm = np.empty_like(tang)
     nrm[:, 0] = tang[:, 1]
     nrm[:, 1] = -tang[:, 0]
     nrm /= np.maximum(_row_norms(nrm), 1e-9)[:, None]
-    radial = ps - cen
-    flip = (nrm * radial).sum(axis=1) < 0
+    flip = (nrm * (ps - cen_k)).sum(axis=1) < 0
     nrm[flip] *= -1
     nrm = nrm[inv]
     # the plan Jacobian by finite differences, at the kept rim points
-    k = len(idx)
-    jx = (allp[m + 1 + idx] - pts) / d
-    jy = (allp[2 * m + 1 + idx] - pts) / d
-    jac = np.empty((k, 2))
+    jx = (allp[kk, m + 1 + idx] - pts) / d
+    jy = (allp[kk, 2 * m + 1 + idx] - pts) / d
+    jac = np.empty((len(idx), 2))
     jac[:, 0] = (jx * nrm).sum(axis=1)
     jac[:, 1] = (jy * nrm).sum(axis=1)
-    return Outline(angles=ang[sel_pts], points_px=pts, normals_px=nrm, jac=jac,
-                   jac_full=np.stack([jx, jy], axis=2),
-                   is_top=idx < n, center_px=cen)
+    jac_full = np.stack([jx, jy], axis=2)
+    is_top = idx < n
+    out = []
+    for j, (s0, c) in enumerate(zip(starts.tolist(), counts.tolist())):
+        sl = slice(s0, s0 + c)
+        out.append(Outline(angles=ang[sel[sl]], points_px=pts[sl], normals_px=nrm[sl], jac=jac[sl],
+                           jac_full=jac_full[sl], is_top=is_top[sl], center_px=cen[j]))
+    return out
 
 
 @dataclass(slots=True)
@@ -335,3 +363,81 @@ def solve_shift(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, fi
         cov = adj[:2, :2] / det * wrr / dof
     bias = float(x[2]) if fit_bias else bias_px
     return np.array(x[:2]), bias, cov, rms
+
+
+def _inverse_batch(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Inverses of ``(S, 3, 3)`` symmetric matrices by their adjugate, and whether each is invertible (a
+    singular one's inverse is NaN): closed forms on ``S``-long columns cost less than LAPACK's setup."""
+    a, b, c = m[:, 0, 0], m[:, 0, 1], m[:, 0, 2]
+    e, f, i = m[:, 1, 1], m[:, 1, 2], m[:, 2, 2]
+    adj = np.empty_like(m)
+    adj[:, 0, 0] = e * i - f * f
+    adj[:, 0, 1] = adj[:, 1, 0] = c * f - b * i
+    adj[:, 0, 2] = adj[:, 2, 0] = b * f - c * e
+    adj[:, 1, 1] = a * i - c * c
+    adj[:, 1, 2] = adj[:, 2, 1] = b * c - a * f
+    adj[:, 2, 2] = a * e - b * b
+    det = a * adj[:, 0, 0] + b * adj[:, 1, 0] + c * adj[:, 2, 0]
+    ok = (det != 0.0) & np.isfinite(det)
+    return adj / np.where(ok, det, np.nan)[:, None, None], ok
+
+
+def solve_shifts(jac: np.ndarray, offsets_px: np.ndarray, weights: np.ndarray, starts: np.ndarray,
+                 fit_bias: np.ndarray, bias_px: np.ndarray, huber_px: float = 0.7
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``solve_shift`` for many outlines at once: their samples stacked, outline ``s`` from ``starts[s]`` to
+    the next start (each non-empty), ``fit_bias`` and ``bias_px`` per outline.
+
+    Returns ``(delta_mm (S, 2), bias_px (S,), cov_mm2 (S, 2, 2), rms_px (S,))`` as ``solve_shift`` does one
+    by one (to rounding): every outline's normal equations are sums over its segment (``np.add.reduceat``), so
+    a frame's whole fit costs a few dozen numpy calls, not a few dozen per wink. An outline without a fitted
+    bias is the same 3x3 system with its bias column zero and a unit diagonal there, so its bias solves to 0.
+    """
+    n_s, n = len(starts), len(offsets_px)
+    seg = np.repeat(np.arange(n_s), np.diff(np.append(starts, n)))
+    fit_bias = np.asarray(fit_bias, bool)
+    bias_in = np.asarray(bias_px, float)
+    ok = np.isfinite(offsets_px) & (weights > 0)
+    n_ok = np.add.reduceat(ok.astype(float), starts)
+    enough = n_ok >= np.where(fit_bias, 4, 3)
+    # the design matrix (jacobian, bias column) and the observations, side by side
+    a = np.empty((len(offsets_px), 4))
+    a[:, :2] = jac
+    a[:, 2] = fit_bias[seg]
+    a[:, 3] = np.where(ok, offsets_px - np.where(fit_bias, 0.0, bias_in)[seg], 0.0)
+    design, y = a[:, :3], a[:, 3]
+    # the absent bias's unit diagonal, and the same with the ridge on every diagonal entry
+    absent = np.zeros((n_s, 3, 3))
+    absent[:, 2, 2] = np.where(fit_bias, 0.0, 1.0)
+    ridged = absent + _RIDGE * np.eye(3)
+    w0 = np.where(ok, weights, 0.0)
+    # every sample's products of the design columns and observation, once: each reweighting then sums them
+    prods = (a[:, :, None] * a[:, None, :]).reshape(n, 16)
+
+    def normal(w: np.ndarray, diagonal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        s = np.add.reduceat(prods * w[:, None], starts, axis=0).reshape(n_s, 4, 4)
+        return s[:, :3, :3] + diagonal, s[:, :3, 3]
+
+    w = w0
+    for it in range(3):
+        if it and not (w != w_prev).any():
+            break  # no weight changed anywhere: neither would any solution
+        w_prev = w
+        # with the ridge every system is positive definite: LAPACK's batched solve never meets a zero pivot
+        m, v = normal(w, ridged)
+        x = np.linalg.solve(m, v[:, :, None])[:, :, 0]
+        r = y - np.einsum("ni,ni->n", design, x[seg])
+        ar = np.abs(r)
+        w = w0 * np.minimum(1.0, huber_px / np.maximum(ar, 1e-9))
+        w[ar > 6 * huber_px] = 0.0
+    n_used, wrr, w_sum = np.add.reduceat(np.column_stack([w > 0, w * r * r, w]), starts, axis=0).T
+    dof = np.maximum(1.0, n_used - np.where(fit_bias, 3, 2))
+    rms = np.sqrt(wrr / np.maximum(w_sum, 1e-9) * n_used / dof)
+    inv, inv_ok = _inverse_batch(normal(w, absent)[0])
+    cov = inv[:, :2, :2] * (wrr / dof)[:, None, None]
+    fine = enough & np.isfinite(x).all(axis=1)
+    cov[~(fine & inv_ok)] = np.inf
+    delta = np.where(fine[:, None], x[:, :2], 0.0)
+    bias = np.where(fine & fit_bias, x[:, 2], bias_in)
+    rms = np.where(fine, rms, np.nan)
+    return delta, bias, cov, rms

@@ -53,6 +53,7 @@ from vision.winks import (
     find_candidates,
     order_new_overlaps,
     refine,
+    refine_batch,
 )
 
 #: Height of the orthophoto plane: the top face of a flat wink.
@@ -302,16 +303,11 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
 
     def clean(c: WinkCandidate) -> bool:
         return not c.above and not c.order_confidence and c.wink_id not in crowded
-    biases = []
-    for c in live:
-        if clean(c):
-            b = refine(c, live, frame_bgr, camera, labels, grid, wp, None, mm_per_px, block)
-            if b is not None:
-                biases.append(b)
+    biases = [b for b in refine_batch([c for c in live if clean(c)], live, frame_bgr, camera, labels, grid,
+                                      wp, None, mm_per_px, block) if b is not None]
     bias = float(np.median(biases)) if len(biases) >= 2 else 0.0
-    for c in live:
-        if not clean(c) and id(c) not in anchored:
-            refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+    refine_batch([c for c in live if not clean(c) and id(c) not in anchored], live, frame_bgr, camera, labels,
+                 grid, wp, bias, mm_per_px, block)
     # Size from the fit (known radii 8 and 11 mm): an outline seen over most of its length measures its own
     # radius through its edge offset; the image's common offset (blur, bevel) is the median over clean winks.
     if len(biases) >= 3:
@@ -333,9 +329,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                 # fit does not confirm the size, which stays the better guess, flagged
                 c.size_confidence = min(c.size_confidence, SIZE_UNVERIFIED_CONFIDENCE)
     # a partly hidden wink's size from the curvature of the arc of its rim that shows (flagged ones only)
-    for c in decide_sizes_from_arcs(live, frame_bgr, camera, cs, grid, pot_zone, wp.size_fit_fraction):
-        if id(c) not in anchored:
-            refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+    resized = decide_sizes_from_arcs(live, frame_bgr, camera, cs, grid, pot_zone, wp.size_fit_fraction)
+    refine_batch([c for c in resized if id(c) not in anchored], live, frame_bgr, camera, labels, grid, wp,
+                 bias, mm_per_px, block)
     # pairs that overlap only as fitted (a size or centre the coarse read had wrong) get their first order
     new_pairs = order_new_overlaps(live, labels, grid, frame_bgr, camera, wp, noise)
     # the order again on the fitted centres, each hypothesis with the pose it implies (the cut rim, in 3-D)
@@ -344,10 +340,13 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
     before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}
     assign_poses(live, params.order_confidence_min)
-    for c in live:
+
+    def posed_anew(c: WinkCandidate) -> bool:
         z0, t0_ = before[c.wink_id]
-        if c.tilt_deg > 0 and (abs(c.z_mm - z0) > 0.1 or abs(c.tilt_deg - t0_) > 0.5) and id(c) not in anchored:
-            refine(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+        moved = abs(c.z_mm - z0) > 0.1 or abs(c.tilt_deg - t0_) > 0.5
+        return c.tilt_deg > 0 and moved and id(c) not in anchored
+    refine_batch([c for c in live if posed_anew(c)], live, frame_bgr, camera, labels, grid, wp, bias,
+                 mm_per_px, block)
     # an order only as sure as the overlap it rests on, given the fitted centres and unconfirmed sizes
     cap_by_overlap(live, lambda c: c.fit_fraction < wp.size_fit_fraction)
     for c in live:

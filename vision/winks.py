@@ -39,8 +39,8 @@ from vision.colour import CLASS_BG, CLASS_NEUTRAL, COLOR_NAMES, ColourScene
 from vision.components import components_with_stats
 from vision.ortho import OrthoGrid
 from vision.ring_filter import correlate_sums
-from vision.silhouette import (Outline, RoundSolid, edge_crossings, outline, rim_points_mm, sample_profiles,
-                               solve_shift)
+from vision.silhouette import (Outline, RoundSolid, edge_crossings, outlines, rim_points_mm, sample_profiles,
+                               solve_shifts)
 from vision.tilted_outline import inside_footprint, mid_height_mm
 
 RADII_MM = {"large": LARGE_WINK_RADIUS_MM, "small": SMALL_WINK_RADIUS_MM}
@@ -75,7 +75,7 @@ class WinkDetectorParams:
     n_outline: int = 96
     profile_half_px: float = 6.0
     profile_step_px: float = 0.5
-    refine_iterations: int = 3  # stops earlier once a step is below 0.03 mm
+    refine_iterations: int = 3  # stops earlier once a step is below 0.03 mm or the fit's standard error
     model_sigma_px: float = 0.3  # unmodelled edge effects (bevel, blur asymmetry), in image pixels
     residual_noise_px: float = 0.3  # edge-fit residual (rms, px) expected from pixel noise alone
     residual_sigma_gain: float = 1.5  # centre uncertainty per pixel of residual above that (x mm per px there)
@@ -1002,151 +1002,251 @@ def _near_mask(mask: np.ndarray, grid: OrthoGrid, center_mm: np.ndarray, reach_m
     return c + rp >= bx and c - rp <= bx + bw and r + rp >= by and r - rp <= by + bh
 
 
-def _valid_outline(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], labels: np.ndarray,
-                   grid: OrthoGrid, params: WinkDetectorParams, block_mask: np.ndarray | None = None,
-                   reach_mm: float = 0.0) -> np.ndarray:
-    """Outline samples where this wink is seen against the mat, or against a wink it lies on."""
-    u = np.column_stack([np.cos(angles), np.sin(angles)])
-    k = COLOR_NAMES.index(w.color) + 1
-    p_out = w.center_mm + (w.radius_mm + params.probe_mm) * u
-    p_in = w.center_mm + (w.radius_mm - params.probe_mm) * u
+def _valid_outlines(ws: list[WinkCandidate], angles: list[np.ndarray], winks: list[WinkCandidate],
+                    labels: np.ndarray, grid: OrthoGrid, params: WinkDetectorParams,
+                    block_mask: np.ndarray | None, reaches_mm: list[float]) -> list[np.ndarray]:
+    """Per wink of ``ws``, the outline samples at ``angles`` where it is seen against the mat, or against a
+    wink it lies on; all winks' samples stacked, so each test is one array operation for the batch."""
+    if not ws:
+        return []
+    counts = [len(a) for a in angles]
+    ends = np.cumsum(counts).tolist()
+    spans = [slice(e - c, e) for e, c in zip(ends, counts)]
+    seg = np.repeat(np.arange(len(ws)), counts)
+    ang = np.concatenate(angles)
+    u = np.column_stack([np.cos(ang), np.sin(ang)])
+    centre = np.array([w.center_mm for w in ws])[seg]
+    radius = np.array([w.radius_mm for w in ws])[seg][:, None]
+    k = np.array([COLOR_NAMES.index(w.color) + 1 for w in ws])[seg]
+    p_out = centre + (radius + params.probe_mm) * u
+    p_in = centre + (radius - params.probe_mm) * u
     # both probes' labels in one sampling (each point's own arithmetic: the same labels)
     lin, lout = np.split(_sample_labels(labels, grid.ortho_from_table(np.concatenate([p_in, p_out]))), 2)
     ok = (lin == k) & ((lout == CLASS_BG) | (lout == CLASS_NEUTRAL))
-    if w.neutral_inside:  # the labels left it neutral: its inside is foreground, the felt around it is not
-        ok |= (lin == CLASS_NEUTRAL) & (lout == CLASS_BG)
-    below = [o for o in winks if o.wink_id in w.above]
-    for o in below:
-        ko = COLOR_NAMES.index(o.color) + 1
-        inside_o = np.linalg.norm(p_out - o.center_mm, axis=1) < o.radius_mm - 0.5
-        ok |= (lin == k) & inside_o & (lout == ko) & (ko != k)
+    # a wink the labels left neutral: its inside is foreground, the felt around it is not
+    neutral = np.array([w.neutral_inside for w in ws])[seg]
+    ok |= neutral & (lin == CLASS_NEUTRAL) & (lout == CLASS_BG)
+    by_id = {o.wink_id: o for o in winks}
+    for w, sl in zip(ws, spans):
+        for o in (by_id[i] for i in w.above if i in by_id):
+            ko = COLOR_NAMES.index(o.color) + 1
+            if ko == k[sl.start]:
+                continue
+            inside_o = distances_mm(p_out[sl], o.center_mm) < o.radius_mm - 0.5
+            ok[sl] |= (lin[sl] == k[sl]) & inside_o & (lout[sl] == ko)
     # beyond the mat's edge lies its side wall and the table: no wink edge can be measured against those
     ok &= _on_mat(p_out, 0.0)
     # nor may the edge profile reach the mat's own edge (felt to table): its step would outweigh a faint wink
-    if reach_mm > params.probe_mm:
-        ok &= _on_mat(w.center_mm + (w.radius_mm + reach_mm) * u, 0.0)
+    reach = np.array(reaches_mm)
+    far = (reach > params.probe_mm)[seg]
+    if far.any():
+        ok &= ~far | _on_mat(centre + (radius + reach[seg][:, None]) * u, 0.0)
     # the baselines' paint is a bright line of unknown width: an edge seen against it is no mat edge
-    if abs(w.center_mm[0]) > _BASELINE_MIN_ABS_X_MM - w.radius_mm - params.probe_mm - params.paint_clearance_mm:
-        ok &= baseline_distance_mm(p_out) > params.paint_clearance_mm
+    near_line = np.array([abs(w.center_mm[0]) > _BASELINE_MIN_ABS_X_MM - w.radius_mm - params.probe_mm
+                          - params.paint_clearance_mm for w in ws])[seg]
+    if near_line.any():
+        ok[near_line] &= baseline_distance_mm(p_out[near_line]) > params.paint_clearance_mm
     # where the pot hides the wink, the edge seen is the pot's, not the wink's
-    if block_mask is not None and not w.potted and _near_mask(block_mask, grid, w.center_mm,
-                                                               w.radius_mm + max(0.5, reach_mm) + 2.0):
-        # nor may the edge profile reach the pot: its dark base and shadow are a far stronger step than a faint
-        # wink's edge and would pull the fitted outline towards the pot
-        offs = np.unique([0.5, *np.linspace(0.5, max(0.5, reach_mm), 4)])
-        p_edge = (w.center_mm[None, None, :] + (w.radius_mm + offs)[:, None, None] * u[None, :, :]).reshape(-1, 2)
-        hit = _sample_labels(block_mask.view(np.uint8), grid.ortho_from_table(p_edge)) == 1
-        ok &= ~hit.reshape(len(offs), -1).any(axis=0)
+    for w, sl, r_mm in zip(ws, spans, reaches_mm):
+        if block_mask is not None and not w.potted and _near_mask(block_mask, grid, w.center_mm,
+                                                                   w.radius_mm + max(0.5, r_mm) + 2.0):
+            # nor may the edge profile reach the pot: its dark base and shadow are a far stronger step than a
+            # faint wink's edge and would pull the fitted outline towards the pot
+            offs = np.unique([0.5, *np.linspace(0.5, max(0.5, r_mm), 4)])
+            p_edge = (w.center_mm[None, None, :]
+                      + (w.radius_mm + offs)[:, None, None] * u[None, sl, :]).reshape(-1, 2)
+            hit = _sample_labels(block_mask.view(np.uint8), grid.ortho_from_table(p_edge)) == 1
+            ok[sl] &= ~hit.reshape(len(offs), -1).any(axis=0)
     # no other wink (that is not below us) may come near the outline sample
-    others = [o for o in winks if o is not w and o.wink_id not in w.above and o.potted == w.potted
-              and abs(o.center_mm[0] - w.center_mm[0]) < 30 and abs(o.center_mm[1] - w.center_mm[1]) < 30]
-    if others:
-        oc = np.array([o.center_mm for o in others])
-        orad = np.array([o.radius_mm for o in others])
-        d2 = ((p_out[:, None, :] - oc[None, :, :]) ** 2).sum(axis=2)
-        ok &= ~np.any(d2 < (orad[None, :] + 1.5) ** 2, axis=1)
-    return ok
-
-
-def _set_free_bias(w: WinkCandidate, data: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> None:
-    if data is None:
-        return
-    _, b_free, cov_free, _ = solve_shift(*data, fit_bias=True)
-    if np.all(np.isfinite(cov_free)):
-        w.edge_offset_px = b_free
+    oc = np.array([o.center_mm for o in winks]).reshape(-1, 2)
+    wc = np.array([w.center_mm for w in ws])
+    near = np.all(np.abs(wc[:, None, :] - oc[None, :, :]) < 30, axis=2)
+    near &= np.array([w.potted for w in ws])[:, None] == np.array([o.potted for o in winks], bool)[None, :]
+    place = {id(o): i for i, o in enumerate(winks)}
+    named: dict[str, list[int]] = {}
+    for i, o in enumerate(winks):
+        named.setdefault(o.wink_id, []).append(i)
+    for j, w in enumerate(ws):
+        if id(w) in place:
+            near[j, place[id(w)]] = False
+        for wid in w.above:
+            near[j, named.get(wid, [])] = False
+    if near.any():
+        cols = np.flatnonzero(near.any(axis=0))
+        orad = np.array([winks[i].radius_mm for i in cols])
+        d2 = ((p_out[:, None, :] - oc[None, cols, :]) ** 2).sum(axis=2)
+        ok &= ~np.any((d2 < (orad[None, :] + 1.5) ** 2) & near[seg][:, cols], axis=1)
+    return [ok[sl] for sl in spans]
 
 
 def _seen_outline(ol: Outline, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, int]:
     """The outline samples the fit reads (points, their Jacobians and normals, the normal-offset Jacobian), the
     share of the outline they are and their count: taken once per projection, not per iteration."""
+    n_seen = int(np.count_nonzero(valid))
     return (ol.points_px[valid], ol.jac_full[valid], ol.normals_px[valid], ol.jac[valid],
-            float(valid.mean()) if len(valid) else 0.0, int(np.count_nonzero(valid)))
+            n_seen / len(valid) if len(valid) else 0.0, n_seen)
+
+
+@dataclass(slots=True, eq=False)
+class _RimFit:
+    """One wink's state in the batched rim fit."""
+
+    w: WinkCandidate
+    solid: RoundSolid
+    origin: np.ndarray  # plan centre the outline was projected at (its linearisation point)
+    start: np.ndarray  # the centre before the fit
+    reach: float  # the edge profile's half-length on the mat (mm)
+    ol: Outline | None = None
+    seen: tuple = ()
+    moved: np.ndarray | None = None
+    # its own edge offset (apparent radius, for the size check) from its latest fixed-offset fit's edges
+    free_bias: float | None = None
+    fitted_bias: float | None = None
+    failed: bool = False
 
 
 def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
            labels: np.ndarray, grid: OrthoGrid, params: WinkDetectorParams, bias_px: float | None,
            mm_per_px: float, block_mask: np.ndarray | None = None) -> float | None:
-    """Fit the plan centre; returns the fitted edge bias (px) when it was fitted, else ``None``."""
-    solid = solid_of(w)
-    fitted_bias = None
-    ol = outline(camera, solid, w.center_mm, params.n_outline)
-    origin = w.center_mm.copy()
-    start = w.center_mm.copy()
-    reach = params.profile_half_px * camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1])))
-    valid = _valid_outline(w, ol.angles, winks, labels, grid, params, block_mask, reach)
-    seen = _seen_outline(ol, valid)
-    free_bias = None
+    """Fit one wink's plan centre (``refine_batch`` of one); returns its fitted edge bias (px), else None."""
+    return refine_batch([w], winks, image_bgr, camera, labels, grid, params, bias_px, mm_per_px,
+                        block_mask)[0]
+
+
+def refine_batch(ws: list[WinkCandidate], winks: list[WinkCandidate], image_bgr: np.ndarray,
+                 camera: CameraModel, labels: np.ndarray, grid: OrthoGrid, params: WinkDetectorParams,
+                 bias_px: float | None, mm_per_px: float, block_mask: np.ndarray | None = None
+                 ) -> list[float | None]:
+    """Fit the plan centres of ``ws`` together; per wink, its fitted edge bias (px) when fitted, else None.
+
+    Jacobi-style: each wink's valid outline is read against the centres as they stand when it is projected
+    (no wink of the batch has moved within that iteration), then one Gauss-Newton step moves every wink at
+    once from one sampling of all their edge profiles and one batched least-squares solve. A wink leaves the
+    batch when its step is below 0.03 mm or below its fit's standard error (a further step could only move it
+    within its own noise), or when too little outline is left to fit it.
+    """
+    fits = [_RimFit(w=w, solid=solid_of(w), origin=w.center_mm.copy(), start=w.center_mm.copy(),
+                    reach=params.profile_half_px * camera.mm_per_px_at(tuple(w.center_mm.tolist())))
+            for w in ws]
+
+    def project(fs: list[_RimFit]) -> None:
+        # the outlines at the current centres, and where each is seen against those same centres
+        drawn = outlines(camera, [f.solid for f in fs], [f.w.center_mm for f in fs], params.n_outline)
+        for f, ol in zip(fs, drawn):
+            f.ol = ol
+            f.origin = f.w.center_mm.copy()
+            f.moved = np.zeros(2)
+        valid = _valid_outlines([f.w for f in fs], [f.ol.angles for f in fs], winks, labels, grid, params,
+                                block_mask, [f.reach for f in fs])
+        for f, v in zip(fs, valid):
+            f.seen = _seen_outline(f.ol, v)
+
+    project(fits)
+    fail_sigma = 0.5 * grid.mm_per_px + 0.3
+
+    def give_up(f: _RimFit) -> None:
+        # the coarse centre stands, with its own uncertainty
+        f.failed = True
+        f.w.center_mm = f.start
+        f.w.sigma_mm = max(f.w.sigma_mm, fail_sigma)
+
+    active = fits
     for it in range(params.refine_iterations):
-        moved = w.center_mm - origin
-        if _length(moved) > 1.0:  # far from the linearisation point: project again
-            ol = outline(camera, solid, w.center_mm, params.n_outline)
-            origin = w.center_mm.copy()
-            valid = _valid_outline(w, ol.angles, winks, labels, grid, params, block_mask, reach)
-            seen = _seen_outline(ol, valid)
-            moved = np.zeros(2)
-        p_seen, jac_full_seen, normals_seen, jv, frac, n_seen = seen
-        # small moves: the outline follows its Jacobian (exact to a hundredth of a pixel within 1 mm)
-        pts = p_seen + np.einsum("nij,j->ni", jac_full_seen, moved) if it else p_seen
-        w.fit_fraction = frac
-        w.center_px = ol.center_px
-        if frac < params.min_fit_fraction or n_seen < 6:
-            # too little outline to fit (or left after the steps so far, which it therefore did not support):
-            # the coarse centre stands, with its own uncertainty
-            _set_free_bias(w, free_bias)
-            w.center_mm = start
-            w.sigma_mm = max(w.sigma_mm, 0.5 * grid.mm_per_px + 0.3)
-            return None
-        prof = sample_profiles(image_bgr, pts, normals_seen, params.profile_half_px, params.profile_step_px)
+        for f in active:
+            f.moved = f.w.center_mm - f.origin
+        project([f for f in active if _length(f.moved) > 1.0])  # far from the linearisation point: again
+        batch = []
+        for f in active:
+            frac, n_seen = f.seen[4], f.seen[5]
+            f.w.fit_fraction = frac
+            f.w.center_px = f.ol.center_px
+            if frac < params.min_fit_fraction or n_seen < 6:
+                # too little outline to fit (or left after the steps so far, which it thus did not support)
+                give_up(f)
+            else:
+                batch.append(f)
+        if not batch:
+            break
+        counts = [f.seen[5] for f in batch]
+        starts = np.cumsum([0] + counts[:-1])
+        seg = np.repeat(np.arange(len(batch)), counts)
+        p_seen, jac_full, normals, jv = (np.concatenate(parts) for parts in zip(*(f.seen[:4] for f in batch)))
+        if it:  # small moves: the outline follows its Jacobian (exact to a hundredth of a pixel within 1 mm)
+            moved = np.array([f.moved for f in batch])
+            p_seen = p_seen + np.einsum("nij,nj->ni", jac_full, moved[seg])
+        prof = sample_profiles(image_bgr, p_seen, normals, params.profile_half_px, params.profile_step_px)
         es = edge_crossings(prof, params.profile_half_px, params.profile_step_px)
         offs = es.offsets_px
-        # (np.clip's values by its two ufuncs, without its argument handling: two hundred calls a frame)
         weights = np.minimum(np.maximum(es.contrast / 30.0, 0.0), 1.0)
-        fit_bias = bias_px is None and frac >= 0.75
-        delta, b, cov, rms = solve_shift(jv, offs, weights, fit_bias=fit_bias,
-                                         bias_px=0.0 if bias_px is None else bias_px)
-        # the wink's own edge offset (apparent radius) for the size check, centre kept from the fixed fit:
-        # measured once, on the last iteration's edges
-        if not fit_bias and frac >= params.size_fit_fraction:
-            free_bias = (jv, offs, weights)
-        if not np.all(np.isfinite(cov)):
-            _set_free_bias(w, free_bias)
-            w.center_mm = start
-            w.sigma_mm = max(w.sigma_mm, 0.5 * grid.mm_per_px + 0.3)
-            return None
-        step = np.array([min(max(d, -3.0), 3.0) for d in delta.tolist()])  # np.clip's values
-        w.center_mm = w.center_mm + step
-        if fit_bias:
-            fitted_bias = b
-            w.edge_offset_px = b
-        # largest eigenvalue of the symmetric 2x2 covariance
-        half_tr = 0.5 * float(cov[0, 0] + cov[1, 1])
-        stat = math.sqrt(max(half_tr + math.hypot(0.5 * float(cov[0, 0] - cov[1, 1]), float(cov[0, 1])), 0.0))
-        # Systematic edge effects (bevel, blur, shading) do not average out along the outline; with only an
-        # arc visible they couple into the centre, the more the shorter the arc.
-        # mm per pixel at this wink (a far corner of an oblique view is much coarser than the mat's centre)
-        model = params.model_sigma_px * max(mm_per_px, reach / params.profile_half_px) / max(frac, 0.1)
-        w.fit_rms_px = rms if math.isfinite(rms) else 0.0
-        # Edge residuals well above the pixel noise mean the outline is not where the disc model puts it along
-        # part of its length (a shadow side, a neighbour's blur, felt bands, a misjudged height): a systematic
-        # error of the order of that residual, which does not average out along the outline.
-        mmpp_here = max(mm_per_px, reach / params.profile_half_px)
-        systematic = params.residual_sigma_gain * max(0.0, w.fit_rms_px - params.residual_noise_px) * mmpp_here
-        sigma = math.hypot(stat, model, systematic)
-        if w.tilt_deg > 0:
-            sigma = math.hypot(sigma, params.tilted_sigma_mm)
-        w.sigma_mm = sigma
-        if _length(step) < 0.03:
-            break
-    _set_free_bias(w, free_bias)
-    # A fit less certain than the coarse centre it started from (a short arc of a wink a few pixels wide in a
-    # far corner) does not override it: the two combine by their variances.
-    coarse_sigma = 0.5 * max(grid.mm_per_px, reach / params.profile_half_px)
-    if w.sigma_mm > coarse_sigma:
-        wf = coarse_sigma ** 2 / (coarse_sigma ** 2 + w.sigma_mm ** 2)
-        w.center_mm = start + wf * (w.center_mm - start)
-        w.sigma_mm = math.sqrt(1.0 / (1.0 / coarse_sigma ** 2 + 1.0 / w.sigma_mm ** 2))
-    w.center_px = camera.project_mm(np.array([[w.center_mm[0], w.center_mm[1], w.z_mm]]))[0]
-    return fitted_bias
+        fit_bias = np.array([bias_px is None and f.seen[4] >= 0.75 for f in batch])
+        # the winks fitted with the image's edge offset also measure their own (the size check's apparent
+        # radius), centre kept, on the same edges: each such outline again, as one more system of the solve
+        free = ~fit_bias & (np.array([f.seen[4] for f in batch]) >= params.size_fit_fraction)
+        again = free[seg]
+        n_b = len(batch)
+        free_counts = np.array(counts)[free]
+        delta, b, cov, rms = solve_shifts(
+            np.concatenate([jv, jv[again]]), np.concatenate([offs, offs[again]]),
+            np.concatenate([weights, weights[again]]),
+            np.concatenate([starts, len(offs) + np.cumsum(free_counts) - free_counts]),
+            np.concatenate([fit_bias, np.ones(len(free_counts), bool)]),
+            np.concatenate([np.full(n_b, 0.0 if bias_px is None else bias_px), np.zeros(len(free_counts))]))
+        for f, b_free, ok in zip((f for f, fr in zip(batch, free) if fr), b[n_b:].tolist(),
+                                 np.isfinite(cov[n_b:]).all(axis=(1, 2)).tolist()):
+            f.free_bias = b_free if ok else None
+        delta, b, cov, rms = delta[:n_b], b[:n_b], cov[:n_b], rms[:n_b]
+        finite = np.isfinite(cov).all(axis=(1, 2))
+        # largest eigenvalue of each symmetric 2x2 covariance (of the finite ones)
+        c00, c11, c01 = (np.where(finite, cov[:, i, j], 0.0) for i, j in ((0, 0), (1, 1), (0, 1)))
+        stat = np.sqrt(np.maximum(0.5 * (c00 + c11) + np.hypot(0.5 * (c00 - c11), c01), 0.0))
+        nxt = []
+        for i, f in enumerate(batch):
+            w = f.w
+            if not finite[i]:
+                give_up(f)
+                continue
+            step = np.minimum(np.maximum(delta[i], -3.0), 3.0)
+            w.center_mm = w.center_mm + step
+            if fit_bias[i]:
+                f.fitted_bias = float(b[i])
+                w.edge_offset_px = f.fitted_bias
+            # Systematic edge effects (bevel, blur, shading) do not average out along the outline; with only
+            # an arc visible they couple into the centre, the more the shorter the arc.
+            # mm per pixel at this wink (a far corner of an oblique view is much coarser than the mat centre)
+            mmpp_here = max(mm_per_px, f.reach / params.profile_half_px)
+            model = params.model_sigma_px * mmpp_here / max(f.seen[4], 0.1)
+            r = float(rms[i])
+            w.fit_rms_px = r if math.isfinite(r) else 0.0
+            # Edge residuals well above the pixel noise mean the outline is not where the disc model puts it
+            # along part of its length (a shadow side, a neighbour's blur, felt bands, a misjudged height): a
+            # systematic error of the order of that residual, which does not average out along the outline.
+            excess_px = max(0.0, w.fit_rms_px - params.residual_noise_px)
+            systematic = params.residual_sigma_gain * excess_px * mmpp_here
+            sigma = math.hypot(float(stat[i]), model, systematic)
+            if w.tilt_deg > 0:
+                sigma = math.hypot(sigma, params.tilted_sigma_mm)
+            w.sigma_mm = sigma
+            if _length(step) >= max(0.03, float(stat[i])):
+                nxt.append(f)
+        active = nxt
+    for f in fits:
+        if f.free_bias is not None:
+            f.w.edge_offset_px = f.free_bias
+    done = [f for f in fits if not f.failed]
+    for f in done:
+        w = f.w
+        # A fit less certain than the coarse centre it started from (a short arc of a wink a few pixels wide
+        # in a far corner) does not override it: the two combine by their variances.
+        coarse_sigma = 0.5 * max(grid.mm_per_px, f.reach / params.profile_half_px)
+        if w.sigma_mm > coarse_sigma:
+            wf = coarse_sigma ** 2 / (coarse_sigma ** 2 + w.sigma_mm ** 2)
+            w.center_mm = f.start + wf * (w.center_mm - f.start)
+            w.sigma_mm = math.sqrt(1.0 / (1.0 / coarse_sigma ** 2 + 1.0 / w.sigma_mm ** 2))
+    if done:
+        px = camera.project_mm(np.array([[f.w.center_mm[0], f.w.center_mm[1], f.w.z_mm] for f in done]))
+        for f, p in zip(done, px):
+            f.w.center_px = p
+    return [None if f.failed else f.fitted_bias for f in fits]
 
 
 # --- 5. size from the outline's own edge (known radii 8 and 11 mm) -------------------------------------------
