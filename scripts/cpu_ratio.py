@@ -68,14 +68,17 @@ def main(argv: list[str] | None = None) -> int:
             per[name].append(got["ms"])
             decode += got["decode_ms"]
     dec = statistics.median(decode)
-    best = {}
+    best, mean = {}, {}
     for name, rounds in per.items():
         best[name] = statistics.median(min(times) for times in zip(*rounds))
+        mean[name] = statistics.fmean(min(times) for times in zip(*rounds))
         medians = ", ".join(f"{statistics.median(r):.1f}" for r in rounds)
         print(f"{name} ({trees[name]}): {best[name]:.1f} ms per frame = {best[name] / dec:.2f} x JPEG decode "
               f"(per-round medians {medians} ms)")
     print(f"old / new = {best['old'] / best['new']:.3f} ({len(per['old'][0])} frames, {args.rounds} rounds, "
           f"JPEG decode median {dec:.1f} ms)")
+    print(f"means over the frames (each its minimum over the rounds): old {mean['old']:.1f}, new {mean['new']:.1f} ms, "
+          f"old / new = {mean['old'] / mean['new']:.3f}")
     return 0
 
 

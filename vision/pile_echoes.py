@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
@@ -64,6 +65,46 @@ def _iou(pts: np.ndarray, mine: np.ndarray, hidden: np.ndarray, inside: np.ndarr
     for j in np.unique(inside[hidden]):
         over_j = (disc & (mine & (inside == j))[None, :]).any(axis=1)
         union += over_j * (disc & (hidden & (inside == j))[None, :]).sum(axis=1)
+    return inter / np.maximum(union, 1)
+
+
+def _iou_on_raster(pts: np.ndarray, n_side: int, step_mm: float, use: np.ndarray, mine: np.ndarray,
+                   hidden: np.ndarray, inside: np.ndarray, centre_idx: np.ndarray, r: float) -> np.ndarray:
+    """``_iou(pts[use], mine[use], hidden[use], inside[use], pts[centre_idx], r)`` when ``pts`` is a square raster
+    (``n_side`` points a side, ``step_mm`` apart, row-major) and the centres are raster points: each count over a
+    disc is a correlation of a raster image with the disc's offsets (a disc is the same set of offsets at every
+    raster centre), so the ~10^7 point-centre tests become a few filters. Offsets whose distance is the radius
+    within rounding (the brute force's float decides them, not the exact raster) are tested pointwise as it does,
+    so the counts, whole numbers, are the same."""
+    reach = int(np.floor(r / step_mm)) + 1
+    o = np.arange(-reach, reach + 1)
+    d2 = (o[None, :] * step_mm) ** 2 + (o[:, None] * step_mm) ** 2
+    tol = 1e-6 * r * r
+    kern = (d2 < r * r - tol).astype(np.float64)
+    edge_b, edge_a = np.nonzero(np.abs(d2 - r * r) <= tol)
+    edge_b, edge_a = edge_b - reach, edge_a - reach
+
+    def disc_sums(ind: np.ndarray) -> np.ndarray:
+        """Per centre, the count of ``ind`` (over all raster points, bool) within its disc."""
+        img = ind.reshape(n_side, n_side).astype(np.float64)
+        full = np.rint(cv2.filter2D(img, -1, kern, borderType=cv2.BORDER_CONSTANT)).reshape(-1)[centre_idx]
+        out = full.astype(np.int64)
+        for a, b in zip(edge_a.tolist(), edge_b.tolist()):
+            cy, cx = np.divmod(centre_idx, n_side)
+            ok = (cx + a >= 0) & (cx + a < n_side) & (cy + b >= 0) & (cy + b < n_side)
+            p = np.where(ok, centre_idx + b * n_side + a, 0)
+            dx = pts[p, 0] - pts[centre_idx, 0]
+            dy = pts[p, 1] - pts[centre_idx, 1]
+            out += ok & (dx * dx + dy * dy < r * r) & ind[p]
+        return out
+
+    mine_u, hidden_u = use & mine, use & hidden
+    free = use & ~hidden
+    inter = disc_sums(free & mine)
+    union = disc_sums(free) + int(mine_u.sum()) - inter
+    for j in np.unique(inside[hidden_u]):
+        over_j = disc_sums(mine_u & (inside == j)) > 0
+        union += over_j * disc_sums(hidden_u & (inside == j))
     return inter / np.maximum(union, 1)
 
 
@@ -144,6 +185,7 @@ def refit_pile_echoes(cands: list[WinkCandidate], image_bgr: np.ndarray, camera:
         # where another colour shows inside its found wink, a wink there is under it: it shows nothing there
         hidden = own_colour_shows(cls, inside, near) & ~own
         use = keep & ~twin
+        hidden_all, inside_all = hidden, inside
         pts_u, mine, hidden, inside = pts[use], own[use], hidden[use], inside[use]
         if mine.sum() * params.step_mm ** 2 < cp.min_area_mm2:
             continue
@@ -151,8 +193,9 @@ def refit_pile_echoes(cands: list[WinkCandidate], image_bgr: np.ndarray, camera:
         best = None
         cur = 0.0
         for size, r in RADII_MM.items():
-            cg = pts[d_pts <= r_c]
-            iou = _iou(pts_u, mine, hidden, inside, cg, r)
+            at = np.flatnonzero(d_pts <= r_c)
+            cg = pts[at]
+            iou = _iou_on_raster(pts, len(g), params.step_mm, use, own, hidden_all, inside_all, at, r)
             j = int(np.argmax(iou))
             if best is None or iou[j] > best[0]:
                 best = (float(iou[j]), size, cg[j])

@@ -77,3 +77,22 @@ def test_a_lone_pair_of_one_colour_beside_another_is_left_where_it_was_found(mon
     monkeypatch.setattr(tiddlywinks, "refit_pile_echoes", lambda *a, **k: moved.extend(real(*a, **k)) or moved)
     measure_tiddlywinks(render(winks, cam, seed=4, mat_bgr=BEIGE_BGR), cam)
     assert moved == []
+
+
+def test_raster_iou_equals_the_pointwise_iou():
+    """The IoU from raster correlations equals the point-by-centre one, offsets at the radius included."""
+    from vision.pile_echoes import _iou, _iou_on_raster
+    rng = np.random.default_rng(7)
+    step = 0.5
+    g = np.arange(-24.0, 24.0 + 1e-9, step)
+    gx, gy = np.meshgrid(g, g)
+    for r in (11.0, 8.0, 7.3):
+        centre = rng.uniform(-900.0, 900.0, 2)
+        pts = centre + np.column_stack([gx.ravel(), gy.ravel()])
+        use = rng.random(len(pts)) > 0.2
+        mine = rng.random(len(pts)) > 0.6
+        inside = rng.integers(-1, 3, len(pts))
+        hidden = (rng.random(len(pts)) > 0.7) & ~mine & (inside >= 0)
+        at = np.flatnonzero(np.hypot(*(pts - centre).T) <= 11.0)
+        want = _iou(pts[use], mine[use], hidden[use], inside[use], pts[at], r)
+        assert np.array_equal(_iou_on_raster(pts, len(g), step, use, mine, hidden, inside, at, r), want)
