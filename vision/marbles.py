@@ -598,11 +598,10 @@ def _member_kind_confidences(grid, members_ortho: np.ndarray, reads_mm: np.ndarr
     return out
 
 
-def _placed(camera: CameraModel, center_px, dmm: float, base_z: float, kind: str | None = None) -> dict[str, Any]:
-    """A ball's kind (``kind``, else by the split), size and place from its image centre and measured diameter:
-    re-aimed at its own centre height (bigger balls sit higher), on the ring when it rests on the ring top within
-    its radius."""
-    is_tolley = dmm > MARBLE_TOLLEY_SPLIT_MM if kind is None else kind == "tolley"
+def _placed(camera: CameraModel, center_px, dmm: float, base_z: float) -> dict[str, Any]:
+    """A ball's kind, size and place from its image centre and measured diameter: re-aimed at its own centre
+    height (bigger balls sit higher), on the ring when it rests on the ring top within its radius."""
+    is_tolley = dmm > MARBLE_TOLLEY_SPLIT_MM
     z_c = base_z + (dmm if is_tolley else MARBLE_DIAMETER_MM) / 2
     xy_c = camera.image_to_table_mm(np.asarray(center_px, float)[None], z_c)[0]
     r_plan = float(math.hypot(*xy_c))
@@ -949,24 +948,25 @@ def _base_z(b: BallDetection) -> float:
     return 0.0 if b.center_z_mm > -0.5 * RING_HEIGHT_MM else -RING_HEIGHT_MM
 
 
-def _resized(b: BallDetection, camera: CameraModel, dmm: float, kind_conf: float, sigma_mm: float | None,
-             kind: str | None = None) -> BallDetection:
-    """``b`` with a new measured diameter (of 1-sigma ``sigma_mm``) and kind confidence: its kind (``kind``, else
-    by the split), height and plan centre follow."""
+def _resized(b: BallDetection, camera: CameraModel, dmm: float, kind_conf: float, sigma_mm: float | None
+             ) -> BallDetection:
+    """``b`` with a new measured diameter (of 1-sigma ``sigma_mm``) and kind confidence: its kind, height and plan
+    centre follow."""
     # the detection's own confidence, without the old kind's
     cf = b.confidence if b.confidence < b.kind_confidence else 1.0
     return replace(
-        b, **_placed(camera, b.center_px, dmm, _base_z(b), kind),
+        b, **_placed(camera, b.center_px, dmm, _base_z(b)),
         confidence=float(np.clip(min(cf, kind_conf), 0.05, 1.0)), kind_confidence=float(kind_conf),
         measured_diameter_mm=float(dmm), size_sigma_mm=sigma_mm)
 
 
 def _photo_kinds(camera: CameraModel, found: list[BallDetection], params: MarblesParams) -> list[BallDetection]:
-    """Each single ball's kind read against the photo's own marbles (``vision.marbles_kind``): all marbles are one
-    size, so their reads measure this photo's size bias and scatter. Where that read calls a kind at KIND_SURE it
-    is the ball's kind (its read less the bias, its confidence that probability); where it does not, the detector's
-    kind stands but no surer than the photo allows. Balls without a whole size read, and photos whose marbles
-    cannot be told (too few), keep the detector's kinds."""
+    """Each single ball's kind checked against the photo's own marbles (``vision.marbles_kind``): all marbles are
+    one size, so their reads measure this photo's size bias and scatter, and a kind is no surer than that read of
+    it allows. It only lowers a confidence, never calls a kind: the bias is measured on the photo's marbles and
+    holds for their glass, while an opaque (swirl) tolley reads 4-6 mm small where the clear marbles beside it read
+    about 2 mm small (development renders, seed 7), so a read the photo finds marble-like may still be a tolley.
+    Balls without a whole size read, and photos whose marbles cannot be told (too few), are left as they are."""
     read = [i for i, b in enumerate(found) if b.size_sigma_mm is not None and b.measured_diameter_mm is not None]
     scale = photo_scale(np.array([found[i].measured_diameter_mm for i in read]), params.size_sigma_mm)
     if scale is None:
@@ -975,11 +975,8 @@ def _photo_kinds(camera: CameraModel, found: list[BallDetection], params: Marble
     for i in read:
         b = found[i]
         p_marble = marble_probability(b.measured_diameter_mm, scale, b.size_sigma_mm)
-        kind, conf = ("marble", p_marble) if p_marble >= 0.5 else ("tolley", 1.0 - p_marble)
-        if conf >= KIND_SURE:
-            out[i] = replace(_resized(b, camera, b.measured_diameter_mm - scale.bias_mm, conf, b.size_sigma_mm, kind),
-                             measured_diameter_mm=b.measured_diameter_mm)
-        elif conf < b.kind_confidence:
+        conf = p_marble if b.kind == "marble" else 1.0 - p_marble
+        if conf < b.kind_confidence:
             out[i] = replace(b, kind_confidence=float(conf), confidence=float(np.clip(min(b.confidence, conf), 0.05, 1.0)))
     return out
 

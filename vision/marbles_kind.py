@@ -4,15 +4,14 @@ Why. Every marble in one photo is the same 12.7 mm glass ball (MB 3), so the pho
 its size reads do there: their bias (blur, clear glass and the contact shadow move every read in a photo alike:
 medians 9.9-12.6 mm for true marbles at 6-7 px per marble on the development renders) and their scatter (0.6-1.7
 mm robust, with tails: the RMS is up to twice that). The detector's size model carries one fixed sigma and no
-bias, so a photo whose reads run small calls its tolleys marbles with confidence, and one whose reads scatter
-widely calls its misread balls with confidence. Here the single balls' reads below the bulk's median plus half
-the marble-to-smallest-tolley gap are the photo's marbles (tolleys are few on a ring; a photo of too few such
-balls, or whose bulk sits more than that whole gap from a marble, keeps the detector's own kinds); each read,
-less their bias, is weighed as a marble (12.7 mm) or a tolley (16-19.05 mm, MB 4), each as common as the photo's
-own balls say (its marbles and the reads above them, one more of each: Laplace's rule), under a Student-t error of
-their measured scale (a read far from both sizes is a broken read, and the t's tails leave it too close to call
-where a Gaussian would call it), and the kind is called only where the likelihood ratio clears the detector's
-KIND_SURE.
+bias, so in a photo whose reads scatter widely or run large it calls a misread marble a tolley with confidence.
+Here the single balls' reads below the bulk's median plus half the marble-to-smallest-tolley gap are the photo's
+marbles (tolleys are few on a ring; a photo of too few such balls, or whose bulk sits more than that whole gap
+from a marble, says nothing); each read, less their bias, is weighed as a marble (12.7 mm) or a tolley (16-19.05
+mm, MB 4), each as common as the photo's own balls say (its marbles and the reads above them, one more of each:
+Laplace's rule), under a Student-t error of their measured scale (a read far from both sizes is a broken read).
+The detector uses it only to lower a kind's confidence (``vision.marbles._photo_kinds``): the bias holds for the
+marbles' clear glass, not for an opaque tolley, which reads smaller.
 """
 
 from __future__ import annotations
