@@ -964,8 +964,8 @@ def _photo_kinds(camera: CameraModel, found: list[BallDetection], params: Marble
     """Each single ball's kind checked against the photo's own marbles (``vision.marbles_kind``): all marbles are
     one size, so their reads measure this photo's size bias and scatter, and a kind is no surer than that read of
     it allows. It only lowers a confidence, never calls a kind: the bias is measured on the photo's marbles and
-    holds for their glass, while an opaque (swirl) tolley reads 4-6 mm small where the clear marbles beside it read
-    about 2 mm small (development renders, seed 7), so a read the photo finds marble-like may still be a tolley.
+    is the marbles', while an opaque (swirl) tolley reads 4-6 mm small where the photo's marbles read about 2 mm
+    small (development renders, seeds 2026, 7, 99), so a read the photo finds marble-like may still be a tolley.
     Balls without a whole size read, and photos whose marbles cannot be told (too few), are left as they are."""
     read = [i for i, b in enumerate(found) if b.size_sigma_mm is not None and b.measured_diameter_mm is not None]
     scale = photo_scale(np.array([found[i].measured_diameter_mm for i in read]), params.size_sigma_mm)
