@@ -60,6 +60,7 @@ from vision.marbles_group import (
 from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
+from vision.marbles_kind import marble_probability, photo_scale
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
 from vision.marbles_size import local_affine, model_fits, photo_lab
 from vision.ortho import OrthoGrid, ortho_maps
@@ -187,6 +188,10 @@ class BallDetection:
     # probability that this is a ball at all: below 1 for a close-packed group's member whose core is barely
     # coloured (it may be the shadow beside the group)
     presence_confidence: float = 1.0
+    # 1-sigma of ``measured_diameter_mm`` by the size model, where it reads the whole ball (None for a group's
+    # member, a guess, or a ball cut by unseen ground: a lower bound); such reads are checked against the photo's
+    # own marbles (``vision.marbles_kind``)
+    size_sigma_mm: float | None = None
 
 
 # --- orthophotos ---------------------------------------------------------------------------------------------
@@ -608,7 +613,7 @@ def _placed(camera: CameraModel, center_px, dmm: float, base_z: float) -> dict[s
 
 def _emit_ball(found: list, grid, camera: CameraModel, c, dmm: float, cf: float, grouped: bool,
                kind_conf: float, base_z: float, z_mid: float, native_px: float, params: MarblesParams,
-               presence: float = 1.0) -> None:
+               presence: float = 1.0, size_sigma: float | None = None) -> None:
     xy_mm = grid.table_from_ortho(np.asarray(c, float)[None])[0]
     px = camera.project_mm(np.array([[xy_mm[0], xy_mm[1], z_mid]]))[0]
     found.append(BallDetection(
@@ -621,6 +626,7 @@ def _emit_ball(found: list, grid, camera: CameraModel, c, dmm: float, cf: float,
         kind_confidence=float(kind_conf),
         measured_diameter_mm=None if grouped else float(dmm),
         presence_confidence=float(presence),
+        size_sigma_mm=size_sigma,
     ))
 
 
@@ -915,23 +921,26 @@ def detect_marbles(
                 # a ball parted from a chain with no outline to size it: the common ball, a marble, but its
                 # kind is a guess (too close to call)
                 dmm, kind_conf = MARBLE_DIAMETER_MM, 0.5
+            size_sigma = None
             if kind_conf is None:
                 kind_conf = _kind_confidence(dmm, native_px, params)
+                size_sigma = _size_sigma_mm(native_px, params)
                 # a ball whose largest possible disc reaches where the surface is not seen (behind the raised
                 # ring, past the photo's edge) shows only part of itself: its size is a lower bound, which tells
                 # a tolley but cannot rule one out
                 if dmm <= MARBLE_TOLLEY_SPLIT_MM and _disc_cut(c, seen, 0.5 * tolley_px + 1.0):
                     kind_conf = min(kind_conf, 0.5)
                     caustic_px = None
+                    size_sigma = None
             _emit_ball(found, grid, camera, c, dmm, cf, grouped,
                        kind_conf, base_z,
-                       z_mid, native_px, params, presence)
+                       z_mid, native_px, params, presence, size_sigma)
             fitted_px.append(caustic_px)
-    if not any(p is not None for p in fitted_px):
-        return tuple(found)
-    if params.shadow_sizes:
-        found = _shadow_sizes(model["lab"], camera, found, fitted_px, model["psf"], native_px, params)
-    return tuple(_caustic_sizes(frame_bgr, camera, found, fitted_px, native_px, params))
+    if any(p is not None for p in fitted_px):
+        if params.shadow_sizes:
+            found = _shadow_sizes(model["lab"], camera, found, fitted_px, model["psf"], native_px, params)
+        found = _caustic_sizes(frame_bgr, camera, found, fitted_px, native_px, params)
+    return tuple(_photo_kinds(camera, found, params))
 
 
 def _base_z(b: BallDetection) -> float:
@@ -939,14 +948,37 @@ def _base_z(b: BallDetection) -> float:
     return 0.0 if b.center_z_mm > -0.5 * RING_HEIGHT_MM else -RING_HEIGHT_MM
 
 
-def _resized(b: BallDetection, camera: CameraModel, dmm: float, kind_conf: float) -> BallDetection:
-    """``b`` with a new measured diameter and kind confidence: its kind, height and plan centre follow."""
+def _resized(b: BallDetection, camera: CameraModel, dmm: float, kind_conf: float, sigma_mm: float | None
+             ) -> BallDetection:
+    """``b`` with a new measured diameter (of 1-sigma ``sigma_mm``) and kind confidence: its kind, height and plan
+    centre follow."""
     # the detection's own confidence, without the old kind's
     cf = b.confidence if b.confidence < b.kind_confidence else 1.0
     return replace(
         b, **_placed(camera, b.center_px, dmm, _base_z(b)),
         confidence=float(np.clip(min(cf, kind_conf), 0.05, 1.0)), kind_confidence=float(kind_conf),
-        measured_diameter_mm=float(dmm))
+        measured_diameter_mm=float(dmm), size_sigma_mm=sigma_mm)
+
+
+def _photo_kinds(camera: CameraModel, found: list[BallDetection], params: MarblesParams) -> list[BallDetection]:
+    """Each single ball's kind checked against the photo's own marbles (``vision.marbles_kind``): all marbles are
+    one size, so their reads measure this photo's size bias and scatter, and a kind is no surer than that read of
+    it allows. It only lowers a confidence, never calls a kind: the bias is measured on the photo's marbles and
+    is the marbles', while an opaque (swirl) tolley reads 4-6 mm small where the photo's marbles read about 2 mm
+    small (development renders, seeds 2026, 7, 99), so a read the photo finds marble-like may still be a tolley.
+    Balls without a whole size read, and photos whose marbles cannot be told (too few), are left as they are."""
+    read = [i for i, b in enumerate(found) if b.size_sigma_mm is not None and b.measured_diameter_mm is not None]
+    scale = photo_scale(np.array([found[i].measured_diameter_mm for i in read]), params.size_sigma_mm)
+    if scale is None:
+        return list(found)
+    out = list(found)
+    for i in read:
+        b = found[i]
+        p_marble = marble_probability(b.measured_diameter_mm, scale, b.size_sigma_mm)
+        conf = p_marble if b.kind == "marble" else 1.0 - p_marble
+        if conf < b.kind_confidence:
+            out[i] = replace(b, kind_confidence=float(conf), confidence=float(np.clip(min(b.confidence, conf), 0.05, 1.0)))
+    return out
 
 
 def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetection],
@@ -991,7 +1023,7 @@ def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetectio
     sigma_shadow = math.hypot(max(spread, params.size_sigma_mm), spread / math.sqrt(len(known)))
     out = list(found)
     for i, d in reads.items():
-        out[i] = _resized(found[i], camera, d + bias, _split_confidence(d + bias, sigma_shadow))
+        out[i] = _resized(found[i], camera, d + bias, _split_confidence(d + bias, sigma_shadow), sigma_shadow)
     return out
 
 
@@ -1042,7 +1074,7 @@ def _caustic_sizes(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallD
         w_s, w_c = sigma_size ** -2, got.sigma_mm ** -2
         dmm = (w_s * d_s + w_c * d_c) / (w_s + w_c)
         sigma = max((w_s + w_c) ** -0.5, 0.5 * abs(d_s - d_c))
-        out[i] = _resized(found[i], camera, dmm, _split_confidence(dmm, sigma))
+        out[i] = _resized(found[i], camera, dmm, _split_confidence(dmm, sigma), sigma)
     return out
 
 

@@ -1,0 +1,103 @@
+"""A single ball's kind read against its own photo's marbles (vision.marbles_kind, vision.marbles._photo_kinds)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from calibration.camera import CameraModel
+from geometry.marbles import MARBLE_DIAMETER_MM
+from vision.marbles import DEFAULT_PARAMS, KIND_SURE, BallDetection, _kind_confidence, _photo_kinds, _size_sigma_mm
+from vision.marbles_kind import MIN_REFERENCE_BALLS, photo_scale
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_images" / "marbles" / "marbles_06_midgame.json"
+NATIVE_PX = 6.5  # a whole-ring photo: the kinds are hardest here
+BIAS_TOL_MM = 0.4  # the median of 60 reads scattered 0.8 mm lands well within half a sigma
+
+
+@pytest.fixture(scope="module")
+def camera() -> CameraModel:
+    return CameraModel.from_dict(json.loads(SAMPLE.read_text())["calibration"]["camera"])
+
+
+def _marble_reads(rng: np.random.Generator, n: int, bias_mm: float, scatter_mm: float) -> np.ndarray:
+    return MARBLE_DIAMETER_MM + bias_mm + rng.normal(0.0, scatter_mm, n)
+
+
+def _ball(camera: CameraModel, i: int, read_mm: float) -> BallDetection:
+    """A single ball on the ring top as the detector leaves it: kind by the size model's split on ``read_mm``."""
+    xy = (-600.0 + 60.0 * i, 150.0)
+    px = camera.project_mm(np.array([[xy[0], xy[1], MARBLE_DIAMETER_MM / 2]]))[0]
+    kc = _kind_confidence(read_mm, NATIVE_PX, DEFAULT_PARAMS)
+    return BallDetection(kind="tolley" if read_mm > 14.35 else "marble", center_mm=xy,
+                         center_z_mm=MARBLE_DIAMETER_MM / 2, diameter_mm=MARBLE_DIAMETER_MM, on_ring=True,
+                         ring_margin_mm=300.0, center_px=(float(px[0]), float(px[1])), confidence=kc,
+                         position_sigma_mm=1.0, kind_confidence=kc, measured_diameter_mm=float(read_mm),
+                         size_sigma_mm=_size_sigma_mm(NATIVE_PX, DEFAULT_PARAMS))
+
+
+def test_photo_scale_is_measured_on_the_marbles_not_the_tolleys():
+    rng = np.random.default_rng(3)
+    marbles = _marble_reads(rng, 60, -2.0, 0.8)
+    scale = photo_scale(np.concatenate([marbles, [15.5, 16.8]]), 0.3)
+    assert scale is not None and scale.n_read == 62
+    # the marbles below the tolley cut: the few read beyond median + 1.65 mm (2 sigmas) are left out ...
+    assert 55 <= scale.n_marbles <= 60
+    assert scale.bias_mm == pytest.approx(-2.0, abs=BIAS_TOL_MM)
+    # ... but their scatter is not read small for it (a half-MAD of 30 reads is good to about a fifth)
+    assert scale.scatter_mm == pytest.approx(0.8, rel=0.3)
+
+
+def test_no_photo_scale_from_too_few_balls_or_a_bulk_of_tolleys():
+    rng = np.random.default_rng(4)
+    assert photo_scale(_marble_reads(rng, MIN_REFERENCE_BALLS - 1, 0.0, 0.5), 0.3) is None
+    # a photo of tolleys alone (a drop for who plays first): their sizes are no marble's
+    assert photo_scale(rng.uniform(16.0, 19.0, 8) + rng.normal(0.0, 0.3, 8), 0.3) is None
+
+
+def test_in_a_photo_reading_large_a_marble_read_as_a_tolley_is_flagged_not_called(camera):
+    rng = np.random.default_rng(5)
+    reads = list(_marble_reads(rng, 20, 1.5, 0.6))  # a photo whose reads run 1.5 mm large (its shadows counted)
+    marble_read = MARBLE_DIAMETER_MM + 1.5 + 2.3  # its worst-read marble, 16.5 mm
+    balls = [_ball(camera, i, r) for i, r in enumerate([*reads, marble_read])]
+    # the size model alone calls it a tolley outright
+    assert balls[-1].kind == "tolley" and balls[-1].kind_confidence >= KIND_SURE
+    out = _photo_kinds(camera, balls, DEFAULT_PARAMS)
+    assert out[-1].kind_confidence < KIND_SURE
+
+
+def test_the_photo_check_never_changes_a_kind_nor_makes_one_surer(camera):
+    rng = np.random.default_rng(8)
+    reads = [*_marble_reads(rng, 20, -2.5, 0.6), 15.3, 16.8, 13.9]
+    balls = [_ball(camera, i, r) for i, r in enumerate(reads)]
+    out = _photo_kinds(camera, balls, DEFAULT_PARAMS)
+    assert [b.kind for b in out] == [b.kind for b in balls]
+    assert all(o.kind_confidence <= b.kind_confidence + 1e-12 for o, b in zip(out, balls))
+    assert [o.center_mm for o in out] == [b.center_mm for b in balls]
+    # the photo's marbles, read as its marbles read, stay called
+    assert sum(o.kind_confidence >= KIND_SURE for o in out[:20]) >= 18
+
+
+def test_in_a_photo_of_scattered_reads_a_large_read_is_flagged_not_called(camera):
+    rng = np.random.default_rng(6)
+    reads = list(_marble_reads(rng, 20, 0.0, 2.2))  # a photo whose marbles read anywhere from 9 to 17 mm
+    balls = [_ball(camera, i, r) for i, r in enumerate([*reads, 16.8])]
+    # the size model's fixed sigma calls a 16.8 mm read a tolley outright
+    assert balls[-1].kind == "tolley" and balls[-1].kind_confidence >= KIND_SURE
+    out = _photo_kinds(camera, balls, DEFAULT_PARAMS)
+    assert out[-1].kind_confidence < KIND_SURE
+
+
+def test_balls_without_a_whole_read_and_sparse_photos_keep_the_detectors_kinds(camera):
+    balls = [_ball(camera, i, r) for i, r in enumerate([12.0, 12.5, 16.9])]
+    assert _photo_kinds(camera, balls, DEFAULT_PARAMS) == balls  # too few marbles to measure the photo
+    rng = np.random.default_rng(7)
+    balls = [_ball(camera, i, r) for i, r in enumerate(_marble_reads(rng, 10, -2.5, 0.6))]
+    cut = replace(_ball(camera, 10, 13.0), size_sigma_mm=None)  # a lower bound (cut by unseen ground)
+    out = _photo_kinds(camera, [*balls, cut], DEFAULT_PARAMS)
+    assert out[-1] == cut
+
