@@ -444,7 +444,7 @@ LENS_INSET_PX = 0.5
 #: The lower's own part is read this much further from the upper's rim: the shadow the raised edge casts on it.
 LENS_SHADOW_CLEAR_MM = 1.0
 MIN_PART_PX = 4.0  # image pixels a part's median needs (its error comes from their spread)
-_VIRTUAL_SPLITS = 8  # directions of the no-lens splits of each top (``_lens_stray``)
+_VIRTUAL_SPLITS = 8  # directions of the no-lens splits of each top (``_split_diffs``)
 
 
 def _top_colours(image_bgr: np.ndarray, camera: CameraModel, w: WinkCandidate, p: np.ndarray) -> np.ndarray:
@@ -454,15 +454,22 @@ def _top_colours(image_bgr: np.ndarray, camera: CameraModel, w: WinkCandidate, p
     return v.reshape(-1, 3).astype(np.float32)
 
 
+def _top_points(w: WinkCandidate, inset_mm: float, step_mm: float, winks: list[WinkCandidate],
+                pair: tuple[WinkCandidate, ...]) -> np.ndarray:
+    """Plan points (N, 2) of ``w``'s top, ``inset_mm`` inside its rim and clear of every wink but ``pair``."""
+    r_top = w.radius_mm - inset_mm
+    xx, yy = np.meshgrid(*[np.arange(-r_top, r_top + 1e-9, step_mm)] * 2)
+    g = w.center_mm + np.column_stack([xx.ravel(), yy.ravel()])[(xx * xx + yy * yy).ravel() <= r_top * r_top]
+    near = [o for o in winks if float(np.linalg.norm(o.center_mm - w.center_mm)) < o.radius_mm + r_top + 2.0]
+    return g[~covered_by_others(g, near, pair)]
+
+
 def _split_top(w: WinkCandidate, other_center_mm: np.ndarray, other_radius_mm: float, inset_mm: float,
                step_mm: float, winks: list[WinkCandidate], pair: tuple[WinkCandidate, ...]
                ) -> tuple[np.ndarray, np.ndarray]:
     """(plan points of ``w``'s top inside the circle ``other``, those outside it), ``inset_mm`` clear of both
     rims and of every third wink."""
-    r_top = w.radius_mm - inset_mm
-    xx, yy = np.meshgrid(*[np.arange(-r_top, r_top + 1e-9, step_mm)] * 2)
-    g = w.center_mm + np.column_stack([xx.ravel(), yy.ravel()])[(xx * xx + yy * yy).ravel() <= r_top * r_top]
-    g = g[~covered_by_others(g, winks, pair)]
+    g = _top_points(w, inset_mm, step_mm, winks, pair)
     r = np.linalg.norm(g - other_center_mm, axis=1)
     return g[r < other_radius_mm - inset_mm], g[r > other_radius_mm + inset_mm]
 
@@ -472,26 +479,23 @@ def _median_se(v: np.ndarray, px: float) -> float:
     return _MEDIAN_SE_FACTOR * max(NULL_SD_FLOOR, _robust_sd(v)) / math.sqrt(max(px, 1.0))
 
 
-def _lens_stray(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], colour: str,
-                pair: tuple[str, str], d_mm: float, r_lo_mm: float, inset_mm: float, step_mm: float
-                ) -> float | None:
-    """How far the median colour of a lens-shaped part of one top strays from the rest of that top, where
-    there is no second wink (the tops of ``colour`` but the pair's, each split where clear of others by a virtual
-    lower wink ``d_mm`` away in several directions): the plastic's shading, highlights and the blur of its rim, as
-    large as the cue's own signal where a tilt barely changes the shade. RMS of the difference's length; None
-    with too few such splits."""
+def _split_diffs(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], w: WinkCandidate,
+                 d_mm: float, r_lo_mm: float, inset_mm: float, step_mm: float) -> list[float]:
+    """Lengths of the median colour differences between a lens-shaped part of ``w``'s top and the rest of it,
+    clear of other winks, for a virtual lower wink of ``r_lo_mm`` at ``d_mm`` in several directions: where there
+    is no second wink (the top read once, each split a mask of it)."""
+    g = _top_points(w, inset_mm, step_mm, winks, (w,))
+    if len(g) == 0:
+        return []
+    col = _top_colours(image_bgr, camera, w, g)
+    px = (step_mm / camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1])))) ** 2
     diffs = []
-    for w in winks:
-        if w.color != colour or w.potted or w.wink_id in pair:
-            continue
-        for t in np.linspace(0.0, 2 * np.pi, _VIRTUAL_SPLITS, endpoint=False):
-            v = w.center_mm + d_mm * np.array([math.cos(t), math.sin(t)])
-            lens, own = _split_top(w, v, r_lo_mm, inset_mm, step_mm, winks, (w,))
-            if min(len(lens), len(own)) * (step_mm / camera.mm_per_px_at(tuple(w.center_mm))) ** 2 < MIN_PART_PX:
-                continue
-            c = [np.median(_top_colours(image_bgr, camera, w, p), axis=0) for p in (lens, own)]
-            diffs.append(float(np.linalg.norm(c[0] - c[1])))
-    return float(np.sqrt(np.mean(np.square(diffs)))) if len(diffs) >= _VIRTUAL_SPLITS else None
+    for t in np.linspace(0.0, 2 * np.pi, _VIRTUAL_SPLITS, endpoint=False):
+        r = np.linalg.norm(g - (w.center_mm + d_mm * np.array([math.cos(t), math.sin(t)])), axis=1)
+        lens, own = r < r_lo_mm - inset_mm, r > r_lo_mm + inset_mm
+        if min(lens.sum(), own.sum()) * px >= MIN_PART_PX:
+            diffs.append(float(np.linalg.norm(np.median(col[lens], axis=0) - np.median(col[own], axis=0))))
+    return diffs
 
 
 def lens_shade_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
@@ -502,7 +506,8 @@ def lens_shade_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate,
     plane, unlike the lower's flat top: the lens then takes the shade of the upper's own part, not the lower's.
     Where the tilt barely changes the shade, the two parts look alike and the cue says nothing. Each
     hypothesis reads the lens's median colour along the line from the lower's own part to the upper's; the error
-    is the medians' own plus how far a lens-shaped part of one top strays from the rest of it (``_lens_stray``).
+    is the medians' own plus how far a lens-shaped part of one top strays from the rest of it
+    (``ReviewReads.lens_stray``).
     None where a part is too small to read or no top of the colour lies clear to measure the stray."""
     reads = reads or ReviewReads(winks, image_bgr, camera)
     mmpp = camera.mm_per_px_at((float(a.center_mm[0]), float(a.center_mm[1])))
@@ -570,9 +575,15 @@ class ReviewReads:
 
     def lens_stray(self, colour: str, pair: tuple[str, str], d_mm: float, r_lo_mm: float, inset_mm: float,
                    step_mm: float) -> float | None:
-        key = ("lens_stray", colour, pair, round(d_mm), r_lo_mm, inset_mm, step_mm)
-        return self._once(key, lambda: _lens_stray(self.image_bgr, self.camera, self.winks, colour, pair,
-                                                   round(d_mm), r_lo_mm, inset_mm, step_mm))
+        """How far the median colour of a lens-shaped part of one top strays from the rest of that top where
+        there is no second wink (``_split_diffs`` on every top of ``colour`` but the pair's): the plastic's
+        shading, highlights and the blur of its rim, as large as the lens cue's own signal where a tilt barely
+        changes the shade. RMS of the differences' lengths; None with fewer than one top's splits."""
+        key = (round(d_mm), r_lo_mm, inset_mm, step_mm)
+        diffs = [x for w in self.winks if w.color == colour and not w.potted and w.wink_id not in pair
+                 for x in self._once(("split_diffs", w.wink_id, *key), lambda w=w: _split_diffs(
+                     self.image_bgr, self.camera, self.winks, w, *key))]
+        return float(np.sqrt(np.mean(np.square(diffs)))) if len(diffs) >= _VIRTUAL_SPLITS else None
 
     def edge_null(self, colour: str, n: int) -> tuple[float, float] | None:
         profiles = self._once(("no_edge_profiles", colour),
@@ -580,6 +591,9 @@ class ReviewReads:
         return self._once(("edge_null", colour, n), lambda: _edge_null(profiles, n))
 
 
+#: The rims' cues this sure together settle a one-colour order without the lens's shade (read only short of it:
+#: it costs a read of every top of the colour, and on the development renders it turned no order this sure).
+RIMS_SURE_SIGMAS = 2.0 * DECIDE_SIGMAS
 #: A cue contradicts another when it points the other way by more than this many of its standard errors.
 CONTRADICTION_SIGMAS = 1.0
 
@@ -649,8 +663,10 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             both_sure = False
             if a.color == b.color:
                 cues = [c for c in (shadow_z(winks, a, b, image_bgr, camera, reads),
-                                    edge_profile_z(winks, a, b, image_bgr, camera, reads),
-                                    lens_shade_z(winks, a, b, image_bgr, camera, reads)) if c is not None]
+                                    edge_profile_z(winks, a, b, image_bgr, camera, reads)) if c is not None]
+                if abs(combined_z(z, *cues)) < RIMS_SURE_SIGMAS:
+                    # the rims leave the order short of sure: the lens's shade, read away from them
+                    cues += [c for c in (lens_shade_z(winks, a, b, image_bgr, camera, reads),) if c is not None]
                 if cues:
                     # two reads (of other offsets or forms of the rims, or of the lens's shade), both sure and none
                     # against them

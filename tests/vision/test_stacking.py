@@ -95,6 +95,7 @@ def test_a_same_colour_order_the_posed_test_contradicts_is_left_undecided(monkey
     monkeypatch.setattr(stacking, "cut_rim_evidence", lambda *args: (2.0, 30.0, 12, 4.0))
     monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)  # no shadow band to read
     monkeypatch.setattr(stacking, "edge_profile_z", lambda *args: None)  # nor an edge profile
+    monkeypatch.setattr(stacking, "lens_shade_z", lambda *args: None)  # nor the lens's shade
     stacking.review_order([a, b], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert b.above == ["A"] and a.above == []
     assert b.order_confidence["A"] < 0.75 and a.order_confidence["B"] < 0.75
@@ -162,6 +163,7 @@ def test_a_flat_order_read_along_a_third_wink_of_another_colour_does_not_hold_ba
     monkeypatch.setattr(stacking, "cut_rim_evidence", evidence)
     monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)  # no shadow band to read
     monkeypatch.setattr(stacking, "edge_profile_z", lambda *args: None)  # nor an edge profile
+    monkeypatch.setattr(stacking, "lens_shade_z", lambda *args: None)  # nor the lens's shade
     stacking.review_order([a, b, c], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert b.above == ["A"] and a.above == []
     assert b.order_confidence["A"] > 0.9
@@ -367,6 +369,7 @@ def test_weak_cut_rim_evidence_leaves_a_one_colour_order_undecided(monkeypatch):
     monkeypatch.setattr(stacking, "cut_rim_evidence", lambda *args: (1.9, -1.9, 10, 2.5))
     monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)  # no shadow band to read
     monkeypatch.setattr(stacking, "edge_profile_z", lambda *args: None)  # nor an edge profile
+    monkeypatch.setattr(stacking, "lens_shade_z", lambda *args: None)  # nor the lens's shade
     stacking.review_order([a, b], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert a.above == ["B"] and 0.5 <= a.order_confidence["B"] < 0.75
     # the same lean beyond three standard errors is
@@ -693,3 +696,20 @@ def test_a_tilt_that_leaves_the_shade_alone_says_nothing_of_the_order():
     # no top of the colour but the pair's, clear, to measure the stray on: no reading
     img, cam, u, lo, lone = _tilted_shade_pair(40.0)
     assert lens_shade_z([u, lo], u, lo, img, cam) is None
+
+
+def test_the_lens_shade_decides_a_one_colour_order_the_rims_leave_short_of_sure(monkeypatch):
+    # the rims lean 'U on L' by one standard error (faint edges, no shadow, no profile): alone, undecided; the
+    # lens taking U's own shade (U tilted towards the lamp) settles it. Where the tilt leaves the shade alone, the
+    # order stays undecided, not guessed
+    import vision.stacking as stacking
+    from vision.winks import WinkDetectorParams
+    monkeypatch.setattr(stacking, "cut_rim_evidence", lambda *args: (-1.0, 1.0, 10, 2.0))  # a: L, b: U
+    monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)
+    monkeypatch.setattr(stacking, "edge_profile_z", lambda *args: None)
+    for step, decided in ((40.0, True), (0.0, False)):
+        img, cam, u, lo, lone = _tilted_shade_pair(step)
+        u.above, u.order_confidence, lo.order_confidence = ["L"], {"L": 0.55}, {"U": 0.55}
+        stacking.review_order([u, lo, lone], img, cam, WinkDetectorParams(), noise_level=2.0)
+        assert u.above == ["L"] and lo.above == []
+        assert (u.order_confidence["L"] >= 0.75) == decided, step
