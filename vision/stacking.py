@@ -27,6 +27,10 @@ A third: the profile across each candidate arc (``edge_profile_z``). The upper w
 whatever its form over the lower wink (a step, its bevel dark or lit, its side face, its shadow); the lower's rim
 under the upper has one smooth top on both sides. The profile's departure from a straight line counts above the
 same read's over as many samples inside tops of the pair's colour, and only where the image resolves it.
+
+A fourth, away from the rims (``lens_shade_z``): the lens is the upper wink's top, which lies tilted on the lower
+and so, under one lamp, takes another shade than the lower's flat top; the lens then matches the upper's own part.
+It is weighed against how far a lens-shaped part of one top strays from the rest where there is no second wink.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, SMALL_WINK_RADIUS_MM, WINK_THICKNESS_MM
-from vision.winks import (WinkCandidate, WinkDetectorParams, assign_poses, lens_area_mm2,
+from vision.winks import (WinkCandidate, WinkDetectorParams, assign_poses, covered_by_others, lens_area_mm2,
                           rim_angles_inside, rim_step_vectors, top_rim_points)
 
 _PILE_REACH_MM = 80.0  # winks further than this from a pair cannot bear on its poses
@@ -433,6 +437,104 @@ def edge_profile_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidat
     return (excess[0][0] - excess[1][0]) / math.hypot(excess[0][1], excess[1][1])
 
 
+#: Lens and own parts are read this far inside every rim (mm, plus the blur in pixels below): the rim's bevel, its
+#: side face and the felt mix into the nearer samples.
+LENS_INSET_MM = 1.0
+LENS_INSET_PX = 0.5
+#: The lower's own part is read this much further from the upper's rim: the shadow the raised edge casts on it.
+LENS_SHADOW_CLEAR_MM = 1.0
+MIN_PART_PX = 4.0  # image pixels a part's median needs (its error comes from their spread)
+_VIRTUAL_SPLITS = 8  # directions of the no-lens splits of each top (``_split_diffs``)
+
+
+def _top_colours(image_bgr: np.ndarray, camera: CameraModel, w: WinkCandidate, p: np.ndarray) -> np.ndarray:
+    """BGR (N, 3) of ``w``'s top (as posed) at plan points ``p``."""
+    q = camera.project_mm(np.column_stack([p, _top_heights(w, p)])).astype(np.float32)
+    v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return v.reshape(-1, 3).astype(np.float32)
+
+
+def _top_points(w: WinkCandidate, inset_mm: float, step_mm: float, winks: list[WinkCandidate],
+                pair: tuple[WinkCandidate, ...]) -> np.ndarray:
+    """Plan points (N, 2) of ``w``'s top, ``inset_mm`` inside its rim and clear of every wink but ``pair``."""
+    r_top = w.radius_mm - inset_mm
+    xx, yy = np.meshgrid(*[np.arange(-r_top, r_top + 1e-9, step_mm)] * 2)
+    g = w.center_mm + np.column_stack([xx.ravel(), yy.ravel()])[(xx * xx + yy * yy).ravel() <= r_top * r_top]
+    near = [o for o in winks if float(np.linalg.norm(o.center_mm - w.center_mm)) < o.radius_mm + r_top + 2.0]
+    return g[~covered_by_others(g, near, pair)]
+
+
+def _split_top(w: WinkCandidate, other_center_mm: np.ndarray, other_radius_mm: float, inset_mm: float,
+               step_mm: float, winks: list[WinkCandidate], pair: tuple[WinkCandidate, ...]
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(plan points of ``w``'s top inside the circle ``other``, those outside it), ``inset_mm`` clear of both
+    rims and of every third wink."""
+    g = _top_points(w, inset_mm, step_mm, winks, pair)
+    r = np.linalg.norm(g - other_center_mm, axis=1)
+    return g[r < other_radius_mm - inset_mm], g[r > other_radius_mm + inset_mm]
+
+
+def _median_se(v: np.ndarray, px: float) -> float:
+    """Standard error of the per-channel median of ``v`` (N, 3) read over ``px`` image pixels."""
+    return _MEDIAN_SE_FACTOR * max(NULL_SD_FLOOR, _robust_sd(v)) / math.sqrt(max(px, 1.0))
+
+
+def _split_diffs(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], w: WinkCandidate,
+                 d_mm: float, r_lo_mm: float, inset_mm: float, step_mm: float) -> list[float]:
+    """Lengths of the median colour differences between a lens-shaped part of ``w``'s top and the rest of it,
+    clear of other winks, for a virtual lower wink of ``r_lo_mm`` at ``d_mm`` in several directions: where there
+    is no second wink (the top read once, each split a mask of it)."""
+    g = _top_points(w, inset_mm, step_mm, winks, (w,))
+    if len(g) == 0:
+        return []
+    col = _top_colours(image_bgr, camera, w, g)
+    px = (step_mm / camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1])))) ** 2
+    diffs = []
+    for t in np.linspace(0.0, 2 * np.pi, _VIRTUAL_SPLITS, endpoint=False):
+        r = np.linalg.norm(g - (w.center_mm + d_mm * np.array([math.cos(t), math.sin(t)])), axis=1)
+        lens, own = r < r_lo_mm - inset_mm, r > r_lo_mm + inset_mm
+        if min(lens.sum(), own.sum()) * px >= MIN_PART_PX:
+            diffs.append(float(np.linalg.norm(np.median(col[lens], axis=0) - np.median(col[own], axis=0))))
+    return diffs
+
+
+def lens_shade_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
+                 camera: CameraModel, reads: ReviewReads | None = None) -> float | None:
+    """How many standard errors more the lens's colour is a's own (a upper, posed) than b's (b upper).
+
+    The lens is the upper wink's top. It lies tilted on the lower, so under one lamp its top is shaded as one
+    plane, unlike the lower's flat top: the lens then takes the shade of the upper's own part, not the lower's.
+    Where the tilt barely changes the shade, the two parts look alike and the cue says nothing. Each
+    hypothesis reads the lens's median colour along the line from the lower's own part to the upper's; the error
+    is the medians' own plus how far a lens-shaped part of one top strays from the rest of it
+    (``ReviewReads.lens_stray``).
+    None where a part is too small to read or no top of the colour lies clear to measure the stray."""
+    reads = reads or ReviewReads(winks, image_bgr, camera)
+    mmpp = camera.mm_per_px_at((float(a.center_mm[0]), float(a.center_mm[1])))
+    step = max(0.5, 0.7 * mmpp)
+    px_per_sample = min(1.0, (step / mmpp) ** 2)
+    inset = LENS_INSET_MM + LENS_INSET_PX * mmpp
+    d = float(np.linalg.norm(a.center_mm - b.center_mm))
+    ev, se = [], 0.0
+    for up, lo in ((a, b), (b, a)):
+        pu, pl = reads.posed(up, lo)
+        lens, own_u = _split_top(pu, pl.center_mm, pl.radius_mm, inset, step, winks, (up, lo))
+        _, own_l = _split_top(pl, pu.center_mm, pu.radius_mm + LENS_SHADOW_CLEAR_MM, inset, step, winks, (up, lo))
+        if min(len(lens), len(own_u), len(own_l)) * px_per_sample < MIN_PART_PX:
+            return None
+        parts = [_top_colours(image_bgr, camera, w, p) for w, p in ((pu, lens), (pu, own_u), (pl, own_l))]
+        stray = reads.lens_stray(up.color, (a.wink_id, b.wink_id), d, lo.radius_mm, inset, step)
+        if stray is None:
+            return None
+        c_lens, c_up, c_lo = (np.median(v, axis=0) for v in parts)
+        axis = (c_up - c_lo) / max(float(np.linalg.norm(c_up - c_lo)), 1e-6)
+        ev.append(float((c_lens - (c_up + c_lo) / 2) @ axis))
+        s_lens, s_up, s_lo = (_median_se(v, len(v) * px_per_sample) for v in parts)
+        # the two hypotheses read nearly the same pixels: their errors add
+        se += math.hypot(s_lens, math.hypot(s_up, s_lo) / 2, stray)
+    return (ev[0] - ev[1]) / se
+
+
 class ReviewReads:
     """The reads every cue of a review shares, each made once: a pair's posed copies under each hypothesis (for
     the pair being judged: its order changes the graph the next pair is posed on), and the no-edge and no-shadow
@@ -471,24 +573,40 @@ class ReviewReads:
                             lambda: _no_shadow_depths(self.image_bgr, self.camera, self.winks, colour))
         return self._once(("shadow_stray", colour, n), lambda: _shadow_stray(depths, n))
 
+    def lens_stray(self, colour: str, pair: tuple[str, str], d_mm: float, r_lo_mm: float, inset_mm: float,
+                   step_mm: float) -> float | None:
+        """How far the median colour of a lens-shaped part of one top strays from the rest of that top where
+        there is no second wink (``_split_diffs`` on every top of ``colour`` but the pair's): the plastic's
+        shading, highlights and the blur of its rim, as large as the lens cue's own signal where a tilt barely
+        changes the shade. RMS of the differences' lengths; None with fewer than one top's splits."""
+        key = (round(d_mm), r_lo_mm, inset_mm, step_mm)
+        diffs = [x for w in self.winks if w.color == colour and not w.potted and w.wink_id not in pair
+                 for x in self._once(("split_diffs", w.wink_id, *key), lambda w=w: _split_diffs(
+                     self.image_bgr, self.camera, self.winks, w, *key))]
+        return float(np.sqrt(np.mean(np.square(diffs)))) if len(diffs) >= _VIRTUAL_SPLITS else None
+
     def edge_null(self, colour: str, n: int) -> tuple[float, float] | None:
         profiles = self._once(("no_edge_profiles", colour),
                               lambda: _no_edge_profiles(self.image_bgr, self.camera, self.winks, colour))
         return self._once(("edge_null", colour, n), lambda: _edge_null(profiles, n))
 
 
+#: The rims' cues this sure together settle a one-colour order without the lens's shade (read only short of it:
+#: it costs a read of every top of the colour, and on the development renders it turned no order this sure).
+RIMS_SURE_SIGMAS = 2.0 * DECIDE_SIGMAS
 #: A cue contradicts another when it points the other way by more than this many of its standard errors.
 CONTRADICTION_SIGMAS = 1.0
 
 
 def combined_z(*zs: float) -> float:
     """One z-score of the order from independent cues (positive: a upper): the cut rim's step, the shadow band
-    beside it, the edge profile across it.
+    beside it, the edge profile across it, the lens's shade.
 
-    Each is read on other offsets of the rim or another form of its edge, and each may be absent for a reason of
-    its own (a lamp overhead hides the shadow under the edge; two tops lit alike show no step), so the order is as
-    sure as the surest cue when no other contradicts it, and as all of them weighed together (their errors
-    independent) when that says more or when one contradicts it (beyond a standard error).
+    Each is read on other offsets of the rim, another form of its edge or the tops inside it, and each may be
+    absent for a reason of its own (a lamp overhead hides the shadow under the edge; two tops lit alike show no
+    step; a tilt across the lamp's direction no other shade), so the order is as sure as the surest cue when no
+    other contradicts it, and as all of them weighed together (their errors independent) when that says more or
+    when one contradicts it (beyond a standard error).
 
     >>> round(combined_z(2.5, 0.3), 2), round(combined_z(2.5, -1.5), 2), round(combined_z(2.5, 0.3, -1.2), 2)
     (2.5, 0.71, 0.92)
@@ -546,8 +664,12 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             if a.color == b.color:
                 cues = [c for c in (shadow_z(winks, a, b, image_bgr, camera, reads),
                                     edge_profile_z(winks, a, b, image_bgr, camera, reads)) if c is not None]
+                if abs(combined_z(z, *cues)) < RIMS_SURE_SIGMAS:
+                    # the rims leave the order short of sure: the lens's shade, read away from them
+                    cues += [c for c in (lens_shade_z(winks, a, b, image_bgr, camera, reads),) if c is not None]
                 if cues:
-                    # two reads of other offsets or forms of the rims, both sure and none against them
+                    # two reads (of other offsets or forms of the rims, or of the lens's shade), both sure and none
+                    # against them
                     sure = [c for c in (z, *cues) if abs(c) >= DECIDE_SIGMAS]
                     z = combined_z(z, *cues)
                     both_sure = len(sure) >= 2 and all(c * z > 0.0 for c in sure) and abs(z) >= DECIDE_SIGMAS

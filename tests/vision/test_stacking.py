@@ -95,6 +95,7 @@ def test_a_same_colour_order_the_posed_test_contradicts_is_left_undecided(monkey
     monkeypatch.setattr(stacking, "cut_rim_evidence", lambda *args: (2.0, 30.0, 12, 4.0))
     monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)  # no shadow band to read
     monkeypatch.setattr(stacking, "edge_profile_z", lambda *args: None)  # nor an edge profile
+    monkeypatch.setattr(stacking, "lens_shade_z", lambda *args: None)  # nor the lens's shade
     stacking.review_order([a, b], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert b.above == ["A"] and a.above == []
     assert b.order_confidence["A"] < 0.75 and a.order_confidence["B"] < 0.75
@@ -162,6 +163,7 @@ def test_a_flat_order_read_along_a_third_wink_of_another_colour_does_not_hold_ba
     monkeypatch.setattr(stacking, "cut_rim_evidence", evidence)
     monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)  # no shadow band to read
     monkeypatch.setattr(stacking, "edge_profile_z", lambda *args: None)  # nor an edge profile
+    monkeypatch.setattr(stacking, "lens_shade_z", lambda *args: None)  # nor the lens's shade
     stacking.review_order([a, b, c], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert b.above == ["A"] and a.above == []
     assert b.order_confidence["A"] > 0.9
@@ -367,6 +369,7 @@ def test_weak_cut_rim_evidence_leaves_a_one_colour_order_undecided(monkeypatch):
     monkeypatch.setattr(stacking, "cut_rim_evidence", lambda *args: (1.9, -1.9, 10, 2.5))
     monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)  # no shadow band to read
     monkeypatch.setattr(stacking, "edge_profile_z", lambda *args: None)  # nor an edge profile
+    monkeypatch.setattr(stacking, "lens_shade_z", lambda *args: None)  # nor the lens's shade
     stacking.review_order([a, b], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert a.above == ["B"] and 0.5 <= a.order_confidence["B"] < 0.75
     # the same lean beyond three standard errors is
@@ -653,3 +656,60 @@ def test_a_reviewed_pair_is_posed_without_the_coin_tosses_elsewhere_in_its_pile(
     b.order_confidence["C"] = c.order_confidence["B"] = 0.7
     up2, lo2 = _posed_pair([a, b, c], a, b)
     assert lo2.tilt_deg > 5.0 and up2.z_mm > up.z_mm
+
+
+def _tilted_shade_pair(step: float, seed: int = 4):
+    """``_shaded_pair`` with U's top ``step`` brighter than L's (a tilt towards or away from the lamp), no band,
+    and a third green wink lying clear (a flat top to measure the no-lens stray on), mottled like plastic."""
+    img, cam, u, lo = _shaded_pair("none", step=step)
+    lone = _cand("M", "large", 206.0, 135.0)
+    w, h = cam.image_size_wh_px
+    cc, rr = np.meshgrid(np.arange(w, dtype=float), np.arange(h, dtype=float))
+    p = cam.image_to_table_mm(np.column_stack([cc.ravel(), rr.ravel()]), np.full(w * h, 1.5))
+    in_m = (np.linalg.norm(p - lone.center_mm, axis=1) < lone.radius_mm).reshape(h, w)
+    out = img.astype(np.float32)
+    rng = np.random.default_rng(seed)
+    out[in_m] = 120.0 + rng.normal(0.0, 3.0, (int(in_m.sum()), 3))
+    field = cv2.GaussianBlur(rng.normal(0.0, 1.0, (h, w)).astype(np.float32), (0, 0), 3.0)
+    tops = out[..., 0] > 90  # the felt is 60, the tops 120 and more
+    out[tops] += (4.0 * field / field.std())[tops, None]
+    return np.clip(cv2.GaussianBlur(out, (0, 0), 0.8), 0, 255).astype(np.uint8), cam, u, lo, lone
+
+
+def test_the_lens_takes_the_shade_of_the_upper_winks_own_top():
+    # U lies tilted on L: under one lamp its whole top, the lens over L with it, is another shade than L's flat
+    # top, brighter or darker; the lens's shade then says U is on top, named either way round
+    from vision.stacking import lens_shade_z
+    for step in (40.0, -40.0):  # a 10-degree tilt towards or away from a lamp 45 degrees up: 15-20 % of the shade
+        img, cam, u, lo, lone = _tilted_shade_pair(step)
+        assert lens_shade_z([u, lo, lone], u, lo, img, cam) > 2.0
+        assert lens_shade_z([u, lo, lone], lo, u, img, cam) < -2.0
+
+
+def test_a_tilt_that_leaves_the_shade_alone_says_nothing_of_the_order():
+    # tilted across the lamp's direction, U's top is L's shade: the lens matches both, within the stray of a
+    # lens-shaped part of one mottled top (the order stays undecided on this cue)
+    from vision.stacking import lens_shade_z
+    for seed in range(3):
+        img, cam, u, lo, lone = _tilted_shade_pair(0.0, seed=seed)
+        assert abs(lens_shade_z([u, lo, lone], u, lo, img, cam)) < 2.0
+    # no top of the colour but the pair's, clear, to measure the stray on: no reading
+    img, cam, u, lo, lone = _tilted_shade_pair(40.0)
+    assert lens_shade_z([u, lo], u, lo, img, cam) is None
+
+
+def test_the_lens_shade_decides_a_one_colour_order_the_rims_leave_short_of_sure(monkeypatch):
+    # the rims lean 'U on L' by one standard error (faint edges, no shadow, no profile): alone, undecided; the
+    # lens taking U's own shade (U tilted towards the lamp) settles it. Where the tilt leaves the shade alone, the
+    # order stays undecided, not guessed
+    import vision.stacking as stacking
+    from vision.winks import WinkDetectorParams
+    monkeypatch.setattr(stacking, "cut_rim_evidence", lambda *args: (-1.0, 1.0, 10, 2.0))  # a: L, b: U
+    monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)
+    monkeypatch.setattr(stacking, "edge_profile_z", lambda *args: None)
+    for step, decided in ((40.0, True), (0.0, False)):
+        img, cam, u, lo, lone = _tilted_shade_pair(step)
+        u.above, u.order_confidence, lo.order_confidence = ["L"], {"L": 0.55}, {"U": 0.55}
+        stacking.review_order([u, lo, lone], img, cam, WinkDetectorParams(), noise_level=2.0)
+        assert u.above == ["L"] and lo.above == []
+        assert (u.order_confidence["L"] >= 0.75) == decided, step
