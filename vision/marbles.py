@@ -57,6 +57,7 @@ from vision.marbles_group import (
     lightness_departure,
     outline_arc_radii,
 )
+from vision.marbles_group_shadow import on_shadow_side, shadow_direction
 from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
@@ -70,7 +71,12 @@ __all__ = ["BallDetection", "MarblesParams", "analyze_marbles", "detect_marbles"
 # The sand shoulder outside R: balls there are neither on the top nor at rest on the ground (sand slumps
 # over roughly half the ring height; by eye on the renders and photos).
 RIM_WIDTH_MM = 40.0
-GROUND_SEARCH_MM = 450.0  # how far beyond the rim knocked-off balls are looked for
+GROUND_SEARCH_MM = 450.0  # how far beyond the rim knocked-off balls are looked for against the near ground
+# ... and beyond that, out towards the benches (MB 9(d): 3 m or more from the ring's edge; balls knocked off roll
+# on there), the far ground: a layer of its own, as it lies further from the lamp and the ring's sand, so its
+# light, texture and noise are its own (one threshold over both read rim sand as balls). Bounded here, where a
+# ball of 12.7 mm still spans several pixels in a whole-ring photo and the ortho's cost stays that of the ring's
+FAR_GROUND_MM = 1000.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -454,9 +460,7 @@ def _coloured_core(chroma: np.ndarray, c_med: float, pts_px: np.ndarray, params:
 
 def _core_chroma(chroma: np.ndarray, c_med: float, pts_px: np.ndarray) -> np.ndarray:
     """The colour departure (CIELAB a*b*) of the 3 x 3 core at each point, above the surface's typical."""
-    core = cv2.blur(chroma, (3, 3))
-    gi = np.clip(np.round(pts_px).astype(int), 0, [chroma.shape[1] - 1, chroma.shape[0] - 1]).reshape(-1, 2)
-    return core[gi[:, 1], gi[:, 0]] - c_med
+    return _sample(cv2.blur(chroma, (3, 3)), pts_px) - c_med
 
 
 def _presence_confidence(core_chroma: float, params: MarblesParams) -> float:
@@ -548,6 +552,27 @@ def _is_group(b: _Blob, base_z: float, marble_px: float, mag: np.ndarray, region
     return (base_z == 0.0 and b.peak >= peak_thr
             and b.inner_radius_px >= params.group_inner_radii * 0.5 * marble_px
             and _elongation(b) <= params.max_single_elongation)
+
+
+def _without_cast_shadow(members: np.ndarray, presence: list[float], conf: list[float], dl_px: np.ndarray,
+                         dl_disc: np.ndarray, region: np.ndarray, marble_px: float, spacing_px: float
+                         ) -> tuple[np.ndarray, list[float], list[float]]:
+    """A group's members without the doubtful ones that are its cast shadow (``vision.marbles_group_shadow``)."""
+    pres = np.asarray(presence, float)
+    sure = members[pres >= KIND_SURE]
+    doubtful = (pres < 1.0) & (_sample(dl_disc, members) <= 0.0)
+    if not doubtful.any():
+        return members, presence, conf
+    shade = doubtful & on_shadow_side(members, sure, shadow_direction(dl_px, region, sure, marble_px), spacing_px)
+    return (members[~shade], [p for p, s in zip(presence, shade) if not s],
+            [c for c, s in zip(conf, shade) if not s])
+
+
+def _sample(values: np.ndarray, pts_px: np.ndarray) -> np.ndarray:
+    """``values`` at the nearest pixel of each point (N, 2), clipped to the array."""
+    gi = np.clip(np.round(np.asarray(pts_px, float)).astype(int), 0,
+                 [values.shape[1] - 1, values.shape[0] - 1]).reshape(-1, 2)
+    return values[gi[:, 1], gi[:, 0]]
 
 
 def _ball_diameter_mm(area_px: float, mm_per_px: float, native_mm_per_px: float, params: MarblesParams) -> float:
@@ -720,8 +745,13 @@ def detect_marbles(
         # from the foot of the shoulder: a ball rolled off rests on the ground with its centre a radius beyond
         # the foot, so its whole disc lies beyond it and none of the sand does
         (-RING_HEIGHT_MM, RING_RADIUS_MM + RIM_WIDTH_MM, RING_RADIUS_MM + RIM_WIDTH_MM + GROUND_SEARCH_MM),
+        # the far ground, overlapping the near one by a tolley so a ball on their border is seen whole in one
+        (-RING_HEIGHT_MM, RING_RADIUS_MM + RIM_WIDTH_MM + GROUND_SEARCH_MM - TOLLEY_MAX_DIAMETER_MM,
+         RING_RADIUS_MM + RIM_WIDTH_MM + GROUND_SEARCH_MM + FAR_GROUND_MM),
     )
     for base_z, r_lo, r_hi in layers:
+        # a far-ground ball the near ground's layer already holds is not counted twice
+        near_found = list(found) if r_lo > RING_RADIUS_MM + RIM_WIDTH_MM else []
         z_mid = base_z + MARBLE_DIAMETER_MM / 2
         try:
             grid, res = _ortho(frame_bgr, camera, z_mid, r_hi, mm_per_px)
@@ -754,7 +784,7 @@ def detect_marbles(
             # where the real shoulder hides more than the modelled one, or slumps further than its modelled foot,
             # the rim's sand shows just beside the hidden ground and the foot: a blob there in the sand's own hue
             # is the rim, not a ball
-            near = (hidden | (rad < r_lo)).astype(np.uint8)
+            near = (hidden | (rad < RING_RADIUS_MM + RIM_WIDTH_MM)).astype(np.uint8)
             rim_band = cv2.dilate(near, np.ones((2 * k + 1, 2 * k + 1), np.uint8)).astype(bool) & ~hidden
         min_area = params.min_area_ratio * math.pi * (0.5 * marble_px) ** 2
         single_max = params.single_ball_max_tolley_areas * math.pi * (0.5 * tolley_px) ** 2
@@ -792,7 +822,7 @@ def detect_marbles(
                     and _coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
                     and not (rim_band is not None and sand_ab is not None
                              and _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab, params))]
-        dl_disc = None  # the disc-averaged lightness departure, made for the first group
+        dl_px = dl_disc = None  # the lightness departure and its disc average, made for the first group
         inner_disc = cv2.erode(region.astype(np.uint8), cv2.getStructuringElement(
             cv2.MORPH_ELLIPSE, (2 * int(0.5 * marble_px) + 1,) * 2)).astype(bool)
         accepted_ortho: list[np.ndarray] = []
@@ -834,7 +864,8 @@ def detect_marbles(
                 pts, cov, _, turn = _fit_lattice(solid, spacing_px, mag[y:y + bh, x:x + bw])
                 pts = pts + np.array([x, y])
                 if dl_disc is None:
-                    dl_disc = disc_mean(lightness_departure(img, region, kernel), 0.45 * marble_px)
+                    dl_px = lightness_departure(img, region, kernel)
+                    dl_disc = disc_mean(dl_px, 0.45 * marble_px)
                 # a lattice point is a marble where the silhouette covers its disc and its core is coloured, or
                 # its disc is brighter than the sand (lit glass: a shadow only darkens)
                 core = _core_chroma(chroma, c_med, pts)
@@ -844,6 +875,10 @@ def detect_marbles(
                 presence = [1.0 if br else _presence_confidence(float(v), params)
                             for v, br in zip(core[keep], bright[keep])]
                 conf = [float(min(1.0, 0.5 + c / 2)) for c in cov[keep]]
+                # a doubtful member no brighter than the sand, beyond the group's centre towards the shadow the
+                # group casts, is that shadow with the neighbours' colour blurred into it (vision.marbles_group_shadow)
+                members, presence, conf = _without_cast_shadow(members, presence, conf, dl_px, dl_disc, region,
+                                                               marble_px, spacing_px)
                 # a covered point with a grey core but sure members on most of its sides is inside the group: a
                 # group's shadow falls beyond its down-light edge, never within it, so there it is a grey or
                 # clear marble (flagged: a marble knocked out of the middle would leave such a hole too)
@@ -923,6 +958,8 @@ def detect_marbles(
                 if dmm <= MARBLE_TOLLEY_SPLIT_MM and _disc_cut(c, seen, 0.5 * tolley_px + 1.0):
                     kind_conf = min(kind_conf, 0.5)
                     caustic_px = None
+            if near_found and _seen_before(grid.table_from_ortho(np.asarray(c, float)[None])[0], near_found):
+                continue
             _emit_ball(found, grid, camera, c, dmm, cf, grouped,
                        kind_conf, base_z,
                        z_mid, native_px, params, presence)
@@ -932,6 +969,12 @@ def detect_marbles(
     if params.shadow_sizes:
         found = _shadow_sizes(model["lab"], camera, found, fitted_px, model["psf"], native_px, params)
     return tuple(_caustic_sizes(frame_bgr, camera, found, fitted_px, native_px, params))
+
+
+def _seen_before(xy_mm: np.ndarray, balls: list[BallDetection]) -> bool:
+    """Whether a ball at plan ``xy_mm`` is one of ``balls`` (two resting balls' centres are at least a marble's
+    diameter apart in plan)."""
+    return any(math.hypot(xy_mm[0] - b.center_mm[0], xy_mm[1] - b.center_mm[1]) < MARBLE_DIAMETER_MM for b in balls)
 
 
 def _base_z(b: BallDetection) -> float:
