@@ -4,12 +4,14 @@ Method. The ring frame comes from a given ``CameraModel`` (``--calibration``) or
 rim: the sand-vs-ground boundary is fitted with a robust ellipse and the ring's plane pose is recovered from
 that conic and the known radius (``vision.marbles_ring``). The photo is then rectified to a top-down
 orthophoto of the plane through the centres of resting marbles (z = 6.35 mm on the ring top; a second one at
-the ground for knocked-off balls), where every marble is a disc of the same known size. Balls are found as
+the ground for knocked-off balls, and a third for the far ground beyond it, whose light and texture, hence noise,
+are its own), where every marble is a disc of the same known size. Balls are found as
 colour/brightness departures from the median sand or ground (a window twice the opening group for groups, a
 window of three tolleys for single balls); a round blob the size of one ball is one ball,
 sized in millimetres to tell a marble (12.7 mm) from a tolley (16-19 mm); a larger blob is a close-packed
 group, counted by fitting the triangular lattice of touching marbles (spacing 12.7 mm, unknown rotation and
-offset) to it. Faint single balls (clear glass shows the sand through it, so no pixel stands out and the
+offset) to it; a doubtful member (barely coloured core) no brighter than the sand on the side the group's cast
+shadow leans to is that shadow (``vision.marbles_group_shadow``). Faint single balls (clear glass shows the sand through it, so no pixel stands out and the
 threshold splits or misses them) are found by a matched filter: the departure averaged over a marble's disc,
 whose peaks are kept when the ball's own outline, cut at half its contrast, is round and ball-sized (a paving
 joint or the rim's shading runs on). A ball touching a line (a paving joint, the rim's edge, the ring's shadow
