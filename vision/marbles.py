@@ -565,6 +565,9 @@ def _without_cast_shadow(members: np.ndarray, presence: list[float], conf: list[
     doubtful = (pres < 1.0) & (_sample(dl_disc, members) <= 0.0)
     if not doubtful.any():
         return members, presence, conf
+    # the shadow falls beyond the group's edge, never within it: a point that sure members touch on most of its
+    # sides is inside the group (a dark or clear marble there is no shadow)
+    doubtful &= interior_neighbours(members, sure, spacing_px) < INTERIOR_NEIGHBOURS
     shade = doubtful & on_shadow_side(members, sure, shadow_direction(dl_px, region, sure, marble_px), spacing_px)
     return (members[~shade], [p for p, s in zip(presence, shade) if not s],
             [c for c, s in zip(conf, shade) if not s])
