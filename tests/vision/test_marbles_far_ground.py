@@ -1,6 +1,6 @@
 """Issue 8 detection: balls knocked off that rolled out onto the far ground (MB 9(d): towards the benches), beyond
-the near ground's 450 mm, are found in a layer of their own; and the shadow a close-packed group casts is not
-counted as members."""
+the near ground's 450 mm, are found in a layer of their own (``MarblesParams.far_ground``, off by default); and
+the shadow a close-packed group casts is not counted as members."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from geometry.marbles import MARBLE_DIAMETER_MM, RING_HEIGHT_MM, RING_RADIUS_MM
 from simulation.marbles import Ball, MarblesScene, render_marbles_scene
 from simulation.photo import PhotoSettings, finish_photo
 from simulation.pyramids_marbles_common import Lighting
-from vision.marbles import GROUND_SEARCH_MM, RIM_WIDTH_MM, detect_marbles
+from vision.marbles import GROUND_SEARCH_MM, RIM_WIDTH_MM, MarblesParams, detect_marbles
 
 POSITION_TOL_MM = 4.0
 MARBLE_PX = 9.0  # a half-ring view at 1080p
@@ -47,7 +47,7 @@ def far_photo(request):
 
 def test_balls_on_the_far_ground_are_found_each_once_and_nothing_else(far_photo):
     cam, photo, balls = far_photo
-    found = detect_marbles(photo, cam)
+    found = detect_marbles(photo, cam, MarblesParams(far_ground=True))
     assert len(found) == len(balls)
     for b in balls:
         d = [math.dist(f.center_mm, b.center_mm[:2]) for f in found]
