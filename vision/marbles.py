@@ -4,12 +4,15 @@ Method. The ring frame comes from a given ``CameraModel`` (``--calibration``) or
 rim: the sand-vs-ground boundary is fitted with a robust ellipse and the ring's plane pose is recovered from
 that conic and the known radius (``vision.marbles_ring``). The photo is then rectified to a top-down
 orthophoto of the plane through the centres of resting marbles (z = 6.35 mm on the ring top; a second one at
-the ground for knocked-off balls), where every marble is a disc of the same known size. Balls are found as
+the ground for knocked-off balls, and optionally a third for the far ground beyond it, whose light and texture,
+hence noise, are its own), where every marble is a disc of the same known size. Balls are found as
 colour/brightness departures from the median sand or ground (a window twice the opening group for groups, a
 window of three tolleys for single balls); a round blob the size of one ball is one ball,
 sized in millimetres to tell a marble (12.7 mm) from a tolley (16-19 mm); a larger blob is a close-packed
 group, counted by fitting the triangular lattice of touching marbles (spacing 12.7 mm, unknown rotation and
-offset) to it. Faint single balls (clear glass shows the sand through it, so no pixel stands out and the
+offset) to it; a doubtful member (barely coloured core) no brighter than the sand on the side the group's cast
+shadow leans to is that shadow (``vision.marbles_group_shadow``). Faint single balls (clear glass shows the
+sand through it, so no pixel stands out and the
 threshold splits or misses them) are found by a matched filter: the departure averaged over a marble's disc,
 whose peaks are kept when the ball's own outline, cut at half its contrast, is round and ball-sized (a paving
 joint or the rim's shading runs on). A ball touching a line (a paving joint, the rim's edge, the ring's shadow
@@ -57,6 +60,7 @@ from vision.marbles_group import (
     lightness_departure,
     outline_arc_radii,
 )
+from vision.marbles_group_shadow import on_shadow_side, shadow_direction
 from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
@@ -71,7 +75,12 @@ __all__ = ["BallDetection", "MarblesParams", "analyze_marbles", "detect_marbles"
 # The sand shoulder outside R: balls there are neither on the top nor at rest on the ground (sand slumps
 # over roughly half the ring height; by eye on the renders and photos).
 RIM_WIDTH_MM = 40.0
-GROUND_SEARCH_MM = 450.0  # how far beyond the rim knocked-off balls are looked for
+GROUND_SEARCH_MM = 450.0  # how far beyond the rim knocked-off balls are looked for against the near ground
+# ... and beyond that, out towards the benches (MB 9(d): 3 m or more from the ring's edge; balls knocked off roll
+# on there), the far ground: a layer of its own, as it lies further from the lamp and the ring's sand, so its
+# light, texture and noise are its own (one threshold over both read rim sand as balls). Bounded here, where a
+# ball of 12.7 mm still spans several pixels in a whole-ring photo and the ortho's cost stays that of the ring's
+FAR_GROUND_MM = 1000.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,6 +159,13 @@ class MarblesParams:
     # renders under 9 px it changed no count, flagged one more marble (a wrong guess, 14.6 mm) and doubled the CPU
     # per photo; the lamp is found only where each half of the sure marbles agrees on it
     shadow_sizes: bool = False
+    # Look for knocked-off balls on the far ground too (``FAR_GROUND_MM``), in a layer of its own. Off by default:
+    # it finds the balls that rolled out there (development set and seeds 7, 99: 4 of 4 beyond the near ground's
+    # reach, none of them changing a count, as each photo held another error) but on pavement reads a joint's
+    # crossing or a joint cut by the photo's edge as a ball (3 extras in 2 of 31 photos of seeds 7, 99), and costs
+    # 1.8x the CPU on photos that show the far ground; a ball's lit-sphere shading with its cast shadow along the
+    # photo's lamp azimuth, which no joint has, is the test left to build before it is on
+    far_ground: bool = False
 
 
 DEFAULT_PARAMS = MarblesParams()
@@ -459,9 +475,7 @@ def _coloured_core(chroma: np.ndarray, c_med: float, pts_px: np.ndarray, params:
 
 def _core_chroma(chroma: np.ndarray, c_med: float, pts_px: np.ndarray) -> np.ndarray:
     """The colour departure (CIELAB a*b*) of the 3 x 3 core at each point, above the surface's typical."""
-    core = cv2.blur(chroma, (3, 3))
-    gi = np.clip(np.round(pts_px).astype(int), 0, [chroma.shape[1] - 1, chroma.shape[0] - 1]).reshape(-1, 2)
-    return core[gi[:, 1], gi[:, 0]] - c_med
+    return _sample(cv2.blur(chroma, (3, 3)), pts_px) - c_med
 
 
 def _presence_confidence(core_chroma: float, params: MarblesParams) -> float:
@@ -553,6 +567,30 @@ def _is_group(b: _Blob, base_z: float, marble_px: float, mag: np.ndarray, region
     return (base_z == 0.0 and b.peak >= peak_thr
             and b.inner_radius_px >= params.group_inner_radii * 0.5 * marble_px
             and _elongation(b) <= params.max_single_elongation)
+
+
+def _without_cast_shadow(members: np.ndarray, presence: list[float], conf: list[float], dl_px: np.ndarray,
+                         dl_disc: np.ndarray, region: np.ndarray, marble_px: float, spacing_px: float
+                         ) -> tuple[np.ndarray, list[float], list[float]]:
+    """A group's members without the doubtful ones that are its cast shadow (``vision.marbles_group_shadow``)."""
+    pres = np.asarray(presence, float)
+    sure = members[pres >= KIND_SURE]
+    doubtful = (pres < 1.0) & (_sample(dl_disc, members) <= 0.0)
+    if not doubtful.any():
+        return members, presence, conf
+    # the shadow falls beyond the group's edge, never within it: a point that sure members touch on most of its
+    # sides is inside the group (a dark or clear marble there is no shadow)
+    doubtful &= interior_neighbours(members, sure, spacing_px) < INTERIOR_NEIGHBOURS
+    shade = doubtful & on_shadow_side(members, sure, shadow_direction(dl_px, region, sure, marble_px), spacing_px)
+    return (members[~shade], [p for p, s in zip(presence, shade) if not s],
+            [c for c, s in zip(conf, shade) if not s])
+
+
+def _sample(values: np.ndarray, pts_px: np.ndarray) -> np.ndarray:
+    """``values`` at the nearest pixel of each point (N, 2), clipped to the array."""
+    gi = np.clip(np.round(np.asarray(pts_px, float)).astype(int), 0,
+                 [values.shape[1] - 1, values.shape[0] - 1]).reshape(-1, 2)
+    return values[gi[:, 1], gi[:, 0]]
 
 
 def _ball_diameter_mm(area_px: float, mm_per_px: float, native_mm_per_px: float, params: MarblesParams) -> float:
@@ -726,8 +764,13 @@ def detect_marbles(
         # from the foot of the shoulder: a ball rolled off rests on the ground with its centre a radius beyond
         # the foot, so its whole disc lies beyond it and none of the sand does
         (-RING_HEIGHT_MM, RING_RADIUS_MM + RIM_WIDTH_MM, RING_RADIUS_MM + RIM_WIDTH_MM + GROUND_SEARCH_MM),
-    )
+        # the far ground, overlapping the near one by a tolley so a ball on their border is seen whole in one
+        (-RING_HEIGHT_MM, RING_RADIUS_MM + RIM_WIDTH_MM + GROUND_SEARCH_MM - TOLLEY_MAX_DIAMETER_MM,
+         RING_RADIUS_MM + RIM_WIDTH_MM + GROUND_SEARCH_MM + FAR_GROUND_MM),
+    )[:3 if params.far_ground else 2]
     for base_z, r_lo, r_hi in layers:
+        # a far-ground ball the near ground's layer already holds is not counted twice
+        near_found = list(found) if r_lo > RING_RADIUS_MM + RIM_WIDTH_MM else []
         z_mid = base_z + MARBLE_DIAMETER_MM / 2
         try:
             grid, res = _ortho(frame_bgr, camera, z_mid, r_hi, mm_per_px)
@@ -760,7 +803,7 @@ def detect_marbles(
             # where the real shoulder hides more than the modelled one, or slumps further than its modelled foot,
             # the rim's sand shows just beside the hidden ground and the foot: a blob there in the sand's own hue
             # is the rim, not a ball
-            near = (hidden | (rad < r_lo)).astype(np.uint8)
+            near = (hidden | (rad < RING_RADIUS_MM + RIM_WIDTH_MM)).astype(np.uint8)
             rim_band = cv2.dilate(near, np.ones((2 * k + 1, 2 * k + 1), np.uint8)).astype(bool) & ~hidden
         min_area = params.min_area_ratio * math.pi * (0.5 * marble_px) ** 2
         single_max = params.single_ball_max_tolley_areas * math.pi * (0.5 * tolley_px) ** 2
@@ -798,7 +841,7 @@ def detect_marbles(
                     and _coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
                     and not (rim_band is not None and sand_ab is not None
                              and _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab, params))]
-        dl_disc = None  # the disc-averaged lightness departure, made for the first group
+        dl_px = dl_disc = None  # the lightness departure and its disc average, made for the first group
         inner_disc = cv2.erode(region.astype(np.uint8), cv2.getStructuringElement(
             cv2.MORPH_ELLIPSE, (2 * int(0.5 * marble_px) + 1,) * 2)).astype(bool)
         accepted_ortho: list[np.ndarray] = []
@@ -840,7 +883,8 @@ def detect_marbles(
                 pts, cov, _, turn = _fit_lattice(solid, spacing_px, mag[y:y + bh, x:x + bw])
                 pts = pts + np.array([x, y])
                 if dl_disc is None:
-                    dl_disc = disc_mean(lightness_departure(img, region, kernel), 0.45 * marble_px)
+                    dl_px = lightness_departure(img, region, kernel)
+                    dl_disc = disc_mean(dl_px, 0.45 * marble_px)
                 # a lattice point is a marble where the silhouette covers its disc and its core is coloured, or
                 # its disc is brighter than the sand (lit glass: a shadow only darkens)
                 core = _core_chroma(chroma, c_med, pts)
@@ -850,6 +894,10 @@ def detect_marbles(
                 presence = [1.0 if br else _presence_confidence(float(v), params)
                             for v, br in zip(core[keep], bright[keep])]
                 conf = [float(min(1.0, 0.5 + c / 2)) for c in cov[keep]]
+                # a doubtful member no brighter than the sand, beyond the group's centre towards the shadow the
+                # group casts, is that shadow with the neighbours' colour blurred into it (vision.marbles_group_shadow)
+                members, presence, conf = _without_cast_shadow(members, presence, conf, dl_px, dl_disc, region,
+                                                               marble_px, spacing_px)
                 # a covered point with a grey core but sure members on most of its sides is inside the group: a
                 # group's shadow falls beyond its down-light edge, never within it, so there it is a grey or
                 # clear marble (flagged: a marble knocked out of the middle would leave such a hole too)
@@ -932,6 +980,8 @@ def detect_marbles(
                     kind_conf = min(kind_conf, 0.5)
                     caustic_px = None
                     size_sigma = None
+            if near_found and _seen_before(grid.table_from_ortho(np.asarray(c, float)[None])[0], near_found):
+                continue
             _emit_ball(found, grid, camera, c, dmm, cf, grouped,
                        kind_conf, base_z,
                        z_mid, native_px, params, presence, size_sigma)
@@ -941,6 +991,12 @@ def detect_marbles(
             found = _shadow_sizes(model["lab"], camera, found, fitted_px, model["psf"], native_px, params)
         found = _caustic_sizes(frame_bgr, camera, found, fitted_px, native_px, params)
     return tuple(_photo_kinds(camera, found, params))
+
+
+def _seen_before(xy_mm: np.ndarray, balls: list[BallDetection]) -> bool:
+    """Whether a ball at plan ``xy_mm`` is one of ``balls`` (two resting balls' centres are at least a marble's
+    diameter apart in plan)."""
+    return any(math.hypot(xy_mm[0] - b.center_mm[0], xy_mm[1] - b.center_mm[1]) < MARBLE_DIAMETER_MM for b in balls)
 
 
 def _base_z(b: BallDetection) -> float:
