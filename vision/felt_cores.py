@@ -27,7 +27,7 @@ from vision.components import components_with_stats
 from vision.crescents import sample_bgr_at
 from vision.ortho import OrthoGrid
 from vision.rim_check import KNOWN_CLEAR_MM, RIM_FOUND_CONFIDENCE, RimParams, _gap_mm, _on_felt, rim_fits
-from vision.winks import _UNIT72, RADII_MM, WinkCandidate, _dist, _interior_offsets, _on_mat
+from vision.winks import _UNIT72, EDGE_BLUR_IMAGE_PX, RADII_MM, WinkCandidate, _dist, _interior_offsets, _on_mat
 
 #: Profiles of the chromatic rim fit reach this far either side of the model outline (px): the blur's width and
 #: the seed's offset (a core lies within a few pixels of its wink's centre); no shadow widens a chromatic edge,
@@ -72,6 +72,19 @@ def _felt_chroma(image_bgr: np.ndarray, camera: CameraModel, center_mm: np.ndarr
     return med, float(np.median(np.linalg.norm(ab - med, axis=1))) / 1.177
 
 
+def _felt_visible(camera: CameraModel, exclude: Callable[[np.ndarray], np.ndarray] | None,
+                  near: list[WinkCandidate]) -> Callable[[np.ndarray], np.ndarray]:
+    """Where plan points show the felt: on it (``rim_check._on_felt``), off ``exclude``, clear of ``near``."""
+    def visible(pts: np.ndarray) -> np.ndarray:
+        ok = _on_felt(pts, camera)
+        if exclude is not None:
+            ok &= ~exclude(pts)
+        for o in near:
+            ok &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
+        return ok
+    return visible
+
+
 def _piled(o: WinkCandidate, w: WinkCandidate) -> bool:
     """Whether a rim fit ``w`` overlapping a found wink ``o`` is a wink of a pile with it, not ``o`` again.
 
@@ -104,8 +117,10 @@ def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate]
             oc = grid.ortho_from_table(np.asarray(o.center_mm, float)[None])[0]
             for m in (core, neutral):
                 cv2.circle(m, (round(oc[0]), round(oc[1])), round((o.radius_mm + KNOWN_CLEAR_MM) / s), 0, -1)
-    # a core holds at least a few ortho pixels; no larger than a large wink (a bigger one is felt, not a core)
-    max_area = np.pi * (RADII_MM["large"] / s) ** 2
+    # a core holds at least a few ortho pixels; no larger than a large wink as the camera's blur spreads it (a
+    # bigger one is felt, not a core)
+    blur_mm = EDGE_BLUR_IMAGE_PX * camera.mm_per_px_at((0.0, 0.0))
+    max_area = np.pi * ((RADII_MM["large"] + blur_mm) / s) ** 2
     seeds, areas, hue_only = [], [], []
     for m, min_area, span in ((core, 3, np.inf), (neutral, NEUTRAL_SEED_SHARE * np.pi * (RADII_MM["small"] / s) ** 2,
                                                    2.0 * RADII_MM["large"] / s + 2)):
@@ -129,14 +144,7 @@ def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate]
         if any(_dist(o.center_mm, seed) < o.radius_mm + KNOWN_CLEAR_MM for o in found):
             continue
         near = [o for o in found if _dist(o.center_mm, seed) < 2 * RADII_MM["large"] + 20.0]
-
-        def visible(pts: np.ndarray, near=near) -> np.ndarray:
-            ok = _on_felt(pts, camera)
-            if exclude is not None:
-                ok &= ~exclude(pts)
-            for o in near:
-                ok &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
-            return ok
+        visible = _felt_visible(camera, exclude, near)
         if not visible(seed[None])[0]:
             continue
         felt = _felt_chroma(image_bgr, camera, seed, visible)
@@ -176,3 +184,44 @@ def felt_core_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate]
     return out
 
 
+#: A label disc of the felt's hue with less of its outline as a colour step than this is a whole disc only in
+#: part (felt_discs' own test for a whole disc): its pigment or its rim must show in the full image.
+LABEL_DISC_WHOLE_SUPPORT = 0.75
+
+
+def felt_label_rims(cands: list[WinkCandidate], cs: ColourScene, image_bgr: np.ndarray, camera: CameraModel,
+                    exclude: Callable[[np.ndarray], np.ndarray] | None = None,
+                    params: RimParams = RimParams(profile_half_px=CHROMA_PROFILE_HALF_PX)) -> list[WinkCandidate]:
+    """The label candidates of the felt's hue that show neither a pigment nor a rim: to be dropped.
+
+    The labels give the felt's own hue to felt departing from the felt model by a few of its noise sigmas; where
+    that noise is measured low (motion blur averages the felt's grain along its path) the shading at a mat's end
+    far from the light passes, and makes ragged discs there (tw_3436_000). Shade moves the felt in lightness; a
+    wink's pigment moves it in chroma, and its rim is a chromatic step all round (see the module's docstring).
+    So a candidate the labels show whole only in part stays when the middle of its disc stands from the felt in
+    Lab chroma by the rim test's contrast (in units of the felt's own chromatic noise around it, as a core's
+    seed must), or when a chromatic rim fits around it; a coarse centre may be off by most of a radius, and
+    then only one of the two shows. An outline mostly beside other winks (a pile) keeps the labels' word."""
+    if not cs.mat_class:
+        return []
+    felt = COLOR_NAMES[cs.mat_class - 1]
+    drop: list[WinkCandidate] = []
+    for c in cands:
+        if c.color != felt or c.potted or c.edge_support >= LABEL_DISC_WHOLE_SUPPORT:
+            continue
+        others = [o for o in cands if o is not c and not o.potted and not any(o is d for d in drop)]
+        visible = _felt_visible(camera, exclude, others)
+        ring = c.center_mm + c.radius_mm * _UNIT72
+        if float(np.mean(visible(ring) | ~_on_felt(ring, camera))) < params.min_visible_share:
+            continue  # beside other winks: its outline cannot be judged
+        felt_noise = _felt_chroma(image_bgr, camera, c.center_mm, visible)
+        if felt_noise is None:
+            continue
+        felt_ab, noise = felt_noise
+        inner = _sample_ab(image_bgr, camera, c.center_mm + _interior_offsets(CORE_PROBE_RADIUS_MM), WINK_THICKNESS_MM)
+        if float(np.linalg.norm(np.median(inner, axis=0) - felt_ab)) >= params.contrast_noise_k * noise:
+            continue  # its middle is pigment
+        if not any(f.rim_share >= params.min_rim_share
+                   for f in rim_fits(image_bgr, camera, c, visible, noise, params, chroma_profiles)):
+            drop.append(c)
+    return drop

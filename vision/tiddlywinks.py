@@ -26,7 +26,7 @@ from vision.arc_size import decide_sizes_from_arcs, join_paint_cut
 from vision.colour import COLOR_NAMES, ColourParams, ColourScene, build_colour_scene, classify_bgr
 from vision.core_colour import tinted_felt
 from vision.crescents import crescent_lowers
-from vision.felt_cores import felt_core_winks
+from vision.felt_cores import felt_core_winks, felt_label_rims
 from vision.felt_discs import felt_discs
 from vision.ortho import OrthoGrid, pyramid_size, rectify_pyramid
 from vision.pile_echoes import refit_pile_echoes
@@ -234,6 +234,12 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                             image_bgr=frame_bgr, camera=camera, near_misses=near_misses)
     # winks covered but for a crescent, beside a wink of another colour (under it)
     pot_zone = cv2.dilate(sil.view(np.uint8), np.ones((5, 5), np.uint8)).view(bool) if pot.found else None
+
+    def near_pot(pts: np.ndarray) -> np.ndarray:
+        return _sample_labels(pot_zone.view(np.uint8), grid.ortho_from_table(pts)) == 1
+    # label discs of the felt's hue shown in part only (the shade at a mat's end): kept if a pigment or a rim shows
+    unrimmed = felt_label_rims(cands, cs, frame_bgr, camera, exclude=near_pot if pot_zone is not None else None)
+    cands = [c for c in cands if not any(c is d for d in unrimmed)]
     lowers = crescent_lowers(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
     # a pile's middle wink, found from the crescent it shows beside the wink over it, that lies on a wink of its
     # own colour: little of its outline meets the felt, and an edge fit slides onto its twin's outline (the
@@ -249,9 +255,6 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # winks of the felt's hue whose labels were refused (in the shade at the mat's end, across a baseline, a pale
     # one with a neutral halo): their rims
     noise = 255.0 * max(cs.mat_noise[1], 0.01) * float(np.mean(cs.mat_bgr))
-
-    def near_pot(pts: np.ndarray) -> np.ndarray:
-        return _sample_labels(pot_zone.view(np.uint8), grid.ortho_from_table(pts)) == 1
     if near_misses:
         cands += felt_rim_winks(near_misses, cands, frame_bgr, camera, noise,
                                 exclude=near_pot if pot_zone is not None else None)

@@ -66,3 +66,41 @@ def test_a_lone_wink_of_the_felts_hue_the_labels_left_neutral_is_found_by_its_in
     assert near[0].color == "green" and math.dist(near[0].center_mm, want) < 1.5
     assert near[0].confidence <= 0.8  # found by its rim alone: flagged
     assert len(m.winks) == len(winks)
+
+
+def test_a_label_disc_of_the_felts_hue_without_pigment_or_rim_is_dropped_and_a_blurred_wink_kept(monkeypatch):
+    # issue 4 (tw_3436_000: green felt, 1.7 px motion blur): the blur lowers the felt's pixel noise, so the labels
+    # gave the felt's class to the shade at the mat's end and made ragged discs of it (the code before kept
+    # them as winks). Shade moves the felt in lightness; a wink's pigment moves it in chroma, however blurred.
+    from types import SimpleNamespace
+
+    import synth
+    from vision.felt_cores import felt_label_rims
+    from vision.winks import WinkCandidate
+
+    monkeypatch.setitem(synth.WINK_BGR, "green", (60, 165, 45))
+    cam = synth.default_camera()
+    wink, shade = (120.0, 130.0), (-260.0, -90.0)
+    img = synth.render([synth.SynthWink("green-S1", "green", "small", wink)], cam, seed=5).astype(np.float32)
+    # the shade: felt a quarter darker on one side, fading over a wink's width
+    q = cam.project_mm(np.array([[*shade, 0.0]]))[0]
+    yy, xx = np.mgrid[0:img.shape[0], 0:img.shape[1]]
+    g = (1 / (1 + np.exp(-(xx - q[0]) / 5.0)) * np.exp(-(yy - q[1]) ** 2 / (2 * 20.0 ** 2)))[..., None]
+    img *= 1.0 - 0.25 * g
+    kernel = np.zeros((5, 5), np.float32)
+    kernel[2, :] = 1.0 / 5.0  # motion blur along the image rows
+    img = cv2.filter2D(np.clip(img, 0, 255).astype(np.uint8), -1, kernel)
+    cands = []
+    for at, size in ((wink, "small"), (shade, "large")):
+        c = WinkCandidate(color="green", size=size, center_mm=np.array(at), votes=0.5)
+        c.edge_support, c.own_fraction = 0.5, 0.9
+        cands.append(c)
+    cs = SimpleNamespace(mat_class=2)  # green felt
+    dropped = felt_label_rims(cands, cs, img, cam)
+    assert [c.center_mm.tolist() for c in dropped] == [list(shade)]
+    # the wink is kept by its pigment when its coarse centre is off by most of its radius (no rim fits there)
+    cands[0].center_mm = np.array(wink) + (5.0, 0.0)
+    assert [c.center_mm.tolist() for c in felt_label_rims(cands, cs, img, cam)] == [list(shade)]
+    # a candidate the labels show whole is not asked
+    cands[1].edge_support = 0.9
+    assert felt_label_rims(cands, cs, img, cam) == []
