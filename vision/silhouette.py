@@ -83,16 +83,6 @@ def _unit_circle(n: int) -> tuple[np.ndarray, np.ndarray]:
     return cos, sin
 
 
-@lru_cache(maxsize=64)
-def _neighbours(k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the next and the previous of ``k`` points around a closed polygon (``np.roll`` by -1 and 1)."""
-    i = np.arange(k)
-    nxt, prv = np.roll(i, -1), np.roll(i, 1)
-    nxt.setflags(write=False)
-    prv.setflags(write=False)
-    return nxt, prv
-
-
 def _row_norms(v: np.ndarray) -> np.ndarray:
     """Lengths of the rows of an ``(N, 2)`` array (the same sums as ``np.linalg.norm(v, axis=1)``)."""
     x, y = v[:, 0], v[:, 1]
