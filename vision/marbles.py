@@ -65,6 +65,7 @@ from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
 from vision.marbles_kind import marble_probability, photo_scale
+from vision.marbles_lit import is_lit_ball
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
 from vision.marbles_size import local_affine, model_fits, photo_lab
 from vision.ortho import OrthoGrid, ortho_maps
@@ -159,13 +160,12 @@ class MarblesParams:
     # renders under 9 px it changed no count, flagged one more marble (a wrong guess, 14.6 mm) and doubled the CPU
     # per photo; the lamp is found only where each half of the sure marbles agrees on it
     shadow_sizes: bool = False
-    # Look for knocked-off balls on the far ground too (``FAR_GROUND_MM``), in a layer of its own. Off by default:
-    # it finds the balls that rolled out there (development set and seeds 7, 99: 4 of 4 beyond the near ground's
-    # reach, none of them changing a count, as each photo held another error) but on pavement reads a joint's
-    # crossing or a joint cut by the photo's edge as a ball (3 extras in 2 of 31 photos of seeds 7, 99), and costs
-    # 1.8x the CPU on photos that show the far ground; a ball's lit-sphere shading with its cast shadow along the
-    # photo's lamp azimuth, which no joint has, is the test left to build before it is on
-    far_ground: bool = False
+    # Look for knocked-off balls on the far ground too (``FAR_GROUND_MM``), in a layer of its own: balls knocked off
+    # roll on towards the benches (development set and seeds 7, 99: 4 beyond the near ground's reach). Every ground
+    # candidate must show a lit ball's own colour or highlight (``vision.marbles_lit``), which a pavement joint's
+    # crossing or a joint cut by the photo's edge lacks (the layer read 3 such as balls in 2 of 31 photos of seeds
+    # 7, 99 before that test)
+    far_ground: bool = True
 
 
 DEFAULT_PARAMS = MarblesParams()
@@ -414,24 +414,33 @@ def _elongation(b: _Blob) -> float:
     return math.sqrt(max(ev[1], 1e-9) / max(ev[0], 1e-9))
 
 
-def _hidden_by_ring(xy_mm: np.ndarray, z_mm: float, camera_center_mm: np.ndarray, n_heights: int = 12) -> np.ndarray:
+def _hidden_by_ring(xy_mm: np.ndarray, z_mm: float, camera_center_mm: np.ndarray, n_heights: int = 12,
+                    traced_from_mm: float = 0.0) -> np.ndarray:
     """Ground points (plan ``xy_mm`` (H, W, 2) at height ``z_mm``) whose line of sight passes through the ring.
 
     The ring is a drum of radius R on top whose sand shoulder falls to the ground at R + RIM_WIDTH_MM; the
     shoulder is taken as a straight slope (the render's and a real ring's are rounder, so this hides slightly
     less than the real one does). The sight line is sampled at heights from the point up to the ring's top.
+    Points nearer the centre than ``traced_from_mm`` (ground the caller does not search) are returned hidden
+    untraced.
     """
     c = np.asarray(camera_center_mm, float)
     hidden = np.zeros(xy_mm.shape[:2], bool)
     if c[2] <= 0.0:
         return hidden
+    rad = np.hypot(xy_mm[..., 0], xy_mm[..., 1])
+    z0 = max(z_mm, -RING_HEIGHT_MM)
+    # a point under the shoulder at its own height is hidden by the first sample of its sight line (the point
+    # itself), so it needs no tracing
+    under = rad < max(traced_from_mm, RING_RADIUS_MM + RIM_WIDTH_MM * (-z0 / RING_HEIGHT_MM) if z0 == z_mm else 0.0)
+    hidden[under] = True
     # only points whose sight line comes within the foot's circle before it rises above the ring are hidden:
     # the line's plan run up to the ring's top is (0 - z) / (camera height - z) of the way to the camera
     run = (0.0 - z_mm) / (c[2] - z_mm) * np.hypot(c[0] - xy_mm[..., 0], c[1] - xy_mm[..., 1])
-    near = np.hypot(xy_mm[..., 0], xy_mm[..., 1]) - run < RING_RADIUS_MM + RIM_WIDTH_MM
+    near = (rad - run < RING_RADIUS_MM + RIM_WIDTH_MM) & ~under
     p = xy_mm[near]
     out = np.zeros(len(p), bool)
-    for z in np.linspace(max(z_mm, -RING_HEIGHT_MM), 0.0, n_heights):
+    for z in np.linspace(z0, 0.0, n_heights):
         t = (z - z_mm) / (c[2] - z_mm)
         q = p + t * (c[:2] - p)
         out |= np.hypot(q[:, 0], q[:, 1]) < RING_RADIUS_MM + RIM_WIDTH_MM * (-z / RING_HEIGHT_MM)
@@ -797,7 +806,11 @@ def detect_marbles(
             region &= rad <= RING_RADIUS_MM + 2.0
         else:
             # behind the ring the raised sand hides the ground: what shows there is the rim, not the ground
-            hidden = _hidden_by_ring(xy.reshape(grid.height_px, grid.width_px, 2), z_mid, camera.center_mm)
+            # (the far ground's layer searches only beyond the near one: inside, less the reach of a ball's disc and
+            # the rim band's dilation, it traces nothing)
+            hidden = _hidden_by_ring(xy.reshape(grid.height_px, grid.width_px, 2), z_mid, camera.center_mm,
+                                     traced_from_mm=0.0 if r_lo <= RING_RADIUS_MM + RIM_WIDTH_MM
+                                     else r_lo - 4 * k * mm_per_px)
             region &= ~hidden
             seen &= ~hidden
             # where the real shoulder hides more than the modelled one, or slumps further than its modelled foot,
@@ -811,7 +824,8 @@ def detect_marbles(
         # narrow one (three tolleys) that also takes out the sand's scuffs, so a faint single ball stands out
         mag, chroma = _saliency(img, region, kernel, params)
         c_med = float(np.median(chroma[region]))
-        lab_ab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)[..., 1:].astype(np.float32)
+        lab_img = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)
+        lab_ab = lab_img[..., 1:].astype(np.float32)
         if base_z == 0.0:
             sand_ab = np.median(lab_ab[region], axis=0)
         ground_ab = np.median(lab_ab[region], axis=0)
@@ -937,6 +951,12 @@ def detect_marbles(
             native_mm_per_px, params)
         for c, dmm, cf in extra:
             emit(c, dmm, cf, False)
+        if base_z != 0.0:
+            # the ground's own pattern (a joint's crossing, a joint cut by the photo's edge, a ball's shadow) only
+            # darkens it; a ball shows its own colour or highlight (vision.marbles_lit)
+            lit = [is_lit_ball(lab_img, e[0], marble_px) for e in pending]
+            pending[:] = [e for e, ok in zip(pending, lit) if ok]
+            accepted_ortho[:] = [q for q, ok in zip(accepted_ortho, lit) if ok]
         # single balls in a sharp enough photo are sized by their outline (their silhouette's sharp edge), which
         # neither the contact shadow nor clear glass biases; in coarser photos the outline is too few pixels
         grads = lab_gradients(img) if native_px >= params.outline_min_native_px else None
