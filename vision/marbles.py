@@ -280,7 +280,8 @@ def _nearby_colour(lab: np.ndarray, valid: np.ndarray, sigma_small_px: float, f:
     num = cv2.GaussianBlur(col, (0, 0), s)
     glob = np.median(lab[valid], axis=0)
     out = np.where(den[..., None] > 1e-3, num / np.maximum(den, 1e-3)[..., None], glob)
-    return np.clip(cv2.resize(out, (w, h), interpolation=cv2.INTER_LINEAR), 0, 255).astype(np.uint8)
+    # a weighted mean of 8-bit colours, and bilinear resizing, stay within 0-255: no clipping needed
+    return cv2.resize(out, (w, h), interpolation=cv2.INTER_LINEAR).astype(np.uint8)
 
 
 def _threshold(mag: np.ndarray, region: np.ndarray, params: MarblesParams) -> float:
@@ -788,11 +789,10 @@ def detect_marbles(
         if grid is None:
             continue
         img, valid = res
-        xy = grid.table_from_ortho(
-            np.column_stack([np.tile(np.arange(grid.width_px), grid.height_px),
-                             np.repeat(np.arange(grid.height_px), grid.width_px)])
-        )
-        rad = np.hypot(xy[:, 0], xy[:, 1]).reshape(grid.height_px, grid.width_px)
+        # the grid is axis-aligned: each pixel's plan point from its column's x and its row's y
+        x_col = grid.table_from_ortho(np.column_stack([np.arange(grid.width_px), np.zeros(grid.width_px)]))[:, 0]
+        y_row = grid.table_from_ortho(np.column_stack([np.zeros(grid.height_px), np.arange(grid.height_px)]))[:, 1]
+        rad = np.hypot(x_col[None, :], y_row[:, None])
         # keep half a marble away from the photo's edge: a ball cut by the frame cannot be measured
         k = max(3, int(marble_px) | 1)
         inside = cv2.erode(valid.astype(np.uint8), np.ones((k, k), np.uint8)).astype(bool)
@@ -808,7 +808,8 @@ def detect_marbles(
             # behind the ring the raised sand hides the ground: what shows there is the rim, not the ground
             # (the far ground's layer searches only beyond the near one: inside, less the reach of a ball's disc and
             # the rim band's dilation, it traces nothing)
-            hidden = _hidden_by_ring(xy.reshape(grid.height_px, grid.width_px, 2), z_mid, camera.center_mm,
+            xy = np.stack(np.broadcast_arrays(x_col[None, :], y_row[:, None]), axis=-1)
+            hidden = _hidden_by_ring(xy, z_mid, camera.center_mm,
                                      traced_from_mm=0.0 if r_lo <= RING_RADIUS_MM + RIM_WIDTH_MM
                                      else r_lo - 4 * k * mm_per_px)
             region &= ~hidden
