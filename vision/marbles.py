@@ -249,19 +249,23 @@ def _saliency(img_bgr: np.ndarray, valid: np.ndarray, kernel_px: int, params: Ma
     """
     lab = cv2.cvtColor(img_bgr, cv2.COLOR_BGR2LAB)
     f = 4
+    outside = ~valid
     if valid.any():
-        lab[~valid] = _nearby_colour(lab, valid, kernel_px / f, f)[~valid]
+        np.copyto(lab, _nearby_colour(lab, valid, kernel_px / f, f), where=outside[..., None])
     # median on a 4x coarser copy: the window must span sand beyond the largest close-packed group
     small = cv2.resize(lab, (max(1, lab.shape[1] // f), max(1, lab.shape[0] // f)), interpolation=cv2.INTER_AREA)
     k = int(np.clip(kernel_px / f, 3, 255)) | 1
     bg = cv2.resize(cv2.medianBlur(small, k), (lab.shape[1], lab.shape[0]), interpolation=cv2.INTER_LINEAR)
     diff = lab.astype(np.float32) - bg.astype(np.float32)
-    chroma = cv2.GaussianBlur(np.sqrt(diff[..., 1] ** 2 + diff[..., 2] ** 2), (0, 0), 0.6)
-    diff[..., 0] *= params.lightness_weight
-    mag = np.sqrt((diff * diff).sum(2))
-    mag = cv2.GaussianBlur(mag, (0, 0), 0.6)
-    mag[~valid] = 0
-    chroma[~valid] = 0
+    d_l, d_a, d_b = diff[..., 0] * np.float32(params.lightness_weight), diff[..., 1], diff[..., 2]
+    chroma = cv2.GaussianBlur(np.sqrt(d_a * d_a + d_b * d_b), (0, 0), 0.6)
+    # the squared departure summed in the order L*, a*, b*, one channel at a time (no (H, W, 3) temporaries)
+    sq = d_l * d_l
+    sq += d_a * d_a
+    sq += d_b * d_b
+    mag = cv2.GaussianBlur(np.sqrt(sq, out=sq), (0, 0), 0.6)
+    mag[outside] = 0
+    chroma[outside] = 0
     return mag, chroma
 
 
