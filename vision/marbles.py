@@ -1,31 +1,32 @@
 """Ring marbles from one photograph: the ring, every marble and tolley, in the ring frame (RULES.md section 4).
 
-Method. The ring frame comes from a given ``CameraModel`` (``--calibration``) or, without one, from the sand
-rim: the sand-vs-ground boundary is fitted with a robust ellipse and the ring's plane pose is recovered from
-that conic and the known radius (``vision.marbles_ring``). The photo is then rectified to a top-down
-orthophoto of the plane through the centres of resting marbles (z = 6.35 mm on the ring top; a second one at
-the ground for knocked-off balls, and optionally a third for the far ground beyond it, whose light and texture,
-hence noise, are its own), where every marble is a disc of the same known size. Balls are found as
-colour/brightness departures from the median sand or ground (a window twice the opening group for groups, a
-window of three tolleys for single balls); a round blob the size of one ball is one ball,
-sized in millimetres to tell a marble (12.7 mm) from a tolley (16-19 mm); a larger blob is a close-packed
-group, counted by fitting the triangular lattice of touching marbles (spacing 12.7 mm, unknown rotation and
-offset) to it; a doubtful member (barely coloured core) no brighter than the sand on the side the group's cast
-shadow leans to is that shadow (``vision.marbles_group_shadow``). Faint single balls (clear glass shows the
-sand through it, so no pixel stands out and the
-threshold splits or misses them) are found by a matched filter: the departure averaged over a marble's disc,
-whose peaks are kept when the ball's own outline, cut at half its contrast, is round and ball-sized (a paving
-joint or the rim's shading runs on). A ball touching a line (a paving joint, the rim's edge, the ring's shadow
-border) merges with it into one long blob; lines thinner than three quarters of a marble are opened away there,
-and what still holds nearly a marble's disc, has a coloured core and (at the rim's foot) is no mix of the sand's,
-the ground's and shade's colours is a ball. Each size-based kind carries ``kind_confidence``, the probability from the
-measured diameter's margin to the 14.35 mm split against its uncertainty (which grows with the photo's pixel
-size), so an undecidable size says so. In photos under 9 px per marble a clear ball whose caustic (the lamp
-focused through it onto the ground) lies clear of it is sized again by that spot's distance, which grows with its
-radius and no blurred edge biases (``vision.marbles_caustic``); optionally (``shadow_sizes``, off by default) an
-opaque ball by its image and cast shadow fitted together under the photo's one lamp (``vision.marbles_shadow``). ``on_ring`` compares the plan centre with
-R = 914.4 mm (MB P1); calls within the position uncertainty are flagged for the referee (MB I-1) by the
-adjudicator, not here (vision makes no rulings).
+Method. The ring frame comes from a given ``CameraModel`` (``--calibration``) or, without one, from the sand rim:
+the sand-vs-ground boundary is fitted with a robust ellipse and the ring's plane pose is recovered from that conic
+and the known radius (``vision.marbles_ring``). The photo is then rectified to a top-down orthophoto of the plane
+through the centres of resting marbles (z = 6.35 mm on the ring top; a second one at the ground for knocked-off
+balls, and a third for the far ground beyond it, whose light and texture, hence noise, are its own), where every
+marble is a disc of the same known size. Balls are found as colour/brightness departures from the median sand or
+ground (a window twice the opening group for groups, a window of three tolleys for single balls); a round blob the
+size of one ball is one ball, sized in millimetres to tell a marble (12.7 mm) from a tolley (16-19 mm); a larger
+blob is a close-packed group, counted by fitting the triangular lattice of touching marbles (spacing 12.7 mm,
+unknown rotation and offset) to it; a doubtful member (barely coloured core) no brighter than the sand on the side
+the group's cast shadow leans to is that shadow (``vision.marbles_group_shadow``). Faint single balls (clear glass
+shows the sand through it, so no pixel stands out and the threshold splits or misses them) are found by a matched
+filter: the departure averaged over a marble's disc, whose peaks are kept when the ball's own outline, cut at half
+its contrast, is round and ball-sized (a paving joint or the rim's shading runs on). A ball touching a line (a
+paving joint, the rim's edge, the ring's shadow border) merges with it into one long blob; lines thinner than three
+quarters of a marble are opened away there, and what still holds nearly a marble's disc, has a coloured core and
+(at the rim's foot) is no mix of the sand's, the ground's and shade's colours is a ball. On the ground a ball must
+also show a lit ball's own colour or specular highlight, which a paving joint's crossing, a crack or a ball's
+shadow (they only darken the ground) lacks (``vision.marbles_lit``). Each size-based kind carries
+``kind_confidence``, the probability from the measured diameter's margin to the 14.35 mm split against its
+uncertainty (which grows with the photo's pixel size), so an undecidable size says so. In photos under 9 px per
+marble a clear ball whose caustic (the lamp focused through it onto the ground) lies clear of it is sized again by
+that spot's distance, which grows with its radius and no blurred edge biases (``vision.marbles_caustic``);
+optionally (``shadow_sizes``, off by default) an opaque ball by its image and cast shadow fitted together under the
+photo's one lamp (``vision.marbles_shadow``). ``on_ring`` compares the plan centre with R = 914.4 mm (MB P1); calls
+within the position uncertainty are flagged for the referee (MB I-1) by the adjudicator, not here (vision makes no
+rulings).
 """
 
 from __future__ import annotations
