@@ -162,6 +162,23 @@ def _votes(mask: np.ndarray, r_px: float, edges: tuple[np.ndarray, ...] | None =
     return acc.reshape(h, w)
 
 
+def _votes_per_radius(shape_hw: tuple[int, int], radii_px: np.ndarray,
+                      edges: tuple[np.ndarray, ...]) -> np.ndarray:
+    """``_votes`` for several radii at once, ``(len(radii_px), h, w)``: the same votes, cast and summed in the
+    same order, in one pass over the outline (a blob's masks are small; the per-call cost was most of the work)."""
+    rr, cc, m, ux, uy = edges
+    h, w = shape_hw
+    k = len(radii_px)
+    if len(rr) == 0:
+        return np.zeros((k, h, w), np.float32)
+    x = np.rint(cc + radii_px[:, None] * ux).astype(np.int64)
+    y = np.rint(rr + radii_px[:, None] * uy).astype(np.int64)
+    ok = (x >= 0) & (x < w) & (y >= 0) & (y < h)
+    idx = y * w + x + (np.arange(k) * (h * w))[:, None]  # each radius its own plane
+    wts = np.broadcast_to(m, x.shape)
+    return np.bincount(idx[ok], weights=wts[ok], minlength=k * h * w).astype(np.float32).reshape(k, h, w)
+
+
 def _sample_labels(labels: np.ndarray, cr: np.ndarray) -> np.ndarray:
     h, w = labels.shape
     c = np.rint(cr[:, 0]).astype(int)
@@ -338,6 +355,10 @@ def outline_share(votable_sub: np.ndarray, r_px: float) -> np.ndarray:
     return cv2.filter2D(votable_sub.astype(np.float32), -1, ring, borderType=cv2.BORDER_CONSTANT)
 
 
+#: The 5 x 5 neighbourhood of a vote peak (its window and its local-maximum test).
+_BOX5 = np.ones((5, 5), np.uint8)
+
+
 def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams,
                     exclude_mask: np.ndarray | None = None, opening_mask: np.ndarray | None = None,
                     pot_class: int = 0, pot_center_mm: np.ndarray | None = None,
@@ -367,6 +388,7 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
     min_area = 0.12 * math.pi * (SMALL_WINK_RADIUS_MM / s) ** 2
     pad = int(math.ceil(LARGE_WINK_RADIUS_MM / s)) + 4
     raw: list[WinkCandidate] = []
+    radii_px = np.array([r_mm / s for r_mm in RADII_MM.values()])
     for i in range(1, n):
         x0, y0, bw, bh, area = stats[i]
         if area < min_area:
@@ -375,6 +397,9 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
         xb, yb = min(w, x0 + bw + pad), min(h, y0 + bh + pad)
         roi = labels[ya:yb, xa:xb]
         present = np.bincount(roi.ravel(), minlength=256)
+        vote_sub = vote_ok[ya:yb, xa:xb]
+        whole = None  # whether the blob's window is clear of the unread band (asked once, if at all)
+        shares: dict[str, np.ndarray] = {}  # the window's outline share per size (the same for every colour)
         for k, name in enumerate(COLOR_NAMES, start=1):
             if present[k] < min_area:
                 continue
@@ -382,17 +407,21 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             # a blob cut by the mat's unread edge band: its outline there is the band's, and does not vote;
             # the arc a centre needs is then a share of the outline that can vote. Not for the felt's own hue,
             # whose lighter border along the edge makes such blobs too (it keeps the whole-outline test)
-            vote_sub = vote_ok[ya:yb, xa:xb]
-            cut = k != cs.mat_class and not vote_sub.all()
+            if k != cs.mat_class and whole is None:
+                whole = bool(vote_sub.all())
+            cut = k != cs.mat_class and not whole
             edges = outline_off_band(mask, vote_sub) if cut else _edge_directions(mask)
-            for size, r_mm in RADII_MM.items():
-                r_px = r_mm / s
-                acc = _votes(mask, r_px, edges)
+            if len(edges[0]) == 0:
+                continue  # no outline, no votes: no centre reaches the (positive) threshold
+            votes_all = _votes_per_radius(mask.shape, radii_px, edges)
+            for (size, r_mm), r_px, acc in zip(RADII_MM.items(), radii_px.tolist(), votes_all):
                 acc5 = cv2.boxFilter(acc, -1, (5, 5), normalize=False)
                 thr = params.min_arc_fraction * 2 * math.pi * r_px
                 if cut:
-                    thr = thr * np.maximum(outline_share(vote_sub, r_px), MIN_OUTLINE_SHARE)
-                peaks = (acc5 >= thr) & (acc5 >= cv2.dilate(acc5, np.ones((5, 5), np.uint8)))
+                    if size not in shares:
+                        shares[size] = np.maximum(outline_share(vote_sub, r_px), MIN_OUTLINE_SHARE)
+                    thr = thr * shares[size]
+                peaks = (acc5 >= thr) & (acc5 >= cv2.dilate(acc5, _BOX5))
                 for pr, pc in zip(*np.nonzero(peaks)):
                     r0, r1 = max(0, pr - 2), min(acc.shape[0], pr + 3)
                     c0, c1 = max(0, pc - 2), min(acc.shape[1], pc + 3)
