@@ -40,8 +40,8 @@ from vision.crescents import felt_at
 from vision.disc_mass import DiscMassParams, disc_mass, size_from_mass
 from vision.ortho import OrthoGrid
 from vision.silhouette import rim_points_mm
-from vision.winks import (PAINT_HALF_WIDTH_MAX_MM, RADII_MM, RING_SWITCH_RATIO, WinkCandidate, _on_mat,
-                          _sample_labels, baseline_distance_mm)
+from vision.winks import (PAINT_HALF_WIDTH_MAX_MM, RADII_MM, RING_SWITCH_RATIO, WinkCandidate, _dist, _on_mat,
+                          _sample_labels, baseline_distance_mm, distances_mm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +162,7 @@ def _fit_circle(p: np.ndarray, c0: np.ndarray, r0: float, iters: int = 10) -> tu
     jtj = np.eye(3)
     for _ in range(iters):
         g = p - c
-        d = np.maximum(np.linalg.norm(g, axis=1), 1e-9)
+        d = np.maximum(distances_mm(p, c), 1e-9)
         res = d - r
         jac = np.column_stack([-g / d[:, None], -np.ones(len(p))])
         jtj = jac.T @ jac
@@ -219,14 +219,14 @@ def rim_edges(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarra
         else -1
     reach = {id(o): _reach_mm(o, params, w, told) for o in winks if o is not w and not o.potted}
     others = [o for o in winks if o is not w and not o.potted
-              and float(np.linalg.norm(o.center_mm - w.center_mm)) < reach[id(o)] + params.end_mm + blend]
+              and _dist(o.center_mm, w.center_mm) < reach[id(o)] + params.end_mm + blend]
     # first, in plan alone: could enough of the rim (at either radius) be seen against the felt at all?
     rim = w.center_mm + w.radius_mm * d[:, :2]
     zone = params.mat_edge_zone_mm + blend
     could = (np.ones(len(rim), bool) if params.local_reference else _on_mat(rim, zone)) & (
         baseline_distance_mm(rim) > params.paint_clearance_mm)
     for o in others:
-        could &= np.linalg.norm(rim - o.center_mm, axis=1) > reach[id(o)] + blend
+        could &= distances_mm(rim, o.center_mm) > reach[id(o)] + blend
     if int(could.sum()) * 360.0 / n_r < params.min_arc_deg:
         return None
     half = WINK_THICKNESS_MM / 2 / math.cos(math.radians(w.tilt_deg))
@@ -247,7 +247,7 @@ def rim_edges(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarra
     # what else is there: other winks (not potted) near enough to cover or touch this one
     covered = np.zeros(len(plan), bool)  # in or near another wink's disc (its colour, its blur)
     for o in others:
-        covered |= np.linalg.norm(plan - o.center_mm, axis=1) < reach[id(o)] + blend
+        covered |= distances_mm(plan, o.center_mm) < reach[id(o)] + blend
     cov = covered.reshape(n_r, n_s)
     # A ray may start under a wink lying over this one (a squopped wink's centre is often covered): it is
     # read from where it comes out from under, and nothing else may be met after that.
@@ -635,8 +635,8 @@ def _fit_union(p: np.ndarray, c1: np.ndarray, c2: np.ndarray, r1: float, r2: flo
     bias = 0.0
     for _ in range(iters):
         g1, g2 = p - c1, p - c2
-        d1 = np.maximum(np.linalg.norm(g1, axis=1), 1e-9)
-        d2 = np.maximum(np.linalg.norm(g2, axis=1), 1e-9)
+        d1 = np.maximum(distances_mm(p, c1), 1e-9)
+        d2 = np.maximum(distances_mm(p, c2), 1e-9)
         e1, e2 = d1 - r1 - bias, d2 - r2 - bias
         own1 = e1 <= e2  # the point lies on circle 1's part of the outline
         res = np.where(own1, e1, e2)
@@ -650,8 +650,8 @@ def _fit_union(p: np.ndarray, c1: np.ndarray, c2: np.ndarray, r1: float, r2: flo
         bias = float(np.clip(bias + step[4], -max_bias_mm, max_bias_mm))
         if float(np.abs(step).max()) < 1e-3:
             break
-    e1 = np.linalg.norm(p - c1, axis=1) - r1 - bias
-    e2 = np.linalg.norm(p - c2, axis=1) - r2 - bias
+    e1 = distances_mm(p, c1) - r1 - bias
+    e2 = distances_mm(p, c2) - r2 - bias
     return c1, c2, np.minimum(e1, e2)
 
 
@@ -683,7 +683,7 @@ def union_of_two(p: np.ndarray, mm_per_px: float, params: UnionSplitParams = Uni
     and no single circle does: the two (size, centre); None otherwise."""
     mmpp = mm_per_px
     c, r, _ = _fit_circle(p, np.zeros(2), 0.5 * (SMALL_WINK_RADIUS_MM + LARGE_WINK_RADIUS_MM))
-    rms1 = float(np.sqrt(np.mean((np.linalg.norm(p - c, axis=1) - r) ** 2))) / mmpp
+    rms1 = float(np.sqrt(np.mean((distances_mm(p, c) - r) ** 2))) / mmpp
     if rms1 < params.min_single_rms_px:
         return None
     # the two centres start on the outline's long axis, as far apart as its spread along it says
@@ -701,11 +701,11 @@ def union_of_two(p: np.ndarray, mm_per_px: float, params: UnionSplitParams = Uni
     rms2, s1, s2, c1, c2 = best
     if rms2 > params.max_rms_px or rms1 < params.min_gain * rms2:
         return None
-    gap = float(np.linalg.norm(c1 - c2))
+    gap = _dist(c1, c2)
     r1, r2 = RADII_MM[s1], RADII_MM[s2]
     if gap < params.min_apart_mm or gap > r1 + r2 - 1.0:
         return None
-    own1 = np.linalg.norm(p - c1, axis=1) - r1 <= np.linalg.norm(p - c2, axis=1) - r2
+    own1 = distances_mm(p, c1) - r1 <= distances_mm(p, c2) - r2
     if min(own1.sum(), (~own1).sum()) * 360.0 / params.n_rays < params.min_share_deg:
         return None
     return [(s1, c1), (s2, c2)]

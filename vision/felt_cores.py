@@ -27,7 +27,8 @@ from vision.components import components_with_stats
 from vision.crescents import sample_bgr_at
 from vision.ortho import OrthoGrid
 from vision.rim_check import KNOWN_CLEAR_MM, RIM_FOUND_CONFIDENCE, RimParams, _gap_mm, _on_felt, rim_fits
-from vision.winks import _UNIT72, EDGE_BLUR_IMAGE_PX, RADII_MM, WinkCandidate, _dist, _interior_offsets, _on_mat
+from vision.winks import (_UNIT72, EDGE_BLUR_IMAGE_PX, RADII_MM, WinkCandidate, _dist, _interior_offsets, _on_mat,
+                          distances_mm)
 
 #: Profiles of the chromatic rim fit reach this far either side of the model outline (px): the blur's width and
 #: the seed's offset (a core lies within a few pixels of its wink's centre); no shadow widens a chromatic edge,
@@ -69,18 +70,20 @@ def _felt_chroma(image_bgr: np.ndarray, camera: CameraModel, center_mm: np.ndarr
     ab = _sample_ab(image_bgr, camera, pts, 0.0)
     med = np.median(ab, axis=0)
     # a 2-D Gaussian error has a Rayleigh-distributed length whose median is 1.177 sigma (as vision.colour)
-    return med, float(np.median(np.linalg.norm(ab - med, axis=1))) / 1.177
+    return med, float(np.median(distances_mm(ab, med))) / 1.177
 
 
 def _felt_visible(camera: CameraModel, exclude: Callable[[np.ndarray], np.ndarray] | None,
                   near: list[WinkCandidate]) -> Callable[[np.ndarray], np.ndarray]:
     """Where plan points show the felt: on it (``rim_check._on_felt``), off ``exclude``, clear of ``near``."""
+    clear = [(o.center_mm, o.radius_mm + 1.5) for o in near]
+
     def visible(pts: np.ndarray) -> np.ndarray:
         ok = _on_felt(pts, camera)
         if exclude is not None:
             ok &= ~exclude(pts)
-        for o in near:
-            ok &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
+        for c, r in clear:
+            ok &= distances_mm(pts, c) > r
         return ok
     return visible
 

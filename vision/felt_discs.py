@@ -26,6 +26,7 @@ from vision.winks import (
     RADII_MM,
     RING_SWITCH_RATIO,
     WinkCandidate,
+    _edge_directions,
     _interior_offsets,
     _on_mat,
     _sample_labels,
@@ -80,9 +81,10 @@ def felt_discs(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate], ima
             continue
         mask = sub.astype(np.float32)
         best = None
+        edges = _edge_directions(mask)  # (the same outline for both radii)
         for size, r_mm in RADII_MM.items():
             r_px = r_mm / s
-            acc = cv2.boxFilter(_votes(mask, r_px), -1, (5, 5), normalize=False)
+            acc = cv2.boxFilter(_votes(mask, r_px, edges), -1, (5, 5), normalize=False)
             j = int(np.argmax(acc))
             pr, pc = divmod(j, acc.shape[1])
             frac = float(acc[pr, pc]) / (2 * math.pi * r_px)

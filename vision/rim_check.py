@@ -26,8 +26,10 @@ from vision.winks import (
     RADII_MM,
     WinkCandidate,
     _dist,
+    _length,
     _on_mat,
     baseline_distance_mm,
+    distances_mm,
     solid_of,
 )
 
@@ -107,9 +109,9 @@ def _fit_one(image_bgr: np.ndarray, camera: CameraModel, cand: WinkCandidate, si
         if not np.all(np.isfinite(cov)):
             return None
         w.center_mm = w.center_mm + np.clip(delta, -1.5, 1.5)
-        if float(np.linalg.norm(w.center_mm - start)) > params.max_shift_mm:
+        if _dist(w.center_mm, start) > params.max_shift_mm:
             return None
-        if float(np.linalg.norm(delta)) < 0.05:
+        if _length(delta) < 0.05:
             break
     if abs(bias) * mmpp > params.max_offset_mm + mmpp:
         return None  # the crossings lie on a circle of another radius (an edge beside the wink, not its rim)
@@ -140,13 +142,16 @@ def felt_rim_winks(near_misses: list[WinkCandidate], known: list[WinkCandidate],
         if any(not o.potted and _gap_mm(o, c) < KNOWN_CLEAR_MM for o in found):
             continue
 
-        def visible(pts: np.ndarray, found=found) -> np.ndarray:
+        # (the winks near enough to hide its rim: the same for every call)
+        clear = [(o.center_mm, o.radius_mm + 1.5) for o in found
+                 if not o.potted and _gap_mm(o, c) < 2 * RADII_MM["large"] + 10.0]
+
+        def visible(pts: np.ndarray, clear=clear) -> np.ndarray:
             ok = _on_felt(pts, camera)
             if exclude is not None:
                 ok &= ~exclude(pts)
-            for o in found:
-                if not o.potted and _gap_mm(o, c) < 2 * RADII_MM["large"] + 10.0:
-                    ok &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + 1.5
+            for oc, r in clear:
+                ok &= distances_mm(pts, oc) > r
             return ok
         fit = rim_fit(image_bgr, camera, c, visible, noise_255, params)
         if fit is None:

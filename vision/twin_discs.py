@@ -28,7 +28,7 @@ from vision.colour import COLOR_NAMES, ColourScene
 from vision.felt_cores import _sample_ab
 from vision.ortho import OrthoGrid
 from vision.rim_check import RIM_FOUND_CONFIDENCE, _on_felt
-from vision.winks import EDGE_BLUR_IMAGE_PX, RADII_MM, WinkCandidate, _dist, _on_mat
+from vision.winks import EDGE_BLUR_IMAGE_PX, RADII_MM, WinkCandidate, _dist, _on_mat, distances_mm
 
 #: Plan raster step of the pigment samples (mm): finer than a 4K pixel's footprint on the mat is not needed.
 RASTER_MM = 1.0
@@ -144,8 +144,10 @@ def _reaching(others: list[WinkCandidate], centre_mm: np.ndarray, half_mm: float
               spread_mm: float) -> list[WinkCandidate]:
     """The winks whose disc (with its blur) can reach the square window of half side ``half_mm`` about
     ``centre_mm``: the others mask nothing in it (a frame holds some twenty winks, the window a few)."""
+    cx, cy = float(centre_mm[0]), float(centre_mm[1])
+    # (the larger of the two offsets, as np.max(np.abs(...)) gives it, on Python floats: a call per wink)
     return [o for o in others
-            if np.max(np.abs(o.center_mm - centre_mm)) <= half_mm + o.radius_mm + spread_mm]
+            if max(abs(o.center_mm[0] - cx), abs(o.center_mm[1] - cy)) <= half_mm + o.radius_mm + spread_mm]
 
 
 def _core_beyond(c: WinkCandidate, others: list[WinkCandidate], cs: ColourScene, grid: OrthoGrid,
@@ -162,9 +164,9 @@ def _core_beyond(c: WinkCandidate, others: list[WinkCandidate], cs: ColourScene,
         return False
     pts = grid.table_from_ortho(np.column_stack([cc + c0, rr + r0]))
     spread = EDGE_BLUR_IMAGE_PX * camera.mm_per_px_at((float(c.center_mm[0]), float(c.center_mm[1])))
-    free = np.linalg.norm(pts - c.center_mm, axis=1) > c.radius_mm + spread
+    free = distances_mm(pts, c.center_mm) > c.radius_mm + spread
     for o in _reaching(others, c.center_mm, half + grid.mm_per_px, spread):  # the window's pixels reach one further
-        free &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + spread
+        free &= distances_mm(pts, o.center_mm) > o.radius_mm + spread
     return int(free.sum()) >= MIN_CORE_PX
 
 
@@ -188,7 +190,7 @@ def _twin_pair(c: WinkCandidate, others: list[WinkCandidate], image_bgr: np.ndar
     ab = _sample_ab(image_bgr, camera, pts, WINK_THICKNESS_MM)
     felt_ab = np.median(ab[ok & ~own], axis=0)
     # the pigment's direction from the felt: the found wink's most distinct samples (its core)
-    dist = np.linalg.norm(ab - felt_ab, axis=1)
+    dist = distances_mm(ab, felt_ab)
     inner = ok & own
     core = inner & (dist >= np.percentile(dist[inner], 75.0))
     v = np.median(ab[core], axis=0) - felt_ab

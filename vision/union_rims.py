@@ -24,7 +24,7 @@ from vision.crescents import CrescentParams, wink_classes, felt_at, sample_bgr_a
 from vision.ortho import OrthoGrid
 from vision.tilted_outline import TiltTestParams, inside_footprint, tilted_fit
 from vision.winks import (RADII_MM, WinkCandidate, WinkDetectorParams, _dist, _sample_labels,
-                          baseline_distance_mm)
+                          baseline_distance_mm, distances_mm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,9 +125,10 @@ def _usable(e: np.ndarray, p: np.ndarray, near: list[WinkCandidate], grid: Ortho
               & (np.abs(np.nan_to_num(p[:, 1])) < MAT_HALF_WIDTH_MM - edge_clear_mm))
     # nor is an outline against a baseline's paint (a bright line of unknown width, blended with the wink
     # it keeps the wink's hue) the wink's own
-    usable &= baseline_distance_mm(np.nan_to_num(p)) > params.paint_clearance_mm
+    pn = np.nan_to_num(p)
+    usable &= baseline_distance_mm(pn) > params.paint_clearance_mm
     for o in near:
-        usable &= ~(np.linalg.norm(np.nan_to_num(p) - o.center_mm, axis=1) < o.radius_mm + blend_mm + 0.5)
+        usable &= ~(distances_mm(pn, o.center_mm) < o.radius_mm + blend_mm + 0.5)
     if exclude_mask is not None:
         cp = np.rint(grid.ortho_from_table(np.nan_to_num(p, nan=0.0))).astype(int)
         cp = np.clip(cp, 0, [exclude_mask.shape[1] - 1, exclude_mask.shape[0] - 1])
@@ -223,9 +224,10 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         centre = c.copy()
         rim = usable.copy()
         bias = 0.0
+        pn = np.nan_to_num(p)
         for t in params.trim_mm:
             centre, bias, _ = fit_known_radius(p[rim], r_w, centre, fit_bias=True)
-            res_all = np.linalg.norm(np.nan_to_num(p) - centre, axis=1) - r_w - bias
+            res_all = distances_mm(pn, centre) - r_w - bias
             rim = usable & (res_all < t) & (res_all > -t - 1.0)
             if rim.sum() < params.min_rim_rays:
                 break
@@ -233,7 +235,7 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
             found += _two_discs(w, p, usable, mmpp, others, params)
             continue
         centre, bias, _ = fit_known_radius(p[rim], r_w, centre, fit_bias=True)
-        res_all = np.linalg.norm(np.nan_to_num(p) - centre, axis=1) - r_w - bias
+        res_all = distances_mm(pn, centre) - r_w - bias
         beyond = usable & (res_all > max(params.excess_mm, params.excess_px * mmpp))
         runs = [rn for rn in _runs(beyond) if len(rn) >= params.min_rays]
         new: list[WinkCandidate] = []
@@ -242,7 +244,7 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
             best = None
             for size, r in RADII_MM.items():
                 mid = q.mean(axis=0)
-                dirn = (mid - centre) / max(float(np.linalg.norm(mid - centre)), 1e-6)
+                dirn = (mid - centre) / max(_dist(mid, centre), 1e-6)
                 c0 = mid - r * dirn
                 cl, _, rq = fit_known_radius(q, r + bias, c0)
                 rms = float(np.sqrt(np.mean(rq ** 2)))
@@ -250,7 +252,7 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
                     best = (rms, size, cl)
             rms, size, cl = best
             r = RADII_MM[size]
-            d = float(np.linalg.norm(cl - centre))
+            d = _dist(cl, centre)
             if rms > max(params.max_rms_mm, 1.0 * mmpp) or not (abs(r - r_w) + 1.0 < d < r + r_w - 1.0):
                 continue
             # the union of the two discs predicts which rays reach beyond the rim: they must, and few others
@@ -261,7 +263,7 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
             want = usable & (reach > max(params.excess_mm, params.excess_px * mmpp) + 0.5)
             if want.sum() == 0 or float((want & ~beyond).sum()) / want.sum() > params.max_miss:
                 continue
-            if any(o.color == w.color and np.linalg.norm(o.center_mm - cl) < o.radius_mm + r - 2.0
+            if any(o.color == w.color and _dist(o.center_mm, cl) < o.radius_mm + r - 2.0
                    for o in [*others, *new] if o is not w):
                 continue
             n = WinkCandidate(color=w.color, size=size, center_mm=cl, votes=1.0 - rms)
@@ -299,7 +301,7 @@ def _tilted_over_other(w: WinkCandidate, image_bgr: np.ndarray, camera: CameraMo
             continue
         r_in = o.radius_mm - params.tilt_inset_mm
         g = o.center_mm + np.mgrid[-r_in:r_in:_GRID_MM, -r_in:r_in:_GRID_MM].reshape(2, -1).T
-        g = g[np.linalg.norm(g - o.center_mm, axis=1) < r_in]
+        g = g[distances_mm(g, o.center_mm) < r_in]
         own_mm2 = float((_sample_labels(cs.labels, grid.ortho_from_table(g)) == k).sum()) * _GRID_MM ** 2
         if own_mm2 >= params.first_look_mm2:
             below.append(o)

@@ -338,6 +338,64 @@ def outline_share(votable_sub: np.ndarray, r_px: float) -> np.ndarray:
     return cv2.filter2D(votable_sub.astype(np.float32), -1, ring, borderType=cv2.BORDER_CONSTANT)
 
 
+#: Reflected border around each mask on the shared canvas of ``_votes_of_masks``: the Gaussian's reach (4 px at
+#: sigma 1) and the Sobel's (1 px), as OpenCV pads a mask filtered alone.
+_CANVAS_BORDER_PX = 6
+
+
+def _votes_of_masks(masks: list[np.ndarray], votable: list[np.ndarray | None],
+                    radii_px: np.ndarray) -> list[np.ndarray | None]:
+    """Per mask, the centre votes ``_votes`` gives for each radius, ``(len(radii_px), h, w)``, from its outline
+    (``outline_off_band`` where ``votable`` is given, else ``_edge_directions``), or None where it has no
+    outline: all masks at once.
+
+    The masks are stacked on one canvas, each in a border reflected as OpenCV pads an image filtered alone, so
+    one blur and one pair of derivatives serve all; each outline pixel votes in its own mask's window (votes
+    beyond it are dropped, as there), every mask's votes summed in one ``bincount`` in the same order.
+    """
+    if not masks:
+        return []
+    b = _CANVAS_BORDER_PX
+    hs = np.array([m.shape[0] for m in masks])
+    ws = np.array([m.shape[1] for m in masks])
+    tops = np.concatenate([[0], np.cumsum(hs + 2 * b)[:-1]]) + b
+    canvas = np.zeros((int((hs + 2 * b).sum()), int(ws.max()) + 2 * b), np.float32)
+    owner = np.full(canvas.shape, -1, np.int32)
+    ok_px = np.ones(canvas.shape, bool)
+    for j, (m, top) in enumerate(zip(masks, tops.tolist())):
+        h, w = m.shape
+        canvas[top - b:top + h + b, :w + 2 * b] = cv2.copyMakeBorder(m, b, b, b, b, cv2.BORDER_REFLECT_101)
+        owner[top:top + h, b:b + w] = j
+        if votable[j] is not None:
+            ok_px[top:top + h, b:b + w] = votable[j]
+    mb = cv2.GaussianBlur(canvas, (0, 0), 1.0)
+    gx = cv2.Sobel(mb, cv2.CV_32F, 1, 0, ksize=3) * 0.125
+    gy = cv2.Sobel(mb, cv2.CV_32F, 0, 1, ksize=3) * 0.125
+    mag = cv2.magnitude(gx, gy)
+    rr, cc = np.nonzero((mag > 0.06) & (owner >= 0) & ok_px)
+    j = owner[rr, cc]
+    m = mag[rr, cc]
+    ux, uy = gx[rr, cc] / m, gy[rr, cc] / m
+    rr, cc = rr - tops[j], cc - b  # each mask's own rows and columns
+    hj, wj = hs[j], ws[j]
+    x = np.rint(cc + radii_px[:, None] * ux).astype(np.int64)
+    y = np.rint(rr + radii_px[:, None] * uy).astype(np.int64)
+    ok = (x >= 0) & (x < wj) & (y >= 0) & (y < hj)
+    sizes = hs * ws
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    total = int(sizes.sum())
+    idx = starts[j] + y * wj + x + (np.arange(len(radii_px)) * total)[:, None]  # each radius its own block
+    flat = np.bincount(idx[ok], weights=np.broadcast_to(m, x.shape)[ok],
+                       minlength=len(radii_px) * total).astype(np.float32).reshape(len(radii_px), total)
+    counts = np.bincount(j, minlength=len(masks))
+    return [None if counts[q] == 0 else flat[:, a:a + hs[q] * ws[q]].reshape(len(radii_px), hs[q], ws[q])
+            for q, a in enumerate(starts.tolist())]
+
+
+#: The 5 x 5 neighbourhood of a vote peak (its window and its local-maximum test).
+_BOX5 = np.ones((5, 5), np.uint8)
+
+
 def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams,
                     exclude_mask: np.ndarray | None = None, opening_mask: np.ndarray | None = None,
                     pot_class: int = 0, pot_center_mm: np.ndarray | None = None,
@@ -367,6 +425,9 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
     min_area = 0.12 * math.pi * (SMALL_WINK_RADIUS_MM / s) ** 2
     pad = int(math.ceil(LARGE_WINK_RADIUS_MM / s)) + 4
     raw: list[WinkCandidate] = []
+    radii_px = np.array([r_mm / s for r_mm in RADII_MM.values()])
+    tiles: list[tuple] = []  # per mask: (blob, colour, window's top and left, its votable band, cut by the band)
+    masks: list[np.ndarray] = []
     for i in range(1, n):
         x0, y0, bw, bh, area = stats[i]
         if area < min_area:
@@ -375,36 +436,45 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
         xb, yb = min(w, x0 + bw + pad), min(h, y0 + bh + pad)
         roi = labels[ya:yb, xa:xb]
         present = np.bincount(roi.ravel(), minlength=256)
+        vote_sub = vote_ok[ya:yb, xa:xb]
+        whole = None  # whether the blob's window is clear of the unread band (asked once, if at all)
         for k, name in enumerate(COLOR_NAMES, start=1):
             if present[k] < min_area:
                 continue
-            mask = (roi == k).astype(np.float32)
             # a blob cut by the mat's unread edge band: its outline there is the band's, and does not vote;
             # the arc a centre needs is then a share of the outline that can vote. Not for the felt's own hue,
             # whose lighter border along the edge makes such blobs too (it keeps the whole-outline test)
-            vote_sub = vote_ok[ya:yb, xa:xb]
-            cut = k != cs.mat_class and not vote_sub.all()
-            edges = outline_off_band(mask, vote_sub) if cut else _edge_directions(mask)
-            for size, r_mm in RADII_MM.items():
-                r_px = r_mm / s
-                acc = _votes(mask, r_px, edges)
-                acc5 = cv2.boxFilter(acc, -1, (5, 5), normalize=False)
-                thr = params.min_arc_fraction * 2 * math.pi * r_px
-                if cut:
-                    thr = thr * np.maximum(outline_share(vote_sub, r_px), MIN_OUTLINE_SHARE)
-                peaks = (acc5 >= thr) & (acc5 >= cv2.dilate(acc5, np.ones((5, 5), np.uint8)))
-                for pr, pc in zip(*np.nonzero(peaks)):
-                    r0, r1 = max(0, pr - 2), min(acc.shape[0], pr + 3)
-                    c0, c1 = max(0, pc - 2), min(acc.shape[1], pc + 3)
-                    win = acc[r0:r1, c0:c1]
-                    tot = float(win.sum())
-                    if tot <= 0:
-                        continue
-                    cy = float(win.sum(axis=1) @ np.arange(r0, r1)) / tot + ya
-                    cx = float(win.sum(axis=0) @ np.arange(c0, c1)) / tot + xa
-                    cmm = grid.table_from_ortho(np.array([[cx, cy]]))[0]
-                    raw.append(WinkCandidate(color=name, size=size, center_mm=cmm,
-                                             votes=float(acc5[pr, pc]) / (2 * math.pi * r_px)))
+            if k != cs.mat_class and whole is None:
+                whole = bool(vote_sub.all())
+            cut = k != cs.mat_class and not whole
+            tiles.append((i, name, ya, xa, vote_sub, cut))
+            masks.append((roi == k).astype(np.float32))
+    # every mask's outline votes at once (a frame has dozens of small masks; the calls cost more than the work)
+    all_votes = _votes_of_masks(masks, [t[4] if t[5] else None for t in tiles], radii_px)
+    shares: dict[tuple[int, str], np.ndarray] = {}  # a window's outline share per size (the same for every colour)
+    for (i, name, ya, xa, vote_sub, cut), votes_all in zip(tiles, all_votes):
+        if votes_all is None:
+            continue  # no outline, no votes: no centre reaches the (positive) threshold
+        for (size, r_mm), r_px, acc in zip(RADII_MM.items(), radii_px.tolist(), votes_all):
+            acc5 = cv2.boxFilter(acc, -1, (5, 5), normalize=False)
+            thr = params.min_arc_fraction * 2 * math.pi * r_px
+            if cut:
+                if (i, size) not in shares:
+                    shares[(i, size)] = np.maximum(outline_share(vote_sub, r_px), MIN_OUTLINE_SHARE)
+                thr = thr * shares[(i, size)]
+            peaks = (acc5 >= thr) & (acc5 >= cv2.dilate(acc5, _BOX5))
+            for pr, pc in zip(*np.nonzero(peaks)):
+                r0, r1 = max(0, pr - 2), min(acc.shape[0], pr + 3)
+                c0, c1 = max(0, pc - 2), min(acc.shape[1], pc + 3)
+                win = acc[r0:r1, c0:c1]
+                tot = float(win.sum())
+                if tot <= 0:
+                    continue
+                cy = float(win.sum(axis=1) @ np.arange(r0, r1)) / tot + ya
+                cx = float(win.sum(axis=0) @ np.arange(c0, c1)) / tot + xa
+                cmm = grid.table_from_ortho(np.array([[cx, cy]]))[0]
+                raw.append(WinkCandidate(color=name, size=size, center_mm=cmm,
+                                         votes=float(acc5[pr, pc]) / (2 * math.pi * r_px)))
     for c in raw:
         if pot_center_mm is not None:
             # A wink on the mat cannot stand inside the pot's base: a centre found there comes from a wink
