@@ -148,8 +148,10 @@ def _pyramid_maps_cached(key: str, grid: OrthoGrid, step_px: int, levels: int, f
     # the tables shifted to the window's own level (an integer shift: exact in float32), and where they see the
     # level's picture (the same exact comparisons, shifted)
     ox, oy = x0 >> levels, y0 >> levels
-    mx = cv2.subtract(fx, float(ox))  # float32 less a whole number: the same floats as numpy's, in half its time
-    my = cv2.subtract(fy, float(oy))
+    # float32 less a whole number: the same floats as numpy's, in half its time; in place in the views of the
+    # interpolation's own output (no new tables, whose fresh pages cost as much as the subtraction)
+    mx = cv2.subtract(fx, float(ox), dst=fx)
+    my = cv2.subtract(fy, float(oy), dst=fy)
     if x_lo >= _SPAN_CLEAR_PX and x_hi <= wl - 1 - _SPAN_CLEAR_PX and y_lo >= _SPAN_CLEAR_PX \
             and y_hi <= hl - 1 - _SPAN_CLEAR_PX:
         # every knot well inside the level's picture: so is every table entry (bilinear tables stay within their
