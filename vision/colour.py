@@ -171,9 +171,15 @@ def _upsample(small: np.ndarray, cell: int, wh: tuple[int, int]) -> np.ndarray:
     """A coarse background (cells of ``cell`` pixels) back at full size as uint8, the margin left over by whole
     cells filled from the nearest cells."""
     sh, sw = small.shape[:2]
-    full = cv2.resize(np.clip(small * 255 + 0.5, 0, 255).astype(np.uint8), (sw * cell, sh * cell),
-                      interpolation=cv2.INTER_LINEAR)
-    return cv2.copyMakeBorder(full, 0, wh[1] - sh * cell, 0, wh[0] - sw * cell, cv2.BORDER_REPLICATE)
+    h, w = sh * cell, sw * cell
+    # interpolated straight into the full image, whose margin then repeats its last column and row (the pixels of
+    # cv2.copyMakeBorder's BORDER_REPLICATE, without a second full-size image)
+    out = np.empty((wh[1], wh[0]) + small.shape[2:], np.uint8)
+    cv2.resize(np.clip(small * 255 + 0.5, 0, 255).astype(np.uint8), (w, h), dst=out[:h, :w],
+               interpolation=cv2.INTER_LINEAR)
+    out[:h, w:] = out[:h, w - 1:w]
+    out[h:] = out[h - 1:h]
+    return out
 
 
 @lru_cache(maxsize=4)
