@@ -309,7 +309,7 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     cv2.bitwise_and(cand, _searched_u8(grid, params.mat_edge_band_mm, params.baseline_band_mm,
                                        params.mat_side_band_mm, params.search_table), dst=cand)
     if valid_mask.strides != (0, 0) or not valid_mask.flat[0]:  # not the all-seen mask of ``rectify_pyramid``
-        cand[~valid_mask] = 0
+        cv2.bitwise_and(cand, np.ascontiguousarray(valid_mask).view(np.uint8), dst=cand)  # 0/1 bytes
     # noise statistics of the features themselves, on a sample of mat pixels
 
     ortho_flat = ortho_bgr.reshape(-1, 3)

@@ -193,7 +193,10 @@ def _pyramid_maps_cached(key: str, grid: OrthoGrid, step_px: int, levels: int, f
         # knots' range up to float rounding), and the mask is all true without comparing each entry
         valid = np.broadcast_to(np.True_, mx.shape)
     else:
-        valid = (mx >= -ox) & (mx <= wl - 1 - ox) & (my >= -oy) & (my <= hl - 1 - oy)
+        # the same inclusive comparisons (whole-number bounds, exact in float32) as two cv2.inRange passes
+        inside = cv2.inRange(mx, float(-ox), float(wl - 1 - ox))
+        cv2.bitwise_and(inside, cv2.inRange(my, float(-oy), float(hl - 1 - oy)), dst=inside)
+        valid = np.bitwise_and(inside, 1, out=inside).view(bool)  # 255 -> 1: a well-formed bool mask
         valid.setflags(write=False)
     for a in (mx, my):
         a.setflags(write=False)
