@@ -88,21 +88,9 @@ def _line_band_mask(grid: OrthoGrid, half_width_mm: float) -> np.ndarray:
     return m.astype(bool)
 
 
-#: Within this range ``a - b + 180`` comes back to ``[0, 360)`` by adding or taking one turn, exactly as ``% 360``
-#: does it (the sum is correctly rounded either way; taking 360 from 360..720 is exact): every hue here is within it.
-_ONE_TURN_RANGE_DEG = (-360.0, 720.0)
-
-
 def hue_distance_deg(a: np.ndarray, b: float) -> np.ndarray:
-    """``|((a - b + 180) % 360) - 180|``: the angle between hues, the same floats, without the float modulo's cost
-    (about a fifth of it) when the hues are within a turn or so of each other."""
-    x = np.asarray(a) - b + 180.0
-    if np.ndim(x) == 0 or (x.size and (x.min() < _ONE_TURN_RANGE_DEG[0] or x.max() >= _ONE_TURN_RANGE_DEG[1])):
-        return np.abs(x % 360.0 - 180.0)
-    x -= 360.0 * (x >= 360.0)
-    x += 360.0 * (x < 0.0)
-    x -= 180.0
-    return np.abs(x, out=x)
+    d = np.abs((np.asarray(a) - b + 180.0) % 360.0 - 180.0)
+    return d
 
 
 def median_u8_scaled(values_u8: np.ndarray) -> np.ndarray:
