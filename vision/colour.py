@@ -288,11 +288,12 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     eps = 1e-4
     diff = cv2.absdiff(ortho_bgr, bg_u8)
     d0, d1, d2 = cv2.split(diff)  # one pass into planes (a strided channel view is copied per call)
-    dmax = cv2.max(cv2.max(d0, d1), d2)
+    dmax = cv2.max(d0, d1, dst=d0)  # in place: the planes are not read again (new outputs cost more than the max)
+    cv2.max(dmax, d2, dst=dmax)
     noise_px = dmax[fy, fx].astype(np.float32)
     noise_u8 = max(1.0, float(np.median(noise_px)) / 1.6)  # median of the max of 3 |N(0, s)| ~ 1.6 s
     # (8-bit masks through OpenCV: an integer exceeds a threshold exactly when it exceeds its floor)
-    cand = cv2.threshold(dmax, math.floor(3.5 * noise_u8), 1, cv2.THRESH_BINARY)[1]
+    cand = cv2.threshold(dmax, math.floor(3.5 * noise_u8), 1, cv2.THRESH_BINARY, dst=d1)[1]  # a free plane
     # the table top around the mat is not searched (see WinkDetectorParams.detect_off_mat)
     cv2.bitwise_and(cand, _searched_u8(grid, params.mat_edge_band_mm, params.baseline_band_mm,
                                        params.mat_side_band_mm, params.search_table), dst=cand)

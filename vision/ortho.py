@@ -150,7 +150,7 @@ def pyramid_level(image: np.ndarray, levels: int) -> np.ndarray:
         src = cv2.resize(src, (src.shape[1] // 2, src.shape[0] // 2), interpolation=cv2.INTER_AREA)
     if levels:
         sigma = _level_blur_sigma(levels)
-        src = cv2.GaussianBlur(src, (3, 3), sigma, sigmaY=sigma)
+        src = cv2.GaussianBlur(src, (3, 3), sigma, dst=src, sigmaY=sigma)  # in place: the level is our own
     return src
 
 
