@@ -172,8 +172,8 @@ def _upsample(small: np.ndarray, cell: int, wh: tuple[int, int]) -> np.ndarray:
     cells filled from the nearest cells."""
     sh, sw = small.shape[:2]
     h, w = sh * cell, sw * cell
-    # interpolated straight into the full image, whose margin then repeats its last column and row (the pixels of
-    # cv2.copyMakeBorder's BORDER_REPLICATE, without a second full-size image)
+    # interpolated straight into the full image, whose margin then repeats its last column and row (the
+    # pixels of cv2.copyMakeBorder's BORDER_REPLICATE, without a second full-size image)
     out = np.empty((wh[1], wh[0]) + small.shape[2:], np.uint8)
     cv2.resize(np.clip(small * 255 + 0.5, 0, 255).astype(np.uint8), (w, h), dst=out[:h, :w],
                interpolation=cv2.INTER_LINEAR)
@@ -288,7 +288,8 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     eps = 1e-4
     diff = cv2.absdiff(ortho_bgr, bg_u8)
     d0, d1, d2 = cv2.split(diff)  # one pass into planes (a strided channel view is copied per call)
-    dmax = cv2.max(d0, d1, dst=d0)  # in place: the planes are not read again (new outputs cost more than the max)
+    # in place: the planes are not read again (new outputs cost more than the maximum itself)
+    dmax = cv2.max(d0, d1, dst=d0)
     cv2.max(dmax, d2, dst=dmax)
     noise_px = dmax[fy, fx].astype(np.float32)
     noise_u8 = max(1.0, float(np.median(noise_px)) / 1.6)  # median of the max of 3 |N(0, s)| ~ 1.6 s

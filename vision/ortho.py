@@ -129,9 +129,10 @@ def _pyramid_window(lo: float, hi: float, size_full: int, size_level: int, level
     return max(0, (a_l * s - reach) // s * s), min(size_full, b_l * s + reach)
 
 
-#: The BGRA remap pays for converting its source while the source has at most this many pixels per orthophoto
-#: pixel (converting costs about 0.6 ms per megapixel, the four-channel remap saves about 3.5 per orthophoto one,
-#: more from a large source: 4K frames at level 0, 4.2 source pixels per orthophoto one, 8.3 against 10.4 to 11.8 ms).
+#: The BGRA remap pays for converting its source while the source has at most this many pixels per
+#: orthophoto pixel (converting costs about 0.6 ms per megapixel, the four-channel remap saves about 3.5 per
+#: orthophoto one, more from a large source: 4K frames at level 0, 4.2 source pixels per orthophoto one,
+#: 8.3 against 10.4 to 11.8 ms).
 _BGRA_MAX_SOURCE_RATIO = 8
 
 #: How far inside the picture (level pixels) the remap tables' knots must all lie for the whole orthophoto to be
