@@ -171,9 +171,15 @@ def _upsample(small: np.ndarray, cell: int, wh: tuple[int, int]) -> np.ndarray:
     """A coarse background (cells of ``cell`` pixels) back at full size as uint8, the margin left over by whole
     cells filled from the nearest cells."""
     sh, sw = small.shape[:2]
-    full = cv2.resize(np.clip(small * 255 + 0.5, 0, 255).astype(np.uint8), (sw * cell, sh * cell),
-                      interpolation=cv2.INTER_LINEAR)
-    return cv2.copyMakeBorder(full, 0, wh[1] - sh * cell, 0, wh[0] - sw * cell, cv2.BORDER_REPLICATE)
+    h, w = sh * cell, sw * cell
+    # interpolated straight into the full image, whose margin then repeats its last column and row (the
+    # pixels of cv2.copyMakeBorder's BORDER_REPLICATE, without a second full-size image)
+    out = np.empty((wh[1], wh[0]) + small.shape[2:], np.uint8)
+    cv2.resize(np.clip(small * 255 + 0.5, 0, 255).astype(np.uint8), (w, h), dst=out[:h, :w],
+               interpolation=cv2.INTER_LINEAR)
+    out[:h, w:] = out[:h, w - 1:w]
+    out[h:] = out[h - 1:h]
+    return out
 
 
 @lru_cache(maxsize=4)
@@ -282,16 +288,18 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     eps = 1e-4
     diff = cv2.absdiff(ortho_bgr, bg_u8)
     d0, d1, d2 = cv2.split(diff)  # one pass into planes (a strided channel view is copied per call)
-    dmax = cv2.max(cv2.max(d0, d1), d2)
+    # in place: the planes are not read again (new outputs cost more than the maximum itself)
+    dmax = cv2.max(d0, d1, dst=d0)
+    cv2.max(dmax, d2, dst=dmax)
     noise_px = dmax[fy, fx].astype(np.float32)
     noise_u8 = max(1.0, float(np.median(noise_px)) / 1.6)  # median of the max of 3 |N(0, s)| ~ 1.6 s
     # (8-bit masks through OpenCV: an integer exceeds a threshold exactly when it exceeds its floor)
-    cand = cv2.threshold(dmax, math.floor(3.5 * noise_u8), 1, cv2.THRESH_BINARY)[1]
+    cand = cv2.threshold(dmax, math.floor(3.5 * noise_u8), 1, cv2.THRESH_BINARY, dst=d1)[1]  # a free plane
     # the table top around the mat is not searched (see WinkDetectorParams.detect_off_mat)
     cv2.bitwise_and(cand, _searched_u8(grid, params.mat_edge_band_mm, params.baseline_band_mm,
                                        params.mat_side_band_mm, params.search_table), dst=cand)
     if valid_mask.strides != (0, 0) or not valid_mask.flat[0]:  # not the all-seen mask of ``rectify_pyramid``
-        cand[~valid_mask] = 0
+        cv2.bitwise_and(cand, np.ascontiguousarray(valid_mask).view(np.uint8), dst=cand)  # 0/1 bytes
     # noise statistics of the features themselves, on a sample of mat pixels
 
     ortho_flat = ortho_bgr.reshape(-1, 3)

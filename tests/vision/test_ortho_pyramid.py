@@ -42,3 +42,20 @@ def test_pyramid_size_follows_pyrdown():
     for levels in range(4):
         assert pyramid_size((1601, 901), levels) == (image.shape[1], image.shape[0])
         image = cv2.pyrDown(image)
+
+
+def test_changed_camera_does_not_reuse_the_cached_tables():
+    # the tables are cached by camera, grid, level and frame size: a camera moved by a few pixels (the same rig
+    # calibrated again) gets its own, not the previous camera's
+    cam = default_camera(1601, 901)
+    K = cam.K.copy()
+    K[0, 2] += 7.0
+    moved = CameraModel(K=K, dist=cam.dist, rvec=cam.rvec, tvec=cam.tvec, image_size_wh_px=(1601, 901))
+    grid = OrthoGrid.covering(-400, 400, -250, 250, 2.5, 1.5)
+    image = np.random.default_rng(7).integers(0, 256, (901, 1601, 3), dtype=np.uint8)
+    first, _ = rectify_pyramid(image, cam, grid, 1)
+    got, got_valid = rectify_pyramid(image, moved, grid, 1)
+    want, want_valid = _whole_pyramid(image, moved, grid, 1)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got_valid, want_valid)
+    assert not np.array_equal(got, first)
