@@ -64,7 +64,7 @@ from vision.marbles_group_shadow import on_shadow_side, shadow_direction
 from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
-from vision.marbles_kind import marble_probability, photo_scale
+from vision.marbles_kind import join_reads, marble_probability, photo_scale
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
 from vision.marbles_size import local_affine, model_fits, photo_lab
 from vision.ortho import OrthoGrid, ortho_maps
@@ -208,6 +208,9 @@ class BallDetection:
     # member, a guess, or a ball cut by unseen ground: a lower bound); such reads are checked against the photo's
     # own marbles (``vision.marbles_kind``)
     size_sigma_mm: float | None = None
+    # the ball's independent size reads (mm; NaN where it has none): its silhouette's area, its outline and the
+    # blurred-sphere fit, joined under the photo's own calibration of each (``vision.marbles_kind.join_reads``)
+    size_reads_mm: tuple[float, float, float] | None = None
 
 
 # --- orthophotos ---------------------------------------------------------------------------------------------
@@ -636,10 +639,13 @@ def _member_kind_confidences(grid, members_ortho: np.ndarray, reads_mm: np.ndarr
     return out
 
 
-def _placed(camera: CameraModel, center_px, dmm: float, base_z: float) -> dict[str, Any]:
-    """A ball's kind, size and place from its image centre and measured diameter: re-aimed at its own centre
-    height (bigger balls sit higher), on the ring when it rests on the ring top within its radius."""
-    is_tolley = dmm > MARBLE_TOLLEY_SPLIT_MM
+def _placed(camera: CameraModel, center_px, dmm: float, base_z: float, is_tolley: bool | None = None
+            ) -> dict[str, Any]:
+    """A ball's kind (by the marble/tolley split unless given), size and place from its image centre and measured
+    diameter: re-aimed at its own centre height (bigger balls sit higher), on the ring when it rests on the ring
+    top within its radius."""
+    if is_tolley is None:
+        is_tolley = dmm > MARBLE_TOLLEY_SPLIT_MM
     z_c = base_z + (dmm if is_tolley else MARBLE_DIAMETER_MM) / 2
     xy_c = camera.image_to_table_mm(np.asarray(center_px, float)[None], z_c)[0]
     r_plan = float(math.hypot(*xy_c))
@@ -651,7 +657,8 @@ def _placed(camera: CameraModel, center_px, dmm: float, base_z: float) -> dict[s
 
 def _emit_ball(found: list, grid, camera: CameraModel, c, dmm: float, cf: float, grouped: bool,
                kind_conf: float, base_z: float, z_mid: float, native_px: float, params: MarblesParams,
-               presence: float = 1.0, size_sigma: float | None = None) -> None:
+               presence: float = 1.0, size_sigma: float | None = None,
+               size_reads: tuple[float, float, float] | None = None) -> None:
     xy_mm = grid.table_from_ortho(np.asarray(c, float)[None])[0]
     px = camera.project_mm(np.array([[xy_mm[0], xy_mm[1], z_mid]]))[0]
     found.append(BallDetection(
@@ -665,6 +672,7 @@ def _emit_ball(found: list, grid, camera: CameraModel, c, dmm: float, cf: float,
         measured_diameter_mm=None if grouped else float(dmm),
         presence_confidence=float(presence),
         size_sigma_mm=size_sigma,
+        size_reads_mm=size_reads,
     ))
 
 
@@ -952,6 +960,7 @@ def detect_marbles(
                                             model["psf"])
         fitted = [None if f is None else f.diameter_mm for f in fits]
         for i, (c, dmm, cf, grouped, presence, group_kind_conf) in enumerate(pending):
+            d_area, d_out = dmm, None
             if grads is not None and not grouped:
                 d_out = _outline_size(grads, grid, camera, c, z_mid, mm_per_px,
                                       [q for j, q in enumerate(accepted_ortho) if j != i])
@@ -982,14 +991,22 @@ def detect_marbles(
                     size_sigma = None
             if near_found and _seen_before(grid.table_from_ortho(np.asarray(c, float)[None])[0], near_found):
                 continue
+            reads = None if size_sigma is None else tuple(math.nan if v is None else float(v)
+                                                          for v in (d_area, d_out, fitted[i]))
             _emit_ball(found, grid, camera, c, dmm, cf, grouped,
                        kind_conf, base_z,
-                       z_mid, native_px, params, presence, size_sigma)
+                       z_mid, native_px, params, presence, size_sigma, reads)
             fitted_px.append(caustic_px)
+    caustics: dict = {}
     if any(p is not None for p in fitted_px):
         if params.shadow_sizes:
             found = _shadow_sizes(model["lab"], camera, found, fitted_px, model["psf"], native_px, params)
-        found = _caustic_sizes(frame_bgr, camera, found, fitted_px, native_px, params)
+        caustics = _caustic_reads(frame_bgr, camera, found, fitted_px)
+    joined = _joined_kinds(camera, found, caustics)
+    if joined is not None:
+        found = joined
+    elif caustics:
+        found = _caustic_sizes(camera, found, caustics, native_px, params)
     return tuple(_photo_kinds(camera, found, params))
 
 
@@ -1004,16 +1021,46 @@ def _base_z(b: BallDetection) -> float:
     return 0.0 if b.center_z_mm > -0.5 * RING_HEIGHT_MM else -RING_HEIGHT_MM
 
 
-def _resized(b: BallDetection, camera: CameraModel, dmm: float, kind_conf: float, sigma_mm: float | None
-             ) -> BallDetection:
+def _resized(b: BallDetection, camera: CameraModel, dmm: float, kind_conf: float, sigma_mm: float | None,
+             is_tolley: bool | None = None) -> BallDetection:
     """``b`` with a new measured diameter (of 1-sigma ``sigma_mm``) and kind confidence: its kind, height and plan
     centre follow."""
     # the detection's own confidence, without the old kind's
     cf = b.confidence if b.confidence < b.kind_confidence else 1.0
     return replace(
-        b, **_placed(camera, b.center_px, dmm, _base_z(b)),
+        b, **_placed(camera, b.center_px, dmm, _base_z(b), is_tolley),
         confidence=float(np.clip(min(cf, kind_conf), 0.05, 1.0)), kind_confidence=float(kind_conf),
         measured_diameter_mm=float(dmm), size_sigma_mm=sigma_mm)
+
+
+def _joined_kinds(camera: CameraModel, found: list[BallDetection], caustics: dict) -> list[BallDetection] | None:
+    """Each single ball read in full sized again by its reads (area, outline, blurred sphere and, for a clear
+    ball, its caustic from ``caustics``) joined under the photo's own calibration of each
+    (``vision.marbles_kind.join_reads``), its kind called from that joined read and its measured scatter over the
+    photo's marbles (``marble_probability``: a Student-t error, the photo's share of marbles as the prior).
+
+    The reads' biases differ from photo to photo and from each other (a whole-ring photo read its marbles 8 mm
+    by area and 19 mm by the blurred-sphere fit), so their plain mean called marbles tolleys where one read ran
+    large. None for a photo with too few single balls to calibrate on (the plain mean and its fixed sigma stand)."""
+    read = [i for i, b in enumerate(found) if b.size_sigma_mm is not None and b.size_reads_mm is not None
+            and b.measured_diameter_mm is not None]
+    if not read:
+        return None
+    got = join_reads(np.array([[*found[i].size_reads_mm, caustics[i].diameter_mm if i in caustics else math.nan]
+                               for i in read]))
+    if got is None:
+        return None
+    out = list(found)
+    for i, d, sigma in zip(read, got.diameter_mm, got.sigma_mm):
+        if not np.isfinite(d):
+            continue
+        # the likelier kind: the photo's marbles set the read's error and how common each kind is
+        p_marble = marble_probability(float(d), got.scale, float(sigma))
+        conf = max(p_marble, 1.0 - p_marble)
+        if sigma > got.scale.scatter_mm:
+            conf = min(conf, 0.5)  # its reads disagree: one of them is wrong, and the size is a guess
+        out[i] = _resized(found[i], camera, float(d), conf, float(sigma), is_tolley=p_marble < 0.5)
+    return out
 
 
 def _photo_kinds(camera: CameraModel, found: list[BallDetection], params: MarblesParams) -> list[BallDetection]:
@@ -1083,15 +1130,11 @@ def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetectio
     return out
 
 
-def _caustic_sizes(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallDetection],
-                   fitted_px: list[np.ndarray | None], native_px: float, params: MarblesParams
-                   ) -> list[BallDetection]:
-    """Single balls fitted by the blurred-sphere model, sized again with their caustic (``vision.marbles_caustic``)
-    where the photo's lamp throws one clear of the balls: the photo's lamp offset from its sure single marbles,
-    then each clear ball's caustic read joined with its size read (less the photo's bias on clear glass, from all
-    its caustic reads), weighted by their uncertainties. Where the two
-    disagree beyond their errors one of them is wrong, and the kind's uncertainty is at least half their gap,
-    so such a ball is flagged rather than called."""
+def _caustic_reads(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallDetection],
+                   fitted_px: list[np.ndarray | None]) -> dict:
+    """Single balls fitted by the blurred-sphere model, read by their caustic (``vision.marbles_caustic``) where
+    the photo's lamp throws one clear of the balls (the lamp's offset from its sure single marbles): ball index ->
+    its read."""
     lum = brightness(frame_bgr)
     centre_px = [np.asarray(b.center_px, float) if p is None else p for b, p in zip(found, fitted_px)]
     scale = [math.sqrt(abs(np.linalg.det(local_affine(camera, np.array([*b.center_mm, b.center_z_mm])))))
@@ -1102,7 +1145,7 @@ def _caustic_sizes(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallD
             if p is not None and b.kind == "marble" and not b.in_group and b.kind_confidence >= KIND_SURE]
     k = lamp_offset(lum, camera, sure, every)
     if k is None:
-        return found
+        return {}
     px_all = np.array(centre_px)
     reads = {}
     for i, (b, p) in enumerate(zip(found, fitted_px)):
@@ -1111,6 +1154,15 @@ def _caustic_sizes(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallD
                                others_r_px=np.delete(disc_px, i))
             if got is not None:
                 reads[i] = got
+    return reads
+
+
+def _caustic_sizes(camera: CameraModel, found: list[BallDetection], reads: dict, native_px: float,
+                   params: MarblesParams) -> list[BallDetection]:
+    """Each clear ball's caustic read (``_caustic_reads``) joined with its size read (less the photo's bias on
+    clear glass, from all its caustic reads), weighted by their uncertainties, in a photo whose reads cannot be
+    calibrated on its own marbles (``_joined_kinds``). Where the two disagree beyond their errors one of them is
+    wrong, and the kind's uncertainty is at least half their gap, so such a ball is flagged rather than called."""
     if not reads:
         return found
     # the size read's own bias on clear glass in this photo (the ground showing through its rim eats a width of
