@@ -209,7 +209,8 @@ class BallDetection:
     # own marbles (``vision.marbles_kind``)
     size_sigma_mm: float | None = None
     # the ball's independent size reads (mm; NaN where it has none): its silhouette's area, its outline and the
-    # blurred-sphere fit, joined under the photo's own calibration of each (``vision.marbles_kind.join_reads``)
+    # blurred-sphere fit, joined under the photo's own calibration of each for a second opinion on its kind
+    # (``vision.marbles_kind.join_reads``)
     size_reads_mm: tuple[float, float, float] | None = None
 
 
@@ -639,13 +640,10 @@ def _member_kind_confidences(grid, members_ortho: np.ndarray, reads_mm: np.ndarr
     return out
 
 
-def _placed(camera: CameraModel, center_px, dmm: float, base_z: float, is_tolley: bool | None = None
-            ) -> dict[str, Any]:
-    """A ball's kind (by the marble/tolley split unless given), size and place from its image centre and measured
-    diameter: re-aimed at its own centre height (bigger balls sit higher), on the ring when it rests on the ring
-    top within its radius."""
-    if is_tolley is None:
-        is_tolley = dmm > MARBLE_TOLLEY_SPLIT_MM
+def _placed(camera: CameraModel, center_px, dmm: float, base_z: float) -> dict[str, Any]:
+    """A ball's kind, size and place from its image centre and measured diameter: re-aimed at its own centre
+    height (bigger balls sit higher), on the ring when it rests on the ring top within its radius."""
+    is_tolley = dmm > MARBLE_TOLLEY_SPLIT_MM
     z_c = base_z + (dmm if is_tolley else MARBLE_DIAMETER_MM) / 2
     xy_c = camera.image_to_table_mm(np.asarray(center_px, float)[None], z_c)[0]
     r_plan = float(math.hypot(*xy_c))
@@ -1002,12 +1000,10 @@ def detect_marbles(
         if params.shadow_sizes:
             found = _shadow_sizes(model["lab"], camera, found, fitted_px, model["psf"], native_px, params)
         caustics = _caustic_reads(frame_bgr, camera, found, fitted_px)
-    joined = _joined_kinds(camera, found, caustics)
-    if joined is not None:
-        found = joined
-    elif caustics:
+    joined = _joined_marble_probabilities(found, caustics)
+    if caustics:
         found = _caustic_sizes(camera, found, caustics, native_px, params)
-    return tuple(_photo_kinds(camera, found, params))
+    return tuple(_joined_doubts(_photo_kinds(camera, found, params), joined))
 
 
 def _seen_before(xy_mm: np.ndarray, balls: list[BallDetection]) -> bool:
@@ -1021,45 +1017,53 @@ def _base_z(b: BallDetection) -> float:
     return 0.0 if b.center_z_mm > -0.5 * RING_HEIGHT_MM else -RING_HEIGHT_MM
 
 
-def _resized(b: BallDetection, camera: CameraModel, dmm: float, kind_conf: float, sigma_mm: float | None,
-             is_tolley: bool | None = None) -> BallDetection:
+def _resized(b: BallDetection, camera: CameraModel, dmm: float, kind_conf: float, sigma_mm: float | None
+             ) -> BallDetection:
     """``b`` with a new measured diameter (of 1-sigma ``sigma_mm``) and kind confidence: its kind, height and plan
     centre follow."""
     # the detection's own confidence, without the old kind's
     cf = b.confidence if b.confidence < b.kind_confidence else 1.0
     return replace(
-        b, **_placed(camera, b.center_px, dmm, _base_z(b), is_tolley),
+        b, **_placed(camera, b.center_px, dmm, _base_z(b)),
         confidence=float(np.clip(min(cf, kind_conf), 0.05, 1.0)), kind_confidence=float(kind_conf),
         measured_diameter_mm=float(dmm), size_sigma_mm=sigma_mm)
 
 
-def _joined_kinds(camera: CameraModel, found: list[BallDetection], caustics: dict) -> list[BallDetection] | None:
-    """Each single ball read in full sized again by its reads (area, outline, blurred sphere and, for a clear
-    ball, its caustic from ``caustics``) joined under the photo's own calibration of each
-    (``vision.marbles_kind.join_reads``), its kind called from that joined read and its measured scatter over the
-    photo's marbles (``marble_probability``: a Student-t error, the photo's share of marbles as the prior).
+def _joined_marble_probabilities(found: list[BallDetection], caustics: dict) -> dict[int, float]:
+    """A second opinion on each single ball read in full: the probability that it is a marble from its reads
+    (area, outline, blurred sphere and, for a clear ball, its caustic from ``caustics``) joined under the photo's
+    own calibration of each (``vision.marbles_kind.join_reads``), with the joined read's scatter over the
+    photo's marbles (``marble_probability``); a ball whose reads disagree beyond their errors is a guess (0.5).
+    Empty for a photo with too few single balls to calibrate on.
 
-    The reads' biases differ from photo to photo and from each other (a whole-ring photo read its marbles 8 mm
-    by area and 19 mm by the blurred-sphere fit), so their plain mean called marbles tolleys where one read ran
-    large. None for a photo with too few single balls to calibrate on (the plain mean and its fixed sigma stand)."""
+    It only lowers a confidence (``_joined_doubts``), never calls a kind: calling kinds from the calibrated read
+    made them worse on development seed 7 (count exact 21 -> 10-16 of 30, whatever the weighting), as a read's
+    bias differs with the glass (clear or opaque) while the photo's marbles are mostly clear."""
     read = [i for i, b in enumerate(found) if b.size_sigma_mm is not None and b.size_reads_mm is not None
             and b.measured_diameter_mm is not None]
     if not read:
-        return None
+        return {}
     got = join_reads(np.array([[*found[i].size_reads_mm, caustics[i].diameter_mm if i in caustics else math.nan]
                                for i in read]))
     if got is None:
-        return None
-    out = list(found)
+        return {}
+    out = {}
     for i, d, sigma in zip(read, got.diameter_mm, got.sigma_mm):
-        if not np.isfinite(d):
-            continue
-        # the likelier kind: the photo's marbles set the read's error and how common each kind is
-        p_marble = marble_probability(float(d), got.scale, float(sigma))
-        conf = max(p_marble, 1.0 - p_marble)
-        if sigma > got.scale.scatter_mm:
-            conf = min(conf, 0.5)  # its reads disagree: one of them is wrong, and the size is a guess
-        out[i] = _resized(found[i], camera, float(d), conf, float(sigma), is_tolley=p_marble < 0.5)
+        if np.isfinite(d):
+            # reads that disagree: one of them is wrong, and the size is a guess
+            out[i] = 0.5 if sigma > got.scale.scatter_mm else marble_probability(float(d), got.scale, float(sigma))
+    return out
+
+
+def _joined_doubts(found: list[BallDetection], p_marble: dict[int, float]) -> list[BallDetection]:
+    """Each ball's kind confidence lowered to what its joined reads give its kind (``p_marble``, by index), where
+    that is lower."""
+    out = list(found)
+    for i, p in p_marble.items():
+        b = found[i]
+        conf = p if b.kind == "marble" else 1.0 - p
+        if conf < b.kind_confidence:
+            out[i] = replace(b, kind_confidence=float(conf), confidence=float(np.clip(min(b.confidence, conf), 0.05, 1.0)))
     return out
 
 
@@ -1160,9 +1164,9 @@ def _caustic_reads(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallD
 def _caustic_sizes(camera: CameraModel, found: list[BallDetection], reads: dict, native_px: float,
                    params: MarblesParams) -> list[BallDetection]:
     """Each clear ball's caustic read (``_caustic_reads``) joined with its size read (less the photo's bias on
-    clear glass, from all its caustic reads), weighted by their uncertainties, in a photo whose reads cannot be
-    calibrated on its own marbles (``_joined_kinds``). Where the two disagree beyond their errors one of them is
-    wrong, and the kind's uncertainty is at least half their gap, so such a ball is flagged rather than called."""
+    clear glass, from all its caustic reads), weighted by their uncertainties. Where the two disagree beyond
+    their errors one of them is wrong, and the kind's uncertainty is at least half their gap, so such a ball is
+    flagged rather than called."""
     if not reads:
         return found
     # the size read's own bias on clear glass in this photo (the ground showing through its rim eats a width of

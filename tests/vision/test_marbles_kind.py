@@ -11,8 +11,8 @@ import pytest
 
 from calibration.camera import CameraModel
 from geometry.marbles import MARBLE_DIAMETER_MM
-from vision.marbles import (DEFAULT_PARAMS, KIND_SURE, BallDetection, _joined_kinds, _kind_confidence, _photo_kinds,
-                            _size_sigma_mm)
+from vision.marbles import (DEFAULT_PARAMS, KIND_SURE, BallDetection, _joined_doubts, _joined_marble_probabilities,
+                            _kind_confidence, _photo_kinds, _size_sigma_mm)
 from vision.marbles_kind import MIN_REFERENCE_BALLS, join_reads, photo_scale
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_images" / "marbles" / "marbles_06_midgame.json"
@@ -137,33 +137,34 @@ def test_joined_reads_are_calibrated_each_on_the_photos_marbles():
     assert np.all(got.diameter_mm[-3:] > 15.0)
 
 
-def test_a_marble_one_read_runs_large_on_is_called_a_marble_where_the_plain_mean_calls_it_a_tolley(camera):
+def test_a_marble_the_plain_mean_calls_a_tolley_outright_is_flagged_by_its_joined_reads(camera):
     rng = np.random.default_rng(22)
     marbles = _reads(rng, MARBLE_DIAMETER_MM, 40)
-    # a marble whose blurred-sphere fit took its tinted shadow in (19.1 mm) and whose outline ran 1 mm out
-    odd = MARBLE_DIAMETER_MM + np.array([READ_BIAS_MM[0], 1.0, 6.4])
+    # a marble whose blurred-sphere fit took its tinted shadow in (20.7 mm) and whose outline ran 3 mm out
+    odd = MARBLE_DIAMETER_MM + np.array([READ_BIAS_MM[0] + 2.0, 3.0, 8.0])
     tolleys = _reads(rng, 17.5, 2)
     balls = [_read_ball(camera, i, r) for i, r in enumerate([*marbles, odd, *tolleys])]
-    assert balls[40].kind == "tolley"  # the plain mean: 14.7 mm
-    out = _joined_kinds(camera, balls, {})
-    assert out is not None
-    assert out[40].kind == "marble"
-    assert [b.kind for b in out[41:]] == ["tolley", "tolley"]
-    # no marble of the photo is called a tolley with confidence
-    assert not any(b.kind == "tolley" and b.kind_confidence >= KIND_SURE for b in out[:41])
+    assert balls[40].kind == "tolley" and balls[40].kind_confidence >= KIND_SURE  # the plain mean: 16.5 mm
+    p_marble = _joined_marble_probabilities(balls, {})
+    out = _joined_doubts(balls, p_marble)
+    assert out[40].kind_confidence < KIND_SURE
+    # a second opinion never changes a kind nor makes one surer, and the joined reads still find the tolleys
+    assert [b.kind for b in out] == [b.kind for b in balls]
+    assert all(o.kind_confidence <= b.kind_confidence + 1e-12 for o, b in zip(out, balls))
+    assert p_marble[41] < 0.5 and p_marble[42] < 0.5
 
 
-def test_a_ball_whose_reads_disagree_beyond_their_errors_is_flagged_not_called(camera):
+def test_a_ball_whose_reads_disagree_beyond_their_errors_is_a_guess(camera):
     rng = np.random.default_rng(23)
     marbles = _reads(rng, MARBLE_DIAMETER_MM, 40)
     # a ball at the rim's edge: its outline took the rim (9 mm) while area and sphere fit took the grass (21 mm)
     broken = np.array([21.0 + READ_BIAS_MM[0], 8.8, 21.0 + READ_BIAS_MM[2]])
     balls = [_read_ball(camera, i, r) for i, r in enumerate([*marbles, broken])]
-    out = _joined_kinds(camera, balls, {})
-    assert out is not None and out[-1].kind_confidence < KIND_SURE
+    assert balls[-1].kind_confidence >= KIND_SURE  # the plain mean calls it a tolley outright
+    assert _joined_marble_probabilities(balls, {})[len(balls) - 1] == 0.5
 
 
-def test_no_join_in_a_photo_of_too_few_single_balls(camera):
+def test_no_second_opinion_in_a_photo_of_too_few_single_balls(camera):
     rng = np.random.default_rng(24)
     balls = [_read_ball(camera, i, r) for i, r in enumerate(_reads(rng, MARBLE_DIAMETER_MM, MIN_REFERENCE_BALLS - 1))]
-    assert _joined_kinds(camera, balls, {}) is None
+    assert _joined_marble_probabilities(balls, {}) == {}
