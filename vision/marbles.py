@@ -1020,13 +1020,13 @@ def _base_z(b: BallDetection) -> float:
 def _resized(b: BallDetection, camera: CameraModel, dmm: float, kind_conf: float, sigma_mm: float | None
              ) -> BallDetection:
     """``b`` with a new measured diameter (of 1-sigma ``sigma_mm``) and kind confidence: its kind, height and plan
-    centre follow."""
+    centre follow, and the reads it replaces are no longer its own (no second opinion from them)."""
     # the detection's own confidence, without the old kind's
     cf = b.confidence if b.confidence < b.kind_confidence else 1.0
     return replace(
         b, **_placed(camera, b.center_px, dmm, _base_z(b)),
         confidence=float(np.clip(min(cf, kind_conf), 0.05, 1.0)), kind_confidence=float(kind_conf),
-        measured_diameter_mm=float(dmm), size_sigma_mm=sigma_mm)
+        measured_diameter_mm=float(dmm), size_sigma_mm=sigma_mm, size_reads_mm=None)
 
 
 def _joined_marble_probabilities(found: list[BallDetection], caustics: dict) -> dict[int, float]:
