@@ -65,7 +65,7 @@ from vision.marbles_group_shadow import on_shadow_side, shadow_direction
 from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
-from vision.marbles_kind import marble_probability, photo_scale
+from vision.marbles_kind import join_reads, marble_probability, photo_scale
 from vision.marbles_lit import is_lit_ball
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
 from vision.marbles_size import local_affine, model_fits, photo_lab
@@ -209,6 +209,10 @@ class BallDetection:
     # member, a guess, or a ball cut by unseen ground: a lower bound); such reads are checked against the photo's
     # own marbles (``vision.marbles_kind``)
     size_sigma_mm: float | None = None
+    # the ball's independent size reads (mm; NaN where it has none): its silhouette's area, its outline and the
+    # blurred-sphere fit, joined under the photo's own calibration of each for a second opinion on its kind
+    # (``vision.marbles_kind.join_reads``)
+    size_reads_mm: tuple[float, float, float] | None = None
 
 
 # --- orthophotos ---------------------------------------------------------------------------------------------
@@ -666,7 +670,8 @@ def _placed(camera: CameraModel, center_px, dmm: float, base_z: float) -> dict[s
 
 def _emit_ball(found: list, grid, camera: CameraModel, c, dmm: float, cf: float, grouped: bool,
                kind_conf: float, base_z: float, z_mid: float, native_px: float, params: MarblesParams,
-               presence: float = 1.0, size_sigma: float | None = None) -> None:
+               presence: float = 1.0, size_sigma: float | None = None,
+               size_reads: tuple[float, float, float] | None = None) -> None:
     xy_mm = grid.table_from_ortho(np.asarray(c, float)[None])[0]
     px = camera.project_mm(np.array([[xy_mm[0], xy_mm[1], z_mid]]))[0]
     found.append(BallDetection(
@@ -680,6 +685,7 @@ def _emit_ball(found: list, grid, camera: CameraModel, c, dmm: float, cf: float,
         measured_diameter_mm=None if grouped else float(dmm),
         presence_confidence=float(presence),
         size_sigma_mm=size_sigma,
+        size_reads_mm=size_reads,
     ))
 
 
@@ -978,6 +984,7 @@ def detect_marbles(
                                             model["psf"])
         fitted = [None if f is None else f.diameter_mm for f in fits]
         for i, (c, dmm, cf, grouped, presence, group_kind_conf) in enumerate(pending):
+            d_area, d_out = dmm, None
             if grads is not None and not grouped:
                 d_out = _outline_size(grads, grid, camera, c, z_mid, mm_per_px,
                                       [q for j, q in enumerate(accepted_ortho) if j != i])
@@ -1008,15 +1015,21 @@ def detect_marbles(
                     size_sigma = None
             if near_found and _seen_before(grid.table_from_ortho(np.asarray(c, float)[None])[0], near_found):
                 continue
+            reads = None if size_sigma is None else tuple(math.nan if v is None else float(v)
+                                                          for v in (d_area, d_out, fitted[i]))
             _emit_ball(found, grid, camera, c, dmm, cf, grouped,
                        kind_conf, base_z,
-                       z_mid, native_px, params, presence, size_sigma)
+                       z_mid, native_px, params, presence, size_sigma, reads)
             fitted_px.append(caustic_px)
+    caustics: dict = {}
     if any(p is not None for p in fitted_px):
         if params.shadow_sizes:
             found = _shadow_sizes(model["lab"], camera, found, fitted_px, model["psf"], native_px, params)
-        found = _caustic_sizes(frame_bgr, camera, found, fitted_px, native_px, params)
-    return tuple(_photo_kinds(camera, found, params))
+        caustics = _caustic_reads(frame_bgr, camera, found, fitted_px)
+    joined = _joined_marble_probabilities(found, caustics)
+    if caustics:
+        found = _caustic_sizes(camera, found, caustics, native_px, params)
+    return tuple(_joined_doubts(_photo_kinds(camera, found, params), joined))
 
 
 def _seen_before(xy_mm: np.ndarray, balls: list[BallDetection]) -> bool:
@@ -1033,13 +1046,51 @@ def _base_z(b: BallDetection) -> float:
 def _resized(b: BallDetection, camera: CameraModel, dmm: float, kind_conf: float, sigma_mm: float | None
              ) -> BallDetection:
     """``b`` with a new measured diameter (of 1-sigma ``sigma_mm``) and kind confidence: its kind, height and plan
-    centre follow."""
+    centre follow, and the reads it replaces are no longer its own (no second opinion from them)."""
     # the detection's own confidence, without the old kind's
     cf = b.confidence if b.confidence < b.kind_confidence else 1.0
     return replace(
         b, **_placed(camera, b.center_px, dmm, _base_z(b)),
         confidence=float(np.clip(min(cf, kind_conf), 0.05, 1.0)), kind_confidence=float(kind_conf),
-        measured_diameter_mm=float(dmm), size_sigma_mm=sigma_mm)
+        measured_diameter_mm=float(dmm), size_sigma_mm=sigma_mm, size_reads_mm=None)
+
+
+def _joined_marble_probabilities(found: list[BallDetection], caustics: dict) -> dict[int, float]:
+    """A second opinion on each single ball read in full: the probability that it is a marble from its reads
+    (area, outline, blurred sphere and, for a clear ball, its caustic from ``caustics``) joined under the photo's
+    own calibration of each (``vision.marbles_kind.join_reads``), with the joined read's scatter over the
+    photo's marbles (``marble_probability``); a ball whose reads disagree beyond their errors is a guess (0.5).
+    Empty for a photo with too few single balls to calibrate on.
+
+    It only lowers a confidence (``_joined_doubts``), never calls a kind: calling kinds from the calibrated read
+    made them worse on development seed 7 (count exact 21 -> 10-16 of 30, whatever the weighting), as a read's
+    bias differs with the glass (clear or opaque) while the photo's marbles are mostly clear."""
+    read = [i for i, b in enumerate(found) if b.size_sigma_mm is not None and b.size_reads_mm is not None
+            and b.measured_diameter_mm is not None]
+    if not read:
+        return {}
+    got = join_reads(np.array([[*found[i].size_reads_mm, caustics[i].diameter_mm if i in caustics else math.nan]
+                               for i in read]))
+    if got is None:
+        return {}
+    out = {}
+    for i, d, sigma in zip(read, got.diameter_mm, got.sigma_mm):
+        if np.isfinite(d):
+            # reads that disagree: one of them is wrong, and the size is a guess
+            out[i] = 0.5 if sigma > got.scale.scatter_mm else marble_probability(float(d), got.scale, float(sigma))
+    return out
+
+
+def _joined_doubts(found: list[BallDetection], p_marble: dict[int, float]) -> list[BallDetection]:
+    """Each ball's kind confidence lowered to what its joined reads give its kind (``p_marble``, by index), where
+    that is lower."""
+    out = list(found)
+    for i, p in p_marble.items():
+        b = found[i]
+        conf = p if b.kind == "marble" else 1.0 - p
+        if conf < b.kind_confidence:
+            out[i] = replace(b, kind_confidence=float(conf), confidence=float(np.clip(min(b.confidence, conf), 0.05, 1.0)))
+    return out
 
 
 def _photo_kinds(camera: CameraModel, found: list[BallDetection], params: MarblesParams) -> list[BallDetection]:
@@ -1109,15 +1160,11 @@ def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetectio
     return out
 
 
-def _caustic_sizes(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallDetection],
-                   fitted_px: list[np.ndarray | None], native_px: float, params: MarblesParams
-                   ) -> list[BallDetection]:
-    """Single balls fitted by the blurred-sphere model, sized again with their caustic (``vision.marbles_caustic``)
-    where the photo's lamp throws one clear of the balls: the photo's lamp offset from its sure single marbles,
-    then each clear ball's caustic read joined with its size read (less the photo's bias on clear glass, from all
-    its caustic reads), weighted by their uncertainties. Where the two
-    disagree beyond their errors one of them is wrong, and the kind's uncertainty is at least half their gap,
-    so such a ball is flagged rather than called."""
+def _caustic_reads(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallDetection],
+                   fitted_px: list[np.ndarray | None]) -> dict:
+    """Single balls fitted by the blurred-sphere model, read by their caustic (``vision.marbles_caustic``) where
+    the photo's lamp throws one clear of the balls (the lamp's offset from its sure single marbles): ball index ->
+    its read."""
     lum = brightness(frame_bgr)
     centre_px = [np.asarray(b.center_px, float) if p is None else p for b, p in zip(found, fitted_px)]
     scale = [math.sqrt(abs(np.linalg.det(local_affine(camera, np.array([*b.center_mm, b.center_z_mm])))))
@@ -1128,7 +1175,7 @@ def _caustic_sizes(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallD
             if p is not None and b.kind == "marble" and not b.in_group and b.kind_confidence >= KIND_SURE]
     k = lamp_offset(lum, camera, sure, every)
     if k is None:
-        return found
+        return {}
     px_all = np.array(centre_px)
     reads = {}
     for i, (b, p) in enumerate(zip(found, fitted_px)):
@@ -1137,6 +1184,15 @@ def _caustic_sizes(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallD
                                others_r_px=np.delete(disc_px, i))
             if got is not None:
                 reads[i] = got
+    return reads
+
+
+def _caustic_sizes(camera: CameraModel, found: list[BallDetection], reads: dict, native_px: float,
+                   params: MarblesParams) -> list[BallDetection]:
+    """Each clear ball's caustic read (``_caustic_reads``) joined with its size read (less the photo's bias on
+    clear glass, from all its caustic reads), weighted by their uncertainties. Where the two disagree beyond
+    their errors one of them is wrong, and the kind's uncertainty is at least half their gap, so such a ball is
+    flagged rather than called."""
     if not reads:
         return found
     # the size read's own bias on clear glass in this photo (the ground showing through its rim eats a width of

@@ -11,8 +11,9 @@ import pytest
 
 from calibration.camera import CameraModel
 from geometry.marbles import MARBLE_DIAMETER_MM
-from vision.marbles import DEFAULT_PARAMS, KIND_SURE, BallDetection, _kind_confidence, _photo_kinds, _size_sigma_mm
-from vision.marbles_kind import MIN_REFERENCE_BALLS, photo_scale
+from vision.marbles import (DEFAULT_PARAMS, KIND_SURE, BallDetection, _joined_doubts, _joined_marble_probabilities,
+                            _kind_confidence, _photo_kinds, _size_sigma_mm)
+from vision.marbles_kind import MIN_REFERENCE_BALLS, join_reads, photo_scale
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_images" / "marbles" / "marbles_06_midgame.json"
 NATIVE_PX = 6.5  # a whole-ring photo: the kinds are hardest here
@@ -101,3 +102,69 @@ def test_balls_without_a_whole_read_and_sparse_photos_keep_the_detectors_kinds(c
     out = _photo_kinds(camera, [*balls, cut], DEFAULT_PARAMS)
     assert out[-1] == cut
 
+
+
+# --- each read calibrated on the photo's own marbles, then joined (vision.marbles_kind.join_reads) ---------------
+
+# A whole-ring photo's three reads, biased as marbles_06 measured them: the area reads marbles ~5.8 mm small, the
+# outline about true, the blurred-sphere fit 0.4 mm large (each scattered about 1 mm there: 1.4-1.7 in that photo)
+READ_BIAS_MM = (-5.8, -0.2, 0.4)
+READ_SCATTER_MM = (1.0, 1.2, 1.1)
+
+
+def _reads(rng: np.random.Generator, true_mm: float, n: int) -> np.ndarray:
+    return true_mm + np.array(READ_BIAS_MM) + rng.normal(0.0, 1.0, (n, 3)) * np.array(READ_SCATTER_MM)
+
+
+def _read_ball(camera: CameraModel, i: int, reads: np.ndarray) -> BallDetection:
+    """A single ball as the detector leaves it before the join: sized by its reads' plain mean (area and outline
+    averaged, then with the blurred-sphere fit)."""
+    b = _ball(camera, i, 0.5 * (0.5 * (reads[0] + reads[1]) + reads[2]))
+    return replace(b, size_reads_mm=tuple(float(v) for v in reads))
+
+
+def test_joined_reads_are_calibrated_each_on_the_photos_marbles():
+    rng = np.random.default_rng(21)
+    reads = np.vstack([_reads(rng, MARBLE_DIAMETER_MM, 40), _reads(rng, 17.5, 3)])
+    reads[::4, 2] = np.nan  # not every ball has every read
+    got = join_reads(reads)
+    assert got is not None
+    for b, s, want_b, want_s in zip(got.bias_mm, got.scatter_mm, READ_BIAS_MM, READ_SCATTER_MM):
+        assert b == pytest.approx(want_b, abs=0.8) and s == pytest.approx(want_s, rel=0.6)
+    # the joined read is better than any one read alone, and its bias is gone
+    assert got.scale.scatter_mm < min(READ_SCATTER_MM)
+    assert got.scale.bias_mm == pytest.approx(0.0, abs=0.5)
+    assert np.all(got.diameter_mm[-3:] > 15.0)
+
+
+def test_a_marble_the_plain_mean_calls_a_tolley_outright_is_flagged_by_its_joined_reads(camera):
+    rng = np.random.default_rng(22)
+    marbles = _reads(rng, MARBLE_DIAMETER_MM, 40)
+    # a marble whose blurred-sphere fit took its tinted shadow in (20.7 mm) and whose outline ran 3 mm out
+    odd = MARBLE_DIAMETER_MM + np.array([READ_BIAS_MM[0] + 2.0, 3.0, 8.0])
+    tolleys = _reads(rng, 17.5, 2)
+    balls = [_read_ball(camera, i, r) for i, r in enumerate([*marbles, odd, *tolleys])]
+    assert balls[40].kind == "tolley" and balls[40].kind_confidence >= KIND_SURE  # the plain mean: 16.5 mm
+    p_marble = _joined_marble_probabilities(balls, {})
+    out = _joined_doubts(balls, p_marble)
+    assert out[40].kind_confidence < KIND_SURE
+    # a second opinion never changes a kind nor makes one surer, and the joined reads still find the tolleys
+    assert [b.kind for b in out] == [b.kind for b in balls]
+    assert all(o.kind_confidence <= b.kind_confidence + 1e-12 for o, b in zip(out, balls))
+    assert p_marble[41] < 0.5 and p_marble[42] < 0.5
+
+
+def test_a_ball_whose_reads_disagree_beyond_their_errors_is_a_guess(camera):
+    rng = np.random.default_rng(23)
+    marbles = _reads(rng, MARBLE_DIAMETER_MM, 40)
+    # a ball at the rim's edge: its outline took the rim (9 mm) while area and sphere fit took the grass (21 mm)
+    broken = np.array([21.0 + READ_BIAS_MM[0], 8.8, 21.0 + READ_BIAS_MM[2]])
+    balls = [_read_ball(camera, i, r) for i, r in enumerate([*marbles, broken])]
+    assert balls[-1].kind_confidence >= KIND_SURE  # the plain mean calls it a tolley outright
+    assert _joined_marble_probabilities(balls, {})[len(balls) - 1] == 0.5
+
+
+def test_no_second_opinion_in_a_photo_of_too_few_single_balls(camera):
+    rng = np.random.default_rng(24)
+    balls = [_read_ball(camera, i, r) for i, r in enumerate(_reads(rng, MARBLE_DIAMETER_MM, MIN_REFERENCE_BALLS - 1))]
+    assert _joined_marble_probabilities(balls, {}) == {}
