@@ -22,7 +22,7 @@ from vision.arc_size import UnionSplitParams, fit_known_radius, split_union, uni
 from vision.colour import COLOR_NAMES, ColourScene, blend_line
 from vision.crescents import CrescentParams, wink_classes, felt_at, sample_bgr_at
 from vision.ortho import OrthoGrid
-from vision.tilted_outline import TiltedOutline, TiltTestParams, inside_footprint, tilted_fit
+from vision.tilted_outline import TiltTestParams, inside_footprint, tilted_fit
 from vision.winks import (RADII_MM, WinkCandidate, WinkDetectorParams, _dist, _sample_labels,
                           baseline_distance_mm)
 
@@ -215,7 +215,7 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
             # 39 degrees), not two flat ones
             got = tilted_fit(p[usable], c, RADII_MM, camera.center_mm, WINK_THICKNESS_MM, mmpp,
                              [(o.center_mm, o.radius_mm) for o in others if o.color != w.color], params.tilt)
-            if got is not None and tilt_held_up(got[1], w, others):
+            if got is not None:
                 w.size, w.center_mm = got[0], got[1].center_mm
                 w.outline_tilt = (got[1].tilt_deg, got[1].tilt_azimuth_deg)
                 continue
@@ -282,38 +282,6 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
 _GRID_MM = 0.5  # sample spacing of the colour reads over a footprint
 
 
-#: Thicknesses a support's top may stand above the layers of winks it can lie on: its own tilt raises its rim and
-#: the bevels meet above the plain stack (the renderer's piles reach 1.3 thicknesses beyond the layers).
-SUPPORT_RISE_THICKNESSES = 2.0
-
-
-def tilt_held_up(t: TiltedOutline, w: WinkCandidate, winks: list[WinkCandidate]) -> bool:
-    """Whether a wink under the raised side can hold the tilted disc ``t`` up: resting with its low rim on the
-    mat, the disc's underside over a support's near rim is L tan(tilt) high (L the lever arm from the low rim),
-    and a support lying on the k other winks it overlaps has its top at most k + 1 thicknesses high (plus
-    ``SUPPORT_RISE_THICKNESSES``). An outline cut by a neighbour's rim can fit a steep disc rising over that
-    neighbour which nothing there could lift (a small wink at 35 degrees over one flat wink): no pose."""
-    a = np.radians(t.tilt_azimuth_deg)
-    ahead = np.array([np.cos(a), np.sin(a)])
-    low = t.center_mm - t.radius_mm * np.cos(np.radians(t.tilt_deg)) * ahead
-    for s in winks:
-        if s is w or s.potted:
-            continue
-        rel = s.center_mm - low
-        along = float(rel @ ahead)
-        across2 = float(rel @ rel) - along * along
-        if along <= 0.0 or across2 >= s.radius_mm ** 2:
-            continue  # not under the raised side
-        lever = max(along - float(np.sqrt(s.radius_mm ** 2 - across2)), 0.0)
-        if lever > 2.0 * t.radius_mm * np.cos(np.radians(t.tilt_deg)):
-            continue  # its rim lies beyond the disc's raised edge
-        layers = sum(1 for o in winks if o is not w and o is not s and not o.potted
-                     and _dist(o.center_mm, s.center_mm) < o.radius_mm + s.radius_mm)
-        if lever * np.tan(np.radians(t.tilt_deg)) <= (layers + 1 + SUPPORT_RISE_THICKNESSES) * WINK_THICKNESS_MM:
-            return True
-    return False
-
-
 def _tilted_over_other(w: WinkCandidate, image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene,
                        grid: OrthoGrid, winks: list[WinkCandidate], exclude_mask: np.ndarray | None,
                        edge_clear_mm: float, blend_mm: float, mm_per_px: float, u: np.ndarray,
@@ -351,7 +319,7 @@ def _tilted_over_other(w: WinkCandidate, image_bgr: np.ndarray, camera: CameraMo
         return
     got = tilted_fit(p[usable], c, RADII_MM, camera.center_mm, WINK_THICKNESS_MM, mm_per_px,
                      [(o.center_mm, o.radius_mm) for o in others if o.color != w.color], params.tilt)
-    if got is None or not tilt_held_up(got[1], w, others):
+    if got is None:
         return
     # a wink lying on the other shows its colour over its whole footprint; one under it is cut by the other's
     # rim, and its outline against the felt may fit a tilted disc that reaches over the other's colour
