@@ -56,12 +56,13 @@ def sample_bgr_at(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray
 
 
 def wink_classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: ColourScene,
-             params: CrescentParams) -> np.ndarray:
+             params: CrescentParams, nearest_only: np.ndarray | None = None) -> np.ndarray:
     """Wink colour index per sample (-1: felt, a blend of the upper wink with the felt, or no wink hue).
 
     Defocus spreads the upper wink over the felt beside it: such a pixel is ``a * W + (1 - a) * felt`` for
     some ``a`` and can take a third hue (red on beige reads orange, yellow-ish); only a sample clearly off that
-    blend line is a colour of its own.
+    blend line is a colour of its own. Samples marked ``nearest_only`` take the nearest class's hue however far
+    (a crescent blurred over the wink under it takes a hue between the two colours).
     """
     lab = lab_rows(np.clip(bgr * cs.gains_bgr, 0, 1))
     hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0
@@ -71,7 +72,10 @@ def wink_classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, c
     f0, f1, f2 = felt_bgr[:, 0], felt_bgr[:, 1], felt_bgr[:, 2]
     d0, d1, d2 = bgr[:, 0] - f0, bgr[:, 1] - f1, bgr[:, 2] - f2
     departure = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) / (np.sqrt(f0 * f0 + f1 * f1 + f2 * f2) + 1e-3)
-    ok = (chroma >= params.min_chroma) & (hue_gap <= params.max_hue_deg)
+    hue_ok = hue_gap <= params.max_hue_deg
+    if nearest_only is not None:
+        hue_ok |= nearest_only
+    ok = (chroma >= params.min_chroma) & hue_ok
     ok &= departure >= params.min_departure
     _, off_line, vv = blend_line(bgr, felt_bgr, upper_bgr, segment=True)
     ok &= off_line >= params.min_off_blend * np.sqrt(vv)
@@ -231,7 +235,10 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
             continue
         colours = sample_bgr_at(image_bgr, camera, pts, WINK_THICKNESS_MM)
         felt_pts = felt_at(felt, grid, pts)
-        cls = wink_classes(colours, felt_pts, upper_bgr, cs, params)
+        # inside a found wink (the middle of a pile lies on it), the crescent is only a few pixels wide and the
+        # blur mixes it with that wink's colour: a hue between the two is the nearer one's (that wink's own
+        # shading keeps its hue, ``own_colour_shows``)
+        cls = wink_classes(colours, felt_pts, upper_bgr, cs, params, nearest_only=pts_in >= 0)
         # where a found wink shows its own colour, a wink under it is hidden and one over it is not there
         hidden = own_colour_shows(cls, pts_in, near)
         for k, name in enumerate(COLOR_NAMES):
