@@ -26,7 +26,8 @@ from vision.colour import CLASS_NEUTRAL, COLOR_NAMES, ColourScene, lab_rows
 from vision.components import components_with_stats
 from vision.crescents import sample_bgr_at
 from vision.ortho import OrthoGrid
-from vision.rim_check import KNOWN_CLEAR_MM, RIM_FOUND_CONFIDENCE, RimParams, _gap_mm, _on_felt, rim_fits
+from vision.rim_check import (KNOWN_CLEAR_MM, RIM_FOUND_CONFIDENCE, RimParams, _gap_mm, _on_felt,
+                              felt_visible, rim_fits)
 from vision.winks import (_UNIT72, EDGE_BLUR_IMAGE_PX, RADII_MM, WinkCandidate, _dist, _interior_offsets, _on_mat,
                           distances_mm)
 
@@ -75,17 +76,8 @@ def _felt_chroma(image_bgr: np.ndarray, camera: CameraModel, center_mm: np.ndarr
 
 def _felt_visible(camera: CameraModel, exclude: Callable[[np.ndarray], np.ndarray] | None,
                   near: list[WinkCandidate]) -> Callable[[np.ndarray], np.ndarray]:
-    """Where plan points show the felt: on it (``rim_check._on_felt``), off ``exclude``, clear of ``near``."""
-    clear = [(o.center_mm, o.radius_mm + 1.5) for o in near]
-
-    def visible(pts: np.ndarray) -> np.ndarray:
-        ok = _on_felt(pts, camera)
-        if exclude is not None:
-            ok &= ~exclude(pts)
-        for c, r in clear:
-            ok &= distances_mm(pts, c) > r
-        return ok
-    return visible
+    """Where plan points show the felt, clear of ``near`` (a wink's rim hides 1.5 mm beyond it)."""
+    return felt_visible(camera, exclude, [(o.center_mm, o.radius_mm + 1.5) for o in near])
 
 
 def _piled(o: WinkCandidate, w: WinkCandidate) -> bool:

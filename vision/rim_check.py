@@ -146,14 +146,7 @@ def felt_rim_winks(near_misses: list[WinkCandidate], known: list[WinkCandidate],
         clear = [(o.center_mm, o.radius_mm + 1.5) for o in found
                  if not o.potted and _gap_mm(o, c) < 2 * RADII_MM["large"] + 10.0]
 
-        def visible(pts: np.ndarray, clear=clear) -> np.ndarray:
-            ok = _on_felt(pts, camera)
-            if exclude is not None:
-                ok &= ~exclude(pts)
-            for oc, r in clear:
-                ok &= distances_mm(pts, oc) > r
-            return ok
-        fit = rim_fit(image_bgr, camera, c, visible, noise_255, params)
+        fit = rim_fit(image_bgr, camera, c, felt_visible(camera, exclude, clear), noise_255, params)
         if fit is None:
             continue
         w = WinkCandidate(color=c.color, size=fit.size, center_mm=fit.center_mm, votes=c.votes)
@@ -179,3 +172,16 @@ def _on_felt(pts: np.ndarray, camera: CameraModel) -> np.ndarray:
     mmpp = camera.mm_per_px_at((float(c[0]), float(c[1])))
     blur_mm = EDGE_BLUR_IMAGE_PX * mmpp
     return _on_mat(pts, blur_mm) & (baseline_distance_mm(pts) > PAINT_HALF_WIDTH_MAX_MM + blur_mm)
+
+
+def felt_visible(camera: CameraModel, exclude: Callable[[np.ndarray], np.ndarray] | None,
+                 clear: list[tuple[np.ndarray, float]]) -> Callable[[np.ndarray], np.ndarray]:
+    """Where plan points show the felt: on it, off ``exclude``, beyond each ``(centre, radius)`` of ``clear``."""
+    def visible(pts: np.ndarray) -> np.ndarray:
+        ok = _on_felt(pts, camera)
+        if exclude is not None:
+            ok &= ~exclude(pts)
+        for c, r in clear:
+            ok &= distances_mm(pts, c) > r
+        return ok
+    return visible
