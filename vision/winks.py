@@ -322,13 +322,6 @@ def votable(cs: ColourScene, blend_px: int = EDGE_BLEND_PX) -> np.ndarray:
     return _edge_masks(cs, blend_px)[1]
 
 
-def outline_off_band(mask: np.ndarray, votable_sub: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``_edge_directions`` of a blob without the outline pixels where it meets the unread band."""
-    edges = _edge_directions(mask)
-    keep = votable_sub[edges[0], edges[1]]
-    return edges if keep.all() else tuple(e[keep] for e in edges)
-
-
 def outline_share(votable_sub: np.ndarray, r_px: float) -> np.ndarray:
     """Per centre pixel, the share of a circle of radius ``r_px`` about it whose outline can vote."""
     n = int(math.ceil(r_px)) + 1
@@ -346,7 +339,7 @@ _CANVAS_BORDER_PX = 6
 def _votes_of_masks(masks: list[np.ndarray], votable: list[np.ndarray | None],
                     radii_px: np.ndarray) -> list[np.ndarray | None]:
     """Per mask, the centre votes ``_votes`` gives for each radius, ``(len(radii_px), h, w)``, from its outline
-    (``outline_off_band`` where ``votable`` is given, else ``_edge_directions``), or None where it has no
+    (``_edge_directions`` less the pixels where ``votable`` is False, where it is given), or None where it has no
     outline: all masks at once.
 
     The masks are stacked on one canvas, each in a border reflected as OpenCV pads an image filtered alone, so

@@ -2,11 +2,18 @@
 
 import numpy as np
 
-from vision.winks import _edge_directions, _votes, _votes_of_masks, outline_off_band
+from vision.winks import _edge_directions, _votes, _votes_of_masks
 
 #: Votes are sums of gradient magnitudes (about one per outline pixel); the shared canvas may round the blur's
 #: last bit otherwise than a mask filtered alone.
 VOTE_TOL = 1e-4
+
+
+def _outline_off_band(mask: np.ndarray, votable_sub: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The outline of a mask filtered alone, less its pixels on the unread band: what a cut blob votes with."""
+    edges = _edge_directions(mask)
+    keep = votable_sub[edges[0], edges[1]]
+    return tuple(e[keep] for e in edges)
 
 
 def _disc_mask(h: int, w: int, centre_rc: tuple[float, float], r_px: float) -> np.ndarray:
@@ -37,7 +44,7 @@ def test_batched_votes_match_each_mask_alone():
     assert len(got) == len(masks)
     assert got[-1] is None
     for m, v, g in zip(masks[:-1], votable[:-1], got[:-1]):
-        edges = outline_off_band(m, v) if v is not None else _edge_directions(m)
+        edges = _outline_off_band(m, v) if v is not None else _edge_directions(m)
         want = np.stack([_votes(m, r, edges) for r in radii_px.tolist()])
         assert g.shape == want.shape
         assert want.max() > 1.0  # the discs do vote
