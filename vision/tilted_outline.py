@@ -49,39 +49,72 @@ def model_outline_mm(camera_center_mm: np.ndarray, center_mm: np.ndarray, radius
                      azimuth_deg: float, plane_z_mm: float) -> tuple[np.ndarray, np.ndarray]:
     """Where the camera's rays through a tilted disc's two rims meet the plane ``plane_z_mm``: (points (2N, 2),
     the disc centre's own point there)."""
-    ang = np.linspace(0.0, 2 * np.pi, _RIM_SAMPLES, endpoint=False)
-    t, a = math.radians(tilt_deg), math.radians(azimuth_deg)
-    z_mid = mid_height_mm(radius_mm, tilt_deg)
-    half = WINK_THICKNESS_MM / 2
-    rel = ang - a
-    du, dv = radius_mm * np.cos(rel), radius_mm * np.sin(rel)
-    ca, sa = math.cos(a), math.sin(a)
-    x = center_mm[0] + du * math.cos(t) * ca - dv * sa
-    y = center_mm[1] + du * math.cos(t) * sa + dv * ca
-    z = z_mid + du * math.sin(t)
-    # the disc's normal (tilted towards the azimuth): the two rims lie half a thickness either side
-    nrm = np.array([-math.sin(t) * ca, -math.sin(t) * sa, math.cos(t)])
-    pts = np.vstack([np.column_stack([x, y, z]) + s * half * nrm for s in (-1.0, 1.0)])
-    mid = np.array([[center_mm[0], center_mm[1], z_mid]])
-    cam = np.asarray(camera_center_mm, float)
+    pts, mid = _model_outlines(camera_center_mm, [(center_mm, radius_mm, tilt_deg, azimuth_deg)], plane_z_mm)
+    return pts[0], mid[0]
 
-    def to_plane(p: np.ndarray) -> np.ndarray:
-        k = (cam[2] - plane_z_mm) / np.maximum(cam[2] - p[:, 2], 1e-6)
-        return cam[:2] + (p[:, :2] - cam[:2]) * k[:, None]
-    return to_plane(pts), to_plane(mid)[0]
+
+_ANG = np.linspace(0.0, 2 * np.pi, _RIM_SAMPLES, endpoint=False)
+
+
+def _model_outlines(camera_center_mm: np.ndarray, discs: list[tuple[np.ndarray, float, float, float]],
+                    plane_z_mm: float) -> tuple[np.ndarray, np.ndarray]:
+    """``model_outline_mm`` of several discs (centre, radius, tilt, azimuth) at once, (k, 2N, 2) and (k, 2):
+    a fit's finite-difference Jacobian evaluates its model at every parameter step together. Each disc's
+    scalars are taken as one disc's alone (``math``), so that every disc's outline is the one it has alone."""
+    half = WINK_THICKNESS_MM / 2
+    sc = np.array([_disc_scalars(*d) for d in discs])
+    cx, cy, r, z_mid, a, ct, st, ca, sa = (sc[:, j:j + 1] for j in range(9))
+    rel = _ANG[None, :] - a
+    du, dv = r * np.cos(rel), r * np.sin(rel)
+    # the disc's normal (tilted towards the azimuth): the two rims lie half a thickness either side
+    nrm = (-st * ca, -st * sa, ct)
+    x, y, z = (np.concatenate([m + s * half * n for s in (-1.0, 1.0)], axis=1)
+               for m, n in zip((cx + du * ct * ca - dv * sa, cy + du * ct * sa + dv * ca, z_mid + du * st), nrm))
+    cam = np.asarray(camera_center_mm, float)
+    kp = (cam[2] - plane_z_mm) / np.maximum(cam[2] - z, 1e-6)
+    out = np.stack((cam[0] + (x - cam[0]) * kp, cam[1] + (y - cam[1]) * kp), axis=2)
+    km = (cam[2] - plane_z_mm) / np.maximum(cam[2] - z_mid, 1e-6)
+    mid = cam[:2] + (sc[:, 0:2] - cam[:2]) * km
+    return out, mid
+
+
+def _disc_scalars(center_mm: np.ndarray, radius_mm: float, tilt_deg: float, azimuth_deg: float) -> tuple:
+    t, a = math.radians(tilt_deg), math.radians(azimuth_deg)
+    return (center_mm[0], center_mm[1], radius_mm, mid_height_mm(radius_mm, tilt_deg), a, math.cos(t),
+            math.sin(t), math.cos(a), math.sin(a))
 
 
 def _radial_residuals(points_mm: np.ndarray, model_mm: np.ndarray, origin_mm: np.ndarray) -> np.ndarray:
     """Radial distance of each point beyond the model outline, both seen from ``origin_mm`` (inside it): each
     rim is a closed convex curve about it, read as radius by angle, and the silhouette is the outer of the two."""
-    q = points_mm - origin_mm
-    tq = np.arctan2(q[:, 1], q[:, 0])
-    r_model = np.zeros(len(q))
-    for rim in np.split(model_mm - origin_mm, 2):
-        th = np.arctan2(rim[:, 1], rim[:, 0])
-        k = np.argsort(th)
-        r_model = np.maximum(r_model, np.interp(tq, th[k], np.hypot(rim[k, 0], rim[k, 1]), period=2 * np.pi))
-    return np.hypot(q[:, 0], q[:, 1]) - r_model
+    return _radial_residuals_of(points_mm, model_mm[None], origin_mm[None])[0]
+
+
+def _radial_residuals_of(points_mm: np.ndarray, models_mm: np.ndarray, origins_mm: np.ndarray) -> np.ndarray:
+    """``_radial_residuals`` of the points about each of k model outlines (k, 2N, 2) seen from its origin (k, 2),
+    (k, M): ``np.interp``'s periodic interpolation, the same arithmetic, on all the rims at once."""
+    k = len(models_mm)
+    period = 2 * np.pi
+    q = points_mm[None, :, :] - origins_mm[:, None, :]
+    tq = np.arctan2(q[:, :, 1], q[:, :, 0]) % period  # (k, M)
+    rims = (models_mm - origins_mm[:, None, :]).reshape(k * 2, -1, 2)  # (2k, N, 2): rim-major per model
+    n = rims.shape[1]
+    # each rim as radius by angle in [0, 2 pi), in angle order, wrapped once either side
+    xp = np.arctan2(rims[:, :, 1], rims[:, :, 0]) % period
+    o = (np.argsort(xp, axis=1) + (np.arange(2 * k) * n)[:, None]).ravel()
+    xp = xp.ravel()[o].reshape(2 * k, n)
+    fp = np.hypot(rims[:, :, 0], rims[:, :, 1]).ravel()[o].reshape(2 * k, n)
+    xp = np.concatenate((xp[:, -1:] - period, xp, xp[:, 0:1] + period), axis=1)
+    fp = np.concatenate((fp[:, -1:], fp, fp[:, 0:1]), axis=1)
+    x = np.repeat(tq, 2, axis=0)  # (2k, M), each model's points against each of its two rims
+    # xp[j] <= x < xp[j + 1], as interp's search finds it (per rim; then as an index into all rims' knots)
+    j = np.array([np.searchsorted(a, b, side="right") for a, b in zip(xp, x)])
+    j = np.clip(j - 1, 0, n) + (np.arange(2 * k) * (n + 2))[:, None]
+    xp, fp = xp.ravel(), fp.ravel()
+    x0, x1, f0, f1 = xp[j], xp[j + 1], fp[j], fp[j + 1]
+    val = np.where(x0 == x, f0, (f1 - f0) / (x1 - x0) * (x - x0) + f0).reshape(k, 2, -1)
+    r_model = np.maximum(np.maximum(np.zeros(q.shape[1]), val[:, 0]), val[:, 1])
+    return np.hypot(q[:, :, 0], q[:, :, 1]) - r_model
 
 
 def fit_tilted_outline(points_mm: np.ndarray, start_mm: np.ndarray, radius_mm: float,
@@ -106,10 +139,20 @@ def fit_tilted_outline(points_mm: np.ndarray, start_mm: np.ndarray, radius_mm: f
             return x[:2], 0.0, 0.0, x[2]
         return x[:2], math.degrees(math.hypot(x[2], x[3])), math.degrees(math.atan2(x[3], x[2])), x[4]
 
+    def res_of(xs: list[np.ndarray]) -> np.ndarray:
+        discs = []
+        for x in xs:
+            c, t, a, b = unpack(x)
+            discs.append((c, radius_mm + b, min(t, 80.0), a))
+        model, mid = _model_outlines(camera_center_mm, discs, plane_z_mm)
+        return _radial_residuals_of(points_mm, model, mid)
+
     def res(x: np.ndarray) -> np.ndarray:
-        c, t, a, b = unpack(x)
-        model, mid = model_outline_mm(camera_center_mm, c, radius_mm + b, min(t, 80.0), a, plane_z_mm)
-        return _radial_residuals(points_mm, model, mid)
+        return res_of([x])[0]
+
+    def steps(_fun, xs) -> list[np.ndarray]:
+        # the finite-difference Jacobian's steps (scipy's own, one per parameter), evaluated together
+        return list(res_of(list(xs)))
 
     azimuths = [0.0, 45.0, 90.0, 135.0] if start_azimuths_deg is None else list(start_azimuths_deg)
     starts = ([np.array([*start_mm, 0.0])] if not tilted else
@@ -122,7 +165,7 @@ def fit_tilted_outline(points_mm: np.ndarray, start_mm: np.ndarray, radius_mm: f
     best: tuple[float, TiltedOutline] | None = None
     for x0 in starts:
         fit = least_squares(res, x0, loss="soft_l1", f_scale=scale_mm, max_nfev=200, bounds=(lo, hi),
-                            x_scale=0.1 if tilted else 1.0)
+                            x_scale=0.1 if tilted else 1.0, workers=steps)
         got = _outline_of(fit, unpack, radius_mm, tilted)
         if (keep is None or keep(got)) and (best is None or fit.cost < best[0]):
             best = (fit.cost, got)
