@@ -97,3 +97,33 @@ def test_an_order_on_a_sliver_thinner_than_the_flat_discs_excess_is_flagged_not_
     p, q = _wink("P", "red", "large", (50.0, 0.0)), _wink("Q", "green", "large", (50.0, 21.5))
     p.above, p.order_confidence, q.order_confidence = ["Q"], {"Q": 0.9}, {"P": 0.9}
     assert flag_tilted_slivers([p, q]) == 0
+
+
+def _residuals_by_interp(points_mm, model_mm, origin_mm):
+    """The radial residuals as first written (each rim read by ``np.interp``): the reference of the batch."""
+    q = points_mm - origin_mm
+    tq = np.arctan2(q[:, 1], q[:, 0])
+    r_model = np.zeros(len(q))
+    for rim in np.split(model_mm - origin_mm, 2):
+        th = np.arctan2(rim[:, 1], rim[:, 0])
+        k = np.argsort(th)
+        r_model = np.maximum(r_model, np.interp(tq, th[k], np.hypot(rim[k, 0], rim[k, 1]), period=2 * np.pi))
+    return np.hypot(q[:, 0], q[:, 1]) - r_model
+
+
+def test_the_fits_batched_steps_give_each_disc_the_residuals_it_has_alone():
+    # the least-squares Jacobian evaluates its steps together: each must be the very residual of its disc
+    # evaluated alone (the fit's path, and so every decision on it, must not depend on the batching)
+    from vision.tilted_outline import _model_outlines, _radial_residuals_of
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        c = rng.uniform(-400.0, 400.0, 2)
+        pts = _outline_points(c, 11.0, rng.uniform(0.0, 45.0), rng.uniform(0.0, 360.0), seed=int(rng.integers(99)))
+        discs = [(c + rng.normal(0.0, 0.5, 2), float(rng.choice([8.0, 11.0]) + rng.uniform(-1.0, 1.0)),
+                  float(rng.uniform(0.0, 80.0)), float(rng.uniform(-360.0, 360.0))) for _ in range(5)]
+        models, mids = _model_outlines(CAMERA_MM, discs, WINK_THICKNESS_MM)
+        got = _radial_residuals_of(pts, models, mids)
+        for disc, model, mid, res in zip(discs, models, mids, got):
+            alone, mid_alone = model_outline_mm(CAMERA_MM, *disc, WINK_THICKNESS_MM)
+            assert np.array_equal(model, alone) and np.array_equal(mid, mid_alone)
+            assert np.array_equal(res, _residuals_by_interp(pts, alone, mid_alone))
