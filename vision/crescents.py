@@ -103,6 +103,32 @@ def felt_at(felt: np.ndarray, grid: OrthoGrid, pts: np.ndarray) -> np.ndarray:
     return felt[cr[:, 1], cr[:, 0]].astype(np.float32) / 255.0
 
 
+def _disc_counts(samples: np.ndarray, centres: np.ndarray, r: float, sets: list[np.ndarray]) -> np.ndarray:
+    """(n centres, n sets) int: how many samples of each boolean set (over the samples) lie inside the disc of
+    radius ``r`` about each centre (float32 plan points: the squared distances in float32). Each count is a sum
+    of ones, so one float32 matrix product gives it exactly; the centres go in blocks that stay in the cache."""
+    v = np.column_stack(sets).astype(np.float32)
+    out = np.empty((len(centres), v.shape[1]), np.float32)
+    block = max(1, min(len(centres), _DISC_BLOCK_ENTRIES // max(len(samples), 1)))
+    d = np.empty((block, len(samples)), np.float32)
+    dy = np.empty_like(d)
+    sx, sy = samples[None, :, 0], samples[None, :, 1]
+    for i in range(0, len(centres), block):
+        c = centres[i:i + block]
+        di, dyi = d[:len(c)], dy[:len(c)]
+        np.subtract(sx, c[:, None, 0], out=di)
+        np.multiply(di, di, out=di)
+        np.subtract(sy, c[:, None, 1], out=dyi)
+        np.multiply(dyi, dyi, out=dyi)
+        np.add(di, dyi, out=di)
+        np.less(di, r * r, out=di)
+        np.matmul(di, v, out=out[i:i + len(c)])
+    return out.astype(np.int64)
+
+
+_DISC_BLOCK_ENTRIES = 1 << 16  # centres x samples per block of ``_disc_counts`` (256 kB a float32 array)
+
+
 def _clear_of(pts: np.ndarray, near: list[WinkCandidate], blend: float, exclude_mask: np.ndarray | None,
               grid: OrthoGrid, params: CrescentParams) -> tuple[np.ndarray, np.ndarray]:
     """Plan samples on the felt, clear of its edge, of the pot and of other winks' rims (and their blur), with
@@ -266,17 +292,19 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
                 local = np.linalg.norm(pts - centroid, axis=1) <= 2 * r + 1.0
                 sp, sm = pts[local].astype(np.float32), mine[local]
                 cgf = cg.astype(np.float32)
-                dx = sp[None, :, 0] - cgf[:, None, 0]
-                dy = sp[None, :, 1] - cgf[:, None, 1]
-                inside = dx * dx + dy * dy < r * r  # (n centres, n samples)
-                inter = (inside & sm[None, :]).sum(axis=1)
                 sh, si = hidden[local], pts_in[local]
-                union = (inside & ~sh[None, :] | sm[None, :]).sum(axis=1) + int((mine & ~local).sum())
-                for j in np.unique(si[sh]):
+                js = np.unique(si[sh])
+                # per centre, the disc's samples of the crescent, of the rest not hidden (the union is the
+                # crescent and those), and per found wink j of both over j
+                sets = [sm, ~sh & ~sm, *[m for j in js for m in (sm & (si == j), sh & (si == j))]]
+                counts = _disc_counts(sp, cgf, r, sets)
+                inter = counts[:, 0]
+                union = counts[:, 1] + int(sm.sum()) + int((mine & ~local).sum())
+                for n_j in range(len(js)):
                     # a disc showing its colour inside found wink j lies over it: j's own colour in the
                     # disc's part over j is then a miss (one wink cannot be both over and under another)
-                    over_j = (inside & (sm & (si == j))[None, :]).any(axis=1)
-                    union += over_j * (inside & (sh & (si == j))[None, :]).sum(axis=1)
+                    over_j = counts[:, 2 + 2 * n_j] > 0
+                    union += over_j * counts[:, 3 + 2 * n_j]
                 iou = inter / np.maximum(union, 1)
                 i = int(np.argmax(iou))
                 if best is None or iou[i] > best[0]:
