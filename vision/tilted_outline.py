@@ -250,12 +250,10 @@ def tilted_fit(points_mm: np.ndarray, start_mm: np.ndarray, radii_mm: dict[str, 
         return None
     # a tilted wink rises towards what it lies on: the fit starts from there (and from two plain azimuths)
     near = [math.degrees(math.atan2(c[1] - start_mm[1], c[0] - start_mm[0])) for c, _ in supports]
-    flat = [fit_tilted_outline(points_mm, start_mm, r, camera_center_mm, plane_z_mm, tilted=False)
-            for r in radii_mm.values()]
     tilted = {s: fit_tilted_outline(points_mm, start_mm, r, camera_center_mm, plane_z_mm,
                                     start_azimuths_deg=[*near, 0.0, 90.0], keep=supported)
               for s, r in radii_mm.items()}
-    if any(f is None for f in flat) or all(f is None for f in tilted.values()):
+    if all(f is None for f in tilted.values()):
         return None  # too few points, or no tilt that rises over a wink
     size, best = min(((s, t) for s, t in tilted.items() if t is not None), key=lambda kv: kv[1].rms_mm)
     if best.rms_mm > max(params.max_rms_mm, params.max_rms_px * mm_per_px):
@@ -263,6 +261,11 @@ def tilted_fit(points_mm: np.ndarray, start_mm: np.ndarray, radii_mm: dict[str, 
     if best.shortfall_mm <= max(params.shortfall_sigmas * best.shortfall_sigma_mm,
                                 params.min_shortfall_px * mm_per_px):
         return None  # a circle within the fit's own uncertainty
+    # the flat discs only where a tilted one has passed the tests of its own (they decide nothing before)
+    flat = [fit_tilted_outline(points_mm, start_mm, r, camera_center_mm, plane_z_mm, tilted=False)
+            for r in radii_mm.values()]
+    if any(f is None for f in flat):
+        return None  # too few points
     if min(f.rms_mm for f in flat) < params.flat_rms_ratio * best.rms_mm:
         return None
     if any(o is not None and o.rms_mm < params.other_size_rms_ratio * best.rms_mm
