@@ -12,6 +12,7 @@ where the outline's minor axis falls short of the circle by more than the fit's 
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,9 @@ from scipy.optimize import least_squares
 from geometry.constants import WINK_THICKNESS_MM
 
 _RIM_SAMPLES = 64  # plan angles round each rim (top and bottom) of the model disc
+#: SciPy 1.16 on evaluates a finite-difference Jacobian's steps through a map-like ``workers``, which the fit
+#: batches; before, each step alone (the same residuals, bit for bit: only slower)
+_BATCHED_STEPS = "workers" in inspect.signature(least_squares).parameters
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +169,7 @@ def fit_tilted_outline(points_mm: np.ndarray, start_mm: np.ndarray, radius_mm: f
     best: tuple[float, TiltedOutline] | None = None
     for x0 in starts:
         fit = least_squares(res, x0, loss="soft_l1", f_scale=scale_mm, max_nfev=200, bounds=(lo, hi),
-                            x_scale=0.1 if tilted else 1.0, workers=steps)
+                            x_scale=0.1 if tilted else 1.0, **({"workers": steps} if _BATCHED_STEPS else {}))
         got = _outline_of(fit, unpack, radius_mm, tilted)
         if (keep is None or keep(got)) and (best is None or fit.cost < best[0]):
             best = (fit.cost, got)

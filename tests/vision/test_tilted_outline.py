@@ -127,3 +127,19 @@ def test_the_fits_batched_steps_give_each_disc_the_residuals_it_has_alone():
             alone, mid_alone = model_outline_mm(CAMERA_MM, *disc, WINK_THICKNESS_MM)
             assert np.array_equal(model, alone) and np.array_equal(mid, mid_alone)
             assert np.array_equal(res, _residuals_by_interp(pts, alone, mid_alone))
+
+
+def test_the_fit_with_its_steps_batched_is_the_fit_without(monkeypatch):
+    # the batch changes how the Jacobian's steps are evaluated, not what they are: every fit the same to the bit
+    import vision.tilted_outline as tilted_outline
+    c = np.array([-120.0, 240.0])
+    pts = _outline_points(c, 11.0, 33.0, 200.0, seed=8)
+    runs = []
+    for batched in (True, False):
+        monkeypatch.setattr(tilted_outline, "_BATCHED_STEPS", batched)
+        runs.append([fit_tilted_outline(pts, c + 1.0, r, CAMERA_MM, WINK_THICKNESS_MM, tilted=t)
+                     for r in (8.0, 11.0) for t in (True, False)])
+    for a, b in zip(*runs):
+        assert np.array_equal(a.center_mm, b.center_mm)
+        assert (a.tilt_deg, a.tilt_azimuth_deg, a.offset_mm, a.rms_mm, a.shortfall_sigma_mm) == (
+            b.tilt_deg, b.tilt_azimuth_deg, b.offset_mm, b.rms_mm, b.shortfall_sigma_mm)
