@@ -129,6 +129,12 @@ def _pyramid_window(lo: float, hi: float, size_full: int, size_level: int, level
     return max(0, (a_l * s - reach) // s * s), min(size_full, b_l * s + reach)
 
 
+#: The BGRA remap pays for converting its source while the source has at most this many pixels per
+#: orthophoto pixel (converting costs about 0.6 ms per megapixel, the four-channel remap saves about 3.5 per
+#: orthophoto one, more from a large source: 4K frames at level 0, 4.2 source pixels per orthophoto one,
+#: 8.3 against 10.4 to 11.8 ms).
+_BGRA_MAX_SOURCE_RATIO = 8
+
 #: How far inside the picture (level pixels) the remap tables' knots must all lie for the whole orthophoto to be
 #: taken as seen without testing each entry: far beyond float32 rounding of a table entry (~1e-4 px).
 _SPAN_CLEAR_PX = 0.01
@@ -170,23 +176,26 @@ def rectify_pyramid(image_bgr: np.ndarray, camera: CameraModel, grid: OrthoGrid,
     _CAMERAS[key] = camera
     h, w = image_bgr.shape[:2]
     mx, my, valid, (x0, y0, x1, y1) = _pyramid_maps_cached(key, grid, 16, int(levels), (w, h))
+    # the window of the level (the frame itself at level 0) in its place in an image of the whole level's size,
+    # whose tables need no shift (two passes over megabytes of tables saved on each new camera); the rest of that
+    # image is never read: the window holds every pixel the tables reach, with two to spare
+    ox, oy = x0 >> levels, y0 >> levels
+    window = image_bgr[y0:y1, x0:x1]
+    for _ in range(levels - 1):
+        window = cv2.pyrDown(window)
+    lw, lh = pyramid_size((window.shape[1], window.shape[0]), min(levels, 1))
+    wl, hl = pyramid_size((w, h), levels)
     src = image_bgr
     if levels:
-        src = image_bgr[y0:y1, x0:x1]
-        for _ in range(levels - 1):
-            src = cv2.pyrDown(src)
-        # the last level written in its place in an image of the whole level's size, whose tables need no shift
-        # (two passes over megabytes of tables saved on each new camera); the rest of it is never read: the window
-        # holds every pixel the tables reach, with two to spare
-        wl, hl = pyramid_size((w, h), levels)
-        level = np.empty((hl, wl) + image_bgr.shape[2:], image_bgr.dtype)
-        ox, oy = x0 >> levels, y0 >> levels
-        lw, lh = pyramid_size((src.shape[1], src.shape[0]), 1)
-        src = cv2.pyrDown(src, dst=level[oy:oy + lh, ox:ox + lw])
-        src = level
-    # Three channels straight (not through BGRA and back, which OpenCV's remap vectorises better): the three
-    # passes over megabytes that conversion adds cost more than the vectorised remap saves once the frame's
-    # window is not in the cache, as in a pipeline (4K frames in the pipeline, rectify_pyramid alternated frame by
-    # frame: median 18.4 through BGRA, 16.0 straight; 1080p: 7.4 and 7.6 ms, no difference)
+        src = np.empty((hl, wl) + image_bgr.shape[2:], image_bgr.dtype)
+        window = cv2.pyrDown(window, dst=src[oy:oy + lh, ox:ox + lw])
+    if window.ndim == 3 and window.shape[2] == 3 \
+            and window.shape[0] * window.shape[1] <= _BGRA_MAX_SOURCE_RATIO * mx.size:
+        # OpenCV's remap is vectorised for four 8-bit channels and not for three: through BGRA and back, the same
+        # pixels (each channel is interpolated alone) at about 8 instead of 12 ms for a 4K frame's orthophoto
+        src4 = np.empty((hl, wl, 4), image_bgr.dtype)
+        cv2.cvtColor(window, cv2.COLOR_BGR2BGRA, dst=src4[oy:oy + lh, ox:ox + lw])
+        ortho4 = cv2.remap(src4, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
+        return cv2.cvtColor(ortho4, cv2.COLOR_BGRA2BGR), valid
     ortho = cv2.remap(src, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
     return ortho, valid
