@@ -88,9 +88,22 @@ def _line_band_mask(grid: OrthoGrid, half_width_mm: float) -> np.ndarray:
     return m.astype(bool)
 
 
+#: From this many hues on, ``hue_distance_deg`` folds them by a masked subtraction instead of numpy's remainder.
+_FOLD_MIN_HUES = 64
+
+
 def hue_distance_deg(a: np.ndarray, b: float) -> np.ndarray:
-    d = np.abs((np.asarray(a) - b + 180.0) % 360.0 - 180.0)
-    return d
+    """Angular distance (deg, 0..180) of hues ``a`` in [0, 360) from hue ``b`` in [0, 360)."""
+    x = np.asarray(a) - b + 180.0
+    if x.size < _FOLD_MIN_HUES or not -360.0 < x.min() <= x.max() < 720.0:
+        return np.abs(x % 360.0 - 180.0)
+    # within (-360, 720) the remainder by 360 is x less 360 above 360 and x plus 360 below 0, the very operations
+    # numpy's remainder does there (the subtraction exact), at half its cost on the thousands of a colour scene's
+    # foreground pixels
+    np.subtract(x, 360.0, out=x, where=x >= 360.0)
+    np.add(x, 360.0, out=x, where=x < 0.0)
+    x -= 180.0
+    return np.abs(x, out=x)
 
 
 def median_u8_scaled(values_u8: np.ndarray) -> np.ndarray:

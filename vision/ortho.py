@@ -146,22 +146,17 @@ def _pyramid_maps_cached(key: str, grid: OrthoGrid, step_px: int, levels: int, f
     wl, hl = pyramid_size(frame_wh, levels)
     x0, x1 = _pyramid_window(x_lo, x_hi, frame_wh[0], wl, levels)
     y0, y1 = _pyramid_window(y_lo, y_hi, frame_wh[1], hl, levels)
-    # the tables shifted to the window's own level (an integer shift: exact in float32), and where they see the
-    # level's picture (the same exact comparisons, shifted)
-    ox, oy = x0 >> levels, y0 >> levels
-    # float32 less a whole number: the same floats as numpy's, in half its time; in place in the views of the
-    # interpolation's own output (no new tables, whose fresh pages cost as much as the subtraction)
-    mx = cv2.subtract(fx, float(ox), dst=fx)
-    my = cv2.subtract(fy, float(oy), dst=fy)
+    # (the tables read the level's own coordinates: its window is shrunk into its place in a level-sized image)
+    mx, my = fx, fy
     if x_lo >= _SPAN_CLEAR_PX and x_hi <= wl - 1 - _SPAN_CLEAR_PX and y_lo >= _SPAN_CLEAR_PX \
             and y_hi <= hl - 1 - _SPAN_CLEAR_PX:
         # every knot well inside the level's picture: so is every table entry (bilinear tables stay within their
         # knots' range up to float rounding), and the mask is all true without comparing each entry
         valid = np.broadcast_to(np.True_, mx.shape)
     else:
-        # the same inclusive comparisons (whole-number bounds, exact in float32) as two cv2.inRange passes
-        inside = cv2.inRange(mx, float(-ox), float(wl - 1 - ox))
-        cv2.bitwise_and(inside, cv2.inRange(my, float(-oy), float(hl - 1 - oy)), dst=inside)
+        # the inclusive comparisons (whole-number bounds, exact in float32) as two cv2.inRange passes
+        inside = cv2.inRange(mx, 0.0, float(wl - 1))
+        cv2.bitwise_and(inside, cv2.inRange(my, 0.0, float(hl - 1)), dst=inside)
         valid = np.bitwise_and(inside, 1, out=inside).view(bool)  # 255 -> 1: a well-formed bool mask
         valid.setflags(write=False)
     for a in (mx, my):
@@ -181,13 +176,25 @@ def rectify_pyramid(image_bgr: np.ndarray, camera: CameraModel, grid: OrthoGrid,
     _CAMERAS[key] = camera
     h, w = image_bgr.shape[:2]
     mx, my, valid, (x0, y0, x1, y1) = _pyramid_maps_cached(key, grid, 16, int(levels), (w, h))
-    src = image_bgr[y0:y1, x0:x1]
-    for _ in range(levels):
-        src = cv2.pyrDown(src)
-    if src.ndim == 3 and src.shape[2] == 3 and src.shape[0] * src.shape[1] <= _BGRA_MAX_SOURCE_RATIO * mx.size:
+    # the window of the level (the frame itself at level 0) in its place in an image of the whole level's size,
+    # whose tables need no shift (two passes over megabytes of tables saved on each new camera); the rest of that
+    # image is never read: the window holds every pixel the tables reach, with two to spare
+    ox, oy = x0 >> levels, y0 >> levels
+    window = image_bgr[y0:y1, x0:x1]
+    for _ in range(levels - 1):
+        window = cv2.pyrDown(window)
+    lw, lh = pyramid_size((window.shape[1], window.shape[0]), min(levels, 1))
+    wl, hl = pyramid_size((w, h), levels)
+    src = image_bgr
+    if levels:
+        src = np.empty((hl, wl) + image_bgr.shape[2:], image_bgr.dtype)
+        window = cv2.pyrDown(window, dst=src[oy:oy + lh, ox:ox + lw])
+    if window.ndim == 3 and window.shape[2] == 3 \
+            and window.shape[0] * window.shape[1] <= _BGRA_MAX_SOURCE_RATIO * mx.size:
         # OpenCV's remap is vectorised for four 8-bit channels and not for three: through BGRA and back, the same
         # pixels (each channel is interpolated alone) at about 8 instead of 12 ms for a 4K frame's orthophoto
-        src4 = cv2.cvtColor(src, cv2.COLOR_BGR2BGRA)
+        src4 = np.empty((hl, wl, 4), image_bgr.dtype)
+        cv2.cvtColor(window, cv2.COLOR_BGR2BGRA, dst=src4[oy:oy + lh, ox:ox + lw])
         ortho4 = cv2.remap(src4, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
         return cv2.cvtColor(ortho4, cv2.COLOR_BGRA2BGR), valid
     ortho = cv2.remap(src, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
