@@ -907,12 +907,12 @@ def detect_marbles(
         singles += [b for b in _blobs(mag_n, region & other, thr_n, min_area, marble_px,
                                       params.line_open_marbles * marble_px)
                     if b.area_px <= single_max
+                    and _coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
                     and (b.inner_radius_px >= params.line_ball_inner_radius * 0.5 * marble_px
                          or (base_z != 0.0 and params.ground_line_colour and sand_ab is not None
-                             and lit_ball_cues(lab_img, b.center_ortho, marble_px)[0] >= SURE_CORE_CHROMA
                              and _rim_mix_distance(b.center_ortho, lab_ab, sand_ab, ground_ab)
-                             >= params.lattice_min_core_chroma))
-                    and _coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
+                             >= params.lattice_min_core_chroma
+                             and lit_ball_cues(lab_img, b.center_ortho, marble_px)[0] >= SURE_CORE_CHROMA))
                     and not (rim_band is not None and sand_ab is not None
                              and _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab, params))]
         dl_px = dl_disc = None  # the lightness departure and its disc average, made for the first group
