@@ -1,10 +1,10 @@
 """Issue 8 detection: balls the detector missed on the development renders, each in its own situation, found.
 
-Each scene is the bench's own render (``api.marbles_service.fresh_renders``: item ``i`` of seed 2026, the same
+Each scene is the bench's own render (``api.marbles_service.fresh_renders``: item ``i`` of its seed, the same
 generator and camera), so the ball is seen as the bench saw it:
 - bench_2026_025: a pale swirl marble at the rim's foot (r = 971 mm, 6.9 px per marble), blurred into the rim's
   edge: opened away from it, it holds only about the opening's own disc, less than a ball's 0.9 of its radius, but
-  its core shows a ball's own colour (``MarblesParams.ground_line_colour``);
+  its core shows a ball's own colour, no mix of sand, ground and shade (``MarblesParams.ground_line_colour``);
 - bench_2026_010: a marble touching a 19 mm tolley (r = 985 mm), which the area read as one tolley: two touching
   spheres, two coloured cores (``MarblesParams.split_touching``);
 - bench_7_000 (a development seed of this work): a dark marble on the ground (r = 998 mm) whose blob's centroid lies
