@@ -18,7 +18,12 @@ paving joint, the rim's edge, the ring's shadow border) merges with it into one 
 quarters of a marble are opened away there, and what still holds nearly a marble's disc, has a coloured core and
 (at the rim's foot) is no mix of the sand's, the ground's and shade's colours is a ball. On the ground a ball must
 also show a lit ball's own colour or specular highlight, which a paving joint's crossing, a crack or a ball's
-shadow (they only darken the ground) lacks (``vision.marbles_lit``). Each size-based kind carries
+shadow (they only darken the ground) lacks (``vision.marbles_lit``); a candidate that shows neither at its centre is
+read again within half a diameter, as a blob's centroid leans into its ball's shadow, and what it finds beside a
+ball already found was that ball's shadow. At the rim's foot a ball blurred into the rim's edge holds less than a
+ball's disc once the edge is opened away; it counts there when its core's colour is surely a ball's and no mix of
+the sand's, the ground's and shade's. A blob read as one tolley with two surely coloured cores a ball's diameter or
+more apart, and no further than two touching tolleys, is two touching balls. Each size-based kind carries
 ``kind_confidence``, the probability from the measured diameter's margin to the 14.35 mm split against its
 uncertainty (which grows with the photo's pixel size), so an undecidable size says so. In photos under 9 px per
 marble a clear ball whose caustic (the lamp focused through it onto the ground) lies clear of it is sized again by
@@ -66,7 +71,7 @@ from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
 from vision.marbles_kind import join_reads, marble_probability, photo_scale
-from vision.marbles_lit import is_lit_ball
+from vision.marbles_lit import SURE_CORE_CHROMA, is_lit_ball, lit_ball_cues, lit_point_near
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
 from vision.marbles_size import local_affine, model_fits, photo_lab
 from vision.ortho import OrthoGrid, ortho_maps
@@ -156,6 +161,23 @@ class MarblesParams:
     # corner where a joint meets the rim's edge survives the opening but holds little more than the opening's
     # own disc, 0.75 of it)
     line_ball_inner_radius: float = 0.9
+    # ... except on the ground, where a ball at the rim's foot under 7 native px per marble, blurred into the rim's
+    # edge, holds only about the opening's own disc (0.71-0.8 of its radius: marbles_06, bench_2026_025): there a
+    # candidate holding less counts when its core shows a ball's own colour surely (``SURE_CORE_CHROMA``; those two
+    # 12.7 and 13.4), which the grey corner of a joint at the rim lacks, and that colour is no mix of the sand's, the
+    # ground's and shade's wherever it lies (7.2 and 11.5 from them; beside the rim the sand in its surround makes the
+    # pavement itself look coloured: seed 99, 0.0 from the mix, 17.7 from its surround)
+    ground_line_colour: bool = True
+    # A single blob read as a tolley may be a tolley and a marble touching (or two balls): two spheres of known
+    # radii, so two disc-covered peaks a ball's diameter apart at least and no further apart than two touching
+    # tolleys' centres, each with a surely coloured core (``lattice_sure_core_chroma``; a ball's shadow beside it is
+    # at most faintly tinted by blur), are two balls (bench_2026_010: a marble beside a 19 mm tolley read as one)
+    split_touching: bool = True
+    # A ground candidate showing no lit ball at its centre is read again where a ball's colour or highlight shows
+    # best within half a diameter (``vision.marbles_lit.lit_point_near``): a blob's centroid leans into its ball's
+    # shadow, where neither shows. What that finds within a tolley's diameter of a ball already lit is that ball
+    # (the candidate was its shadow) and is dropped; otherwise the ball is there (seeds 7, 99: 7_000, 99_000)
+    lit_within_ball: bool = True
     # Under 9 px per marble, size single balls whose shadow is cast whole (opaque glass) by their image and shadow
     # fitted together under the photo's lamp (``vision.marbles_shadow``). Off by default: on the first 7 seed-99
     # renders under 9 px it changed no count, flagged one more marble (a wrong guess, 14.6 mm) and doubled the CPU
@@ -486,6 +508,23 @@ def _split_chain(b: _Blob, mag: np.ndarray, chroma: np.ndarray, c_med: float, ma
     return out
 
 
+def _touching_pair(b: _Blob, mag: np.ndarray, chroma: np.ndarray, c_med: float, marble_px: float, mm_per_px: float,
+                   params: MarblesParams) -> list[np.ndarray]:
+    """The two balls of a round blob that is two touching balls, else nothing.
+
+    Two touching spheres are two circles of known radii, their centres the sum of the radii apart: from a
+    marble's diameter (two marbles) to a tolley's (two 19 mm tolleys). One ball with its shadow holds one
+    coloured core only: a shadow darkens the ground without a hue of its own, but blur tints it with its ball's
+    colour (a white swirl tolley's shadow on sand, seed 7: cores 6.3 and 7.1 above the sand's typical, where the
+    marble and tolley of bench_2026_010 show 41 and 42), so both cores must be surely coloured.
+    """
+    centers = _split_chain(b, mag, chroma, c_med, marble_px, params)
+    if len(centers) != 2 or np.any(_core_chroma(chroma, c_med, np.array(centers)) < params.lattice_sure_core_chroma):
+        return []
+    gap_mm = math.hypot(*(centers[0] - centers[1])) * mm_per_px
+    return centers if gap_mm <= TOLLEY_MAX_DIAMETER_MM else []
+
+
 def _coloured_core(chroma: np.ndarray, c_med: float, pts_px: np.ndarray, params: MarblesParams) -> np.ndarray:
     """Whether the colour (CIELAB a*b*) at each point departs from the surface's typical by a ball's core:
     a shadow darkens the sand and a caustic brightens it, but neither changes its hue much."""
@@ -509,17 +548,22 @@ def _presence_confidence(core_chroma: float, params: MarblesParams) -> float:
 def _is_rim_sand(c, rim_band: np.ndarray, lab_ab: np.ndarray, sand_ab: np.ndarray, ground_ab: np.ndarray,
                  params: MarblesParams) -> bool:
     """Whether a ground blob centred at ortho ``c`` at the rim's foot or beside the ground the ring hides is the
-    rim itself: its core's colour (CIELAB a*, b*) is a mix of the sand, the ground and shade (shade only pulls a
-    colour towards grey), within a ball's colour departure of the triangle those three span; a ball's glass or
-    body colour is not such a mix."""
+    rim itself: its core's colour is a mix of the sand, the ground and shade (``_rim_mix_distance``)."""
     x, y = (int(round(v)) for v in c)
     h, w = rim_band.shape
     if not (0 <= x < w and 0 <= y < h and rim_band[y, x]):
         return False
+    return _rim_mix_distance(c, lab_ab, sand_ab, ground_ab) < params.lattice_min_core_chroma
+
+
+def _rim_mix_distance(c, lab_ab: np.ndarray, sand_ab: np.ndarray, ground_ab: np.ndarray) -> float:
+    """How far the core's colour (CIELAB a*, b*) at ortho ``c`` lies from every mix of the sand, the ground and
+    shade (shade only pulls a colour towards grey): the triangle those three span. A ball's glass or body colour is
+    not such a mix; the rim and the ground at its foot are."""
+    x, y = (int(round(v)) for v in c)
     core = lab_ab[max(0, y - 1):y + 2, max(0, x - 1):x + 2].reshape(-1, 2).mean(0)
     grey = np.array([128.0, 128.0])  # OpenCV's 8-bit CIELAB puts a* = b* = 0 at 128
-    return _distance_to_triangle(core, np.asarray(sand_ab, float), np.asarray(ground_ab, float), grey) \
-        < params.lattice_min_core_chroma
+    return _distance_to_triangle(core, np.asarray(sand_ab, float), np.asarray(ground_ab, float), grey)
 
 
 def _distance_to_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
@@ -863,8 +907,12 @@ def detect_marbles(
         singles += [b for b in _blobs(mag_n, region & other, thr_n, min_area, marble_px,
                                       params.line_open_marbles * marble_px)
                     if b.area_px <= single_max
-                    and b.inner_radius_px >= params.line_ball_inner_radius * 0.5 * marble_px
                     and _coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
+                    and (b.inner_radius_px >= params.line_ball_inner_radius * 0.5 * marble_px
+                         or (base_z != 0.0 and params.ground_line_colour and sand_ab is not None
+                             and _rim_mix_distance(b.center_ortho, lab_ab, sand_ab, ground_ab)
+                             >= params.lattice_min_core_chroma
+                             and lit_ball_cues(lab_img, b.center_ortho, marble_px)[0] >= SURE_CORE_CHROMA))
                     and not (rim_band is not None and sand_ab is not None
                              and _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab, params))]
         dl_px = dl_disc = None  # the lightness departure and its disc average, made for the first group
@@ -902,6 +950,10 @@ def detect_marbles(
                 diam = [_ball_diameter_mm(b.area_px, mm_per_px, native_mm_per_px, params)]
                 conf = [min(1.0, b.peak / (2 * thr_n))]
                 grouped = False
+                if params.split_touching and diam[0] > MARBLE_TOLLEY_SPLIT_MM:
+                    pair = _touching_pair(b, mag_n, chroma, c_med, marble_px, mm_per_px, params)
+                    if pair:
+                        centers, diam, conf = pair, [None, None], conf * 2  # each sized by its own outline
             else:
                 x, y, bw, bh = b.bbox
                 spacing_px = LATTICE_SPACING_MM / mm_per_px
@@ -967,8 +1019,10 @@ def detect_marbles(
             # the ground's own pattern (a joint's crossing, a joint cut by the photo's edge, a ball's shadow) only
             # darkens it; a ball shows its own colour or highlight (vision.marbles_lit)
             lit = [is_lit_ball(lab_img, e[0], marble_px) for e in pending]
+            if params.lit_within_ball:
+                _lit_beside(lab_img, pending, lit, marble_px, tolley_px)
             pending[:] = [e for e, ok in zip(pending, lit) if ok]
-            accepted_ortho[:] = [q for q, ok in zip(accepted_ortho, lit) if ok]
+            accepted_ortho[:] = [e[0] for e in pending]
         # single balls in a sharp enough photo are sized by their outline (their silhouette's sharp edge), which
         # neither the contact shadow nor clear glass biases; in coarser photos the outline is too few pixels
         grads = lab_gradients(img) if native_px >= params.outline_min_native_px else None
@@ -1030,6 +1084,23 @@ def detect_marbles(
     if caustics:
         found = _caustic_sizes(camera, found, caustics, native_px, params)
     return tuple(_joined_doubts(_photo_kinds(camera, found, params), joined))
+
+
+def _lit_beside(lab: np.ndarray, pending: list[tuple], lit: list[bool], marble_px: float, tolley_px: float
+                ) -> None:
+    """Ground candidates not lit at their centre (``lit`` False) read again beside it (``lit_point_near``): one that
+    finds a ball apart from every lit one is that ball, moved to where it shows (``pending`` and ``lit`` updated in
+    place); one that finds a place within a tolley's diameter of a lit ball (the point found lies on that ball's
+    near side, a tolley's shadow reaching a diameter out) was that ball's shadow and stays unlit."""
+    balls = [e[0] for e, ok in zip(pending, lit) if ok]
+    for i, ok in enumerate(lit):
+        if ok:
+            continue
+        q = lit_point_near(lab, pending[i][0], marble_px)
+        if q is not None and not _near_any(q, balls, tolley_px):
+            pending[i] = (q, *pending[i][1:])
+            lit[i] = True
+            balls.append(q)
 
 
 def _seen_before(xy_mm: np.ndarray, balls: list[BallDetection]) -> bool:

@@ -27,6 +27,10 @@ GROUND_DIAMETERS = (1.0, 2.5)
 # A ball's core colour departs from the ground's by at least this (CIELAB a*b*, 8-bit scale): midway between the
 # false pieces' 5.8 at most and the balls' 10 at least where no highlight shows
 MIN_CORE_CHROMA = 8.0
+# A candidate that fails one of the detector's shape tests is kept on its colour alone only from the least core
+# colour every measured ball showed (10), not the midway split: a patch of earth in grass is brown in green (seed 7:
+# 8.2 from the grass, with a 4.5 MAD 'highlight' of its paler soil)
+SURE_CORE_CHROMA = 10.0
 # ... or its brightest (95th percentile) pixel stands this many robust deviations (1.4826 MAD) of the ground's
 # lightness above the ground's median: between the false pieces' 1.0 at most and the pale balls' 7.7 at least
 MIN_HIGHLIGHT_MADS = 4.0
@@ -69,3 +73,30 @@ def is_lit_ball(lab: np.ndarray, center_px, marble_px: float) -> bool:
     """Whether the candidate shows a ball's own colour or highlight, which no joint, crack or shadow has."""
     chroma, highlight = lit_ball_cues(lab, center_px, marble_px)
     return chroma >= MIN_CORE_CHROMA or highlight >= MIN_HIGHLIGHT_MADS
+
+
+def lit_point_near(lab: np.ndarray, center_px, marble_px: float) -> np.ndarray | None:
+    """Where within half a diameter of a candidate a ball's own colour or highlight shows, if it shows at all.
+
+    A ball's blob (the ball with its cast shadow) leans into the shadow, where neither its colour nor its highlight
+    shows: under a low lamp its centroid may lie in the shadow itself (seeds 7, 99: a dark marble lost so). The
+    ball is then within half a diameter of the centroid, beside it towards the lamp. So is the ball whose own
+    shadow was taken for a candidate: the caller merges what this finds with the balls already found. The place
+    returned is the middle of the points round the strongest one (within a core's reach of it) where a ball shows,
+    as every point whose core lies on the ball shows it about as well.
+    """
+    def shows(q) -> float:
+        chroma, highlight = lit_ball_cues(lab, q, marble_px)
+        return max(chroma / MIN_CORE_CHROMA, highlight / MIN_HIGHLIGHT_MADS)
+
+    def disc(c, reach):
+        n = int(np.floor(reach))
+        return [np.asarray(c, float) + (dx, dy) for dy in range(-n, n + 1) for dx in range(-n, n + 1)
+                if dx * dx + dy * dy <= reach * reach]
+
+    scored = [(shows(q), q) for q in disc(center_px, DISC_DIAMETERS * marble_px)]
+    best, at = max(scored, key=lambda t: t[0])
+    if best < 1.0:
+        return None
+    ball = [q for q in disc(at, CORE_DIAMETERS * marble_px) if shows(q) >= 1.0]
+    return np.mean(ball, axis=0)
