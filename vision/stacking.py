@@ -31,6 +31,13 @@ same read's over as many samples inside tops of the pair's colour, and only wher
 A fourth, away from the rims (``lens_shade_z``): the lens is the upper wink's top, which lies tilted on the lower
 and so, under one lamp, takes another shade than the lower's flat top; the lens then matches the upper's own part.
 It is weighed against how far a lens-shaped part of one top strays from the rest where there is no second wink.
+
+A fifth, a line rather than a step (``rim_line_z``): the upper's raised edge, its side wall and the shadow it casts on
+the lower's top, draws a dark line along its rim over the lower, darker than both sides; it is looked for within the
+posed rim's uncertainty: unlike a step, it is not made by the two tops' shading nor by the blurred tail of the
+pair's outline against the felt across a narrow crescent of a top. That tail read a one-colour pair 5.3 standard
+errors the wrong way on the cut rim's step (render 103 #7), so near the outline a one-colour step counts only in
+excess of the same step either side of the rim (``one_colour_step_vectors``).
 """
 
 from __future__ import annotations
@@ -136,6 +143,43 @@ def _robust_sd(x: np.ndarray) -> float:
     return float(1.4826 * np.median(np.abs(x - np.median(x, axis=0)))) if len(x) else 0.0
 
 
+#: The pair's outline against the felt is blurred this many image pixels into the tops (defocus, demosaicing, JPEG):
+#: a one-colour step read that reaches nearer the outline reads the outline's tail too.
+FELT_TAIL_PX = 1.5
+#: ... and is then counted in excess of the mean of the same step read this far inside and outside the rim, beyond
+#: the step's own reach (1.75 mm) and the blur.
+STEP_DETREND_MM = 2.5
+
+
+def one_colour_step_vectors(image_bgr: np.ndarray, camera: CameraModel, w: WinkCandidate, angles: np.ndarray,
+                            pair: tuple[WinkCandidate, WinkCandidate]) -> np.ndarray:
+    """``rim_step_vectors`` across a rim of one of two winks of one colour; where the read reaches within
+    ``FELT_TAIL_PX`` of their outline against the felt, less the mean of the same read ``STEP_DETREND_MM`` inside
+    and outside the rim.
+
+    Between two tops of one pigment the step is faint, and the felt's blurred tail across a narrow crescent of a top
+    steps one colour direction all along an arc, as an edge does: on render 103 #7 a small red wink's own part is a
+    crescent 6 mm wide, the large wink's hidden rim runs a pixel from its outline, and the step read there said 'large
+    on small' at 5.3 standard errors. A rim's step stands out from the steps either side of it; the tail, varying
+    slowly over the span, does not. Away from the outline the step is read as it is (a tilted top's shade step at
+    the rim is the evidence there, and the steps either side of it would take part of it away)."""
+    raw = rim_step_vectors(image_bgr, camera, w, angles)
+    if not len(angles):
+        return raw
+    reach = np.full(len(angles), np.inf)  # the read's nearest approach to the pair's outline (plan mm)
+    for off in (-1.75, 1.75):
+        p = top_rim_points(w, angles, w.radius_mm + off)[:, :2]
+        reach = np.minimum(reach, np.max([o.radius_mm - np.linalg.norm(p - o.center_mm, axis=1) for o in pair],
+                                         axis=0))
+    near = reach < FELT_TAIL_PX * camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1])))
+    if not near.any():
+        return raw
+    r = w.radius_mm
+    detrended = raw - (rim_step_vectors(image_bgr, camera, w, angles, r - STEP_DETREND_MM)
+                       + rim_step_vectors(image_bgr, camera, w, angles, r + STEP_DETREND_MM)) / 2
+    return np.where(near[None, :, None], detrended, raw)
+
+
 def _no_edge_reads(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel
                    ) -> tuple[np.ndarray, np.ndarray]:
     """(step vectors (offsets, 48, 3), which of the 48 are clear of every other wink) read on a circle inside
@@ -192,7 +236,9 @@ def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandid
 
     def read(w: WinkCandidate, arc: np.ndarray) -> tuple[float, float]:
         strays = [s for s in (reads.no_edge_arc_se(o, len(arc)) for o in (a, b)) if s is not None]
-        return arc_step(rim_step_vectors(image_bgr, camera, w, arc), null_sd, max(strays, default=0.0))
+        steps = (one_colour_step_vectors(image_bgr, camera, w, arc, (a, b)) if a.color == b.color
+                 else rim_step_vectors(image_bgr, camera, w, arc))
+        return arc_step(steps, null_sd, max(strays, default=0.0))
     ev = []
     se = {a.wink_id: 0.0, b.wink_id: 0.0}
     n_min = 10**6
@@ -358,18 +404,19 @@ EDGE_SD_FLOOR = 0.25
 
 
 def _luminance_profiles(image_bgr: np.ndarray, camera: CameraModel, w: WinkCandidate, ang: np.ndarray,
-                        radius_mm: float, up: WinkCandidate, lo: WinkCandidate) -> np.ndarray:
-    """Luminance (offsets, samples) across ``w``'s circle of ``radius_mm`` at ``EDGE_PROFILE_MM``, each point on
-    the top it lies on as posed (``up``'s where it covers, else ``lo``'s)."""
+                        radius_mm: float, up: WinkCandidate, lo: WinkCandidate,
+                        offsets_mm: np.ndarray = EDGE_PROFILE_MM) -> np.ndarray:
+    """Luminance (offsets, samples) across ``w``'s circle of ``radius_mm`` at ``offsets_mm``, each point on the top
+    it lies on as posed (``up``'s where it covers, else ``lo``'s)."""
     pts = []
-    for off in EDGE_PROFILE_MM:
+    for off in offsets_mm:
         p = top_rim_points(w, ang, radius_mm + off)
         on_up = np.linalg.norm(p[:, :2] - up.center_mm, axis=1) < up.radius_mm
         p[:, 2] = np.where(on_up, _top_heights(up, p[:, :2]), _top_heights(lo, p[:, :2]))
         pts.append(p)
     q = camera.project_mm(np.vstack(pts)).astype(np.float32)
     v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return v.reshape(len(EDGE_PROFILE_MM), len(ang), 3).astype(np.float32).mean(axis=2)
+    return v.reshape(len(offsets_mm), len(ang), 3).astype(np.float32).mean(axis=2)
 
 
 def _profile_energies(medians: np.ndarray) -> np.ndarray:
@@ -421,20 +468,113 @@ def edge_profile_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidat
     many samples where there is no edge (``_edge_null``)."""
     if camera.mm_per_px_at((float(a.center_mm[0]), float(a.center_mm[1]))) > EDGE_RESOLVED_MM_PER_PX:
         return None
-    pair = (a.wink_id, b.wink_id)
     reads = reads or ReviewReads(winks, image_bgr, camera)
+    return _upper_arcs_z(winks, a, b, reads, lambda n: reads.edge_null(a.color, n),
+                         lambda pu, pl, arc: _profile_energy(_luminance_profiles(image_bgr, camera, pu, arc,
+                                                                                 pu.radius_mm, pu, pl)))
+
+
+def _upper_arcs_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, reads: ReviewReads,
+                  null_of: Callable[[int], tuple[float, float] | None],
+                  read_of: Callable[[WinkCandidate, WinkCandidate, np.ndarray], float],
+                  floor_at_null: bool = False) -> float | None:
+    """How many standard errors more a read of a's arc inside b (a upper, posed) exceeds the same read where there is
+    no rim (``null_of(samples)``: mean, standard deviation) than b's inside a (b upper); None where an arc is too short
+    or has no null. ``floor_at_null``: a read below the null's mean counts as none (a smoother profile is no evidence
+    for the other order)."""
+    pair = (a.wink_id, b.wink_id)
     excess = []
     for up, lo in ((a, b), (b, a)):
         pu, pl = reads.posed(up, lo)
         arc = clear_of_third(pu, rim_angles_inside(pu, pl), winks, pair)
         if len(arc) < MIN_ARC_SAMPLES:
             return None
-        null = reads.edge_null(up.color, len(arc))
+        null = null_of(len(arc))
         if null is None:
             return None
-        energy = _profile_energy(_luminance_profiles(image_bgr, camera, pu, arc, pu.radius_mm, pu, pl))
-        excess.append((energy - null[0], null[1]))
+        e = read_of(pu, pl, arc) - null[0]
+        excess.append((max(e, 0.0) if floor_at_null else e, null[1]))
     return (excess[0][0] - excess[1][0]) / math.hypot(excess[0][1], excess[1][1])
+
+
+#: The upper wink's edge over the lower draws a dark line along its rim (its side wall and the shadow its raised edge
+#: casts, a millimetre or two wide once blurred); the line's depth is read against the mean of the profile this far
+#: either side of it, beyond the blur, sampled this finely.
+RIM_LINE_SIDE_MM = 1.5
+RIM_LINE_STEP_MM = 0.25
+#: The line is looked for within this many standard errors of the two centres' combined uncertainty of the posed
+#: rim (a centre 1-2 mm off puts a fixed read beside the line), within these bounds (mm).
+RIM_LINE_SEARCH_SIGMAS = 2.0
+RIM_LINE_SEARCH_MM = (0.5, 2.0)
+#: The no-line reads inside a top stay this far clear of its rim beyond the profile's reach (its bevel and blur).
+RIM_LINE_TOP_CLEAR_MM = 2.0
+
+
+def _line_offsets(search_mm: float) -> np.ndarray:
+    """Radial offsets (mm) of a rim-line profile searched within ``search_mm`` of the rim."""
+    reach = search_mm + RIM_LINE_SIDE_MM
+    return np.arange(-reach, reach + 1e-9, RIM_LINE_STEP_MM)
+
+
+def _line_depths(medians: np.ndarray, search_mm: float) -> np.ndarray:
+    """The deepest dark line of each median profile (offsets, arcs) at ``_line_offsets(search_mm)``: how much darker
+    the profile is there than the profile ``RIM_LINE_SIDE_MM`` either side, the lighter side's excess over it
+    counting no more than the darker's, at the darkest place within ``search_mm`` of the rim (a step between two
+    tops shaded differently, or a smooth shading, leaves none)."""
+    k = int(round(RIM_LINE_SIDE_MM / RIM_LINE_STEP_MM))
+    return (np.minimum(medians[:-2 * k], medians[2 * k:]) - medians[k:-k]).max(axis=0)
+
+
+def _no_line_profiles(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], colour: str,
+                      search_mm: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(profiles, which samples are clear of others) read as a rim line is, on a circle inside the top of every wink
+    of ``colour`` (the same plastic, its shading and highlights): where there is no rim."""
+    offs = _line_offsets(search_mm)
+    inset = offs[-1] + RIM_LINE_TOP_CLEAR_MM
+    reads = []
+    for w in winks:
+        if w.color == colour and not w.potted and w.radius_mm - inset >= offs[-1]:
+            ang, keep = _clear_circle(w, winks, inset)
+            reads.append((_luminance_profiles(image_bgr, camera, w, ang, w.radius_mm - inset, w, w, offs), keep))
+    return reads
+
+
+def _line_null(reads: list[tuple[np.ndarray, np.ndarray]], n: int, search_mm: float) -> tuple[float, float] | None:
+    """(mean, standard deviation) of the rim-line depth of ``n`` consecutive samples where there is no rim
+    (``_no_line_profiles``): the search finds some dark place in any profile, more on a short arc."""
+    depths: list[float] = []
+    for prof, keep in reads:
+        runs = _runs(keep, n)
+        if len(runs):
+            depths += list(_line_depths(np.median(prof[:, runs], axis=2), search_mm))
+    if len(depths) < MIN_ARC_SAMPLES:
+        return None
+    return float(np.mean(depths)), max(float(np.std(depths)), EDGE_SD_FLOOR)
+
+
+def rim_line_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
+               camera: CameraModel, reads: ReviewReads | None = None) -> float | None:
+    """How many standard errors deeper the dark line along a's rim inside b is (a upper, posed) than along b's inside
+    a (b upper); None where an arc is too short, the image does not resolve the profile or no no-line read is as long.
+
+    The upper wink's raised edge stands over the lower's top: its side wall and the shadow it casts there draw a dark
+    line along its rim, a millimetre or two wide once blurred, where the lower's rim under it has the upper's smooth
+    top on both sides. Unlike a step (``cut_rim_evidence``), a line is not made by the two tops' shading nor by the
+    blurred tail of the pair's outline against the felt. It is looked for within the posed rims' uncertainty (the
+    centres' combined sigmas) and weighed against the same search where there is no rim (``_line_null``)."""
+    if camera.mm_per_px_at((float(a.center_mm[0]), float(a.center_mm[1]))) > EDGE_RESOLVED_MM_PER_PX:
+        return None
+    lo_mm, hi_mm = RIM_LINE_SEARCH_MM
+    search = min(max(RIM_LINE_SEARCH_SIGMAS * math.hypot(a.sigma_mm, b.sigma_mm), lo_mm), hi_mm)
+    search = round(search / RIM_LINE_STEP_MM) * RIM_LINE_STEP_MM
+    reads = reads or ReviewReads(winks, image_bgr, camera)
+
+    def depth(pu: WinkCandidate, pl: WinkCandidate, arc: np.ndarray) -> float:
+        prof = _luminance_profiles(image_bgr, camera, pu, arc, pu.radius_mm, pu, pl, _line_offsets(search))
+        return float(_line_depths(np.median(prof, axis=1)[:, None], search)[0])
+    # a line no deeper than where there is no rim is no line
+    return _upper_arcs_z(winks, a, b, reads, lambda n: reads.line_null(a.color, n, search), depth,
+                         floor_at_null=True)
 
 
 #: Lens and own parts are read this far inside every rim (mm, plus the blur in pixels below): the rim's bevel, its
@@ -585,6 +725,11 @@ class ReviewReads:
                      self.image_bgr, self.camera, self.winks, w, *key))]
         return float(np.sqrt(np.mean(np.square(diffs)))) if len(diffs) >= _VIRTUAL_SPLITS else None
 
+    def line_null(self, colour: str, n: int, search_mm: float) -> tuple[float, float] | None:
+        profiles = self._once(("no_line_profiles", colour, search_mm),
+                              lambda: _no_line_profiles(self.image_bgr, self.camera, self.winks, colour, search_mm))
+        return self._once(("line_null", colour, n, search_mm), lambda: _line_null(profiles, n, search_mm))
+
     def edge_null(self, colour: str, n: int) -> tuple[float, float] | None:
         profiles = self._once(("no_edge_profiles", colour),
                               lambda: _no_edge_profiles(self.image_bgr, self.camera, self.winks, colour))
@@ -600,7 +745,7 @@ CONTRADICTION_SIGMAS = 1.0
 
 def combined_z(*zs: float) -> float:
     """One z-score of the order from independent cues (positive: a upper): the cut rim's step, the shadow band
-    beside it, the edge profile across it, the lens's shade.
+    beside it, the edge profile across it, the dark line along it, the lens's shade.
 
     Each is read on other offsets of the rim, another form of its edge or the tops inside it, and each may be
     absent for a reason of its own (a lamp overhead hides the shadow under the edge; two tops lit alike show no
@@ -663,7 +808,8 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             both_sure = False
             if a.color == b.color:
                 cues = [c for c in (shadow_z(winks, a, b, image_bgr, camera, reads),
-                                    edge_profile_z(winks, a, b, image_bgr, camera, reads)) if c is not None]
+                                    edge_profile_z(winks, a, b, image_bgr, camera, reads),
+                                    rim_line_z(winks, a, b, image_bgr, camera, reads)) if c is not None]
                 if abs(combined_z(z, *cues)) < RIMS_SURE_SIGMAS:
                     # the rims leave the order short of sure: the lens's shade, read away from them
                     cues += [c for c in (lens_shade_z(winks, a, b, image_bgr, camera, reads),) if c is not None]
