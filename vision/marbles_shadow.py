@@ -9,7 +9,8 @@ offset R / tan(elevation), so with the lamp known the shadow's whole outline fol
 silhouette and a shadow that are both twice a marble's area cannot both be read small.
 
 The lamp (azimuth, elevation, the penumbra's growth with distance from the ball) is one for the photo: it is
-fitted on the photo's sure single marbles (radius known, 6.35 mm), then each ball's centre and radius are fitted
+measured on the photo's sure single marbles (radius known, 6.35 mm), their shadows stacked on the ground
+(``fit_lamp``), then each ball's centre and radius are fitted
 with the ball's image (as ``vision.marbles_size`` models it) over its shadow on the ground, each with its own
 contrast per CIELAB channel, solved linearly. Other balls' discs and shadows are left out of each window.
 """
@@ -19,27 +20,43 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 from scipy.optimize import least_squares
 from scipy.special import ndtr
 
 from calibration.camera import CameraModel
-from geometry.marbles import MARBLE_DIAMETER_MM, TOLLEY_MAX_DIAMETER_MM
+from geometry.marbles import MARBLE_DIAMETER_MM, RING_HEIGHT_MM, TOLLEY_MAX_DIAMETER_MM
 from vision.marbles_size import LOSS_SCALE, MIN_FIT_PX, blurred_disc, fit_sigma, local_affine
 
 # The window reaches this many of the largest tolley's radii beyond the ball's own image and its shadow's end
 WINDOW_TOLLEY_RADII = 1.45
 # Lamps searched (deg above the ground): renders light from 35-70 deg; below ~25 deg shadows run off the window
-ELEVATION_RANGE_DEG = (25.0, 80.0)
+ELEVATION_RANGE_DEG = (20.0, 85.0)
+# ... and by the per-window fallback (``_window_lamp``), as it was built
+WINDOW_ELEVATION_RANGE_DEG = (25.0, 80.0)
 # The penumbra's half-width grows by this much per mm between ball and ground (tan of the lamp's angular
 # radius: a window or lamp of 2-8 deg), searched in this range
 PENUMBRA_RANGE = (0.01, 0.2)
 # A lamp is taken only when its shadows explain the sure marbles' windows this much better (robust cost per
 # window, in units of the loss scale squared) than no shadow at all: a photo under an overcast sky casts none
 MIN_SHADOW_DROP = 0.0
-# The lamp is fitted on up to this many sure marbles
-LAMP_BALLS = 10
-LAMP_MIN_BALLS = 3
+# The lamp is fitted on up to this many sure marbles, and on no fewer than twice this (each half of them alone
+# must find it too)
+LAMP_BALLS = 20
+LAMP_MIN_BALLS = 4
+# The stacked ground windows: a grid this fine (mm) out to this far from the contact point (a marble's shadow under
+# a 35 deg lamp ends 2.6 radii beyond it), each window showing at least this share of its ground, and a grid
+# point kept where at least LAMP_MIN_BALLS windows show it
+# The per-window fallback's marbles, as it was built
+WINDOW_LAMP_BALLS = 10
+WINDOW_LAMP_MIN_BALLS = 3
+STACK_STEP_MM = 1.0
+STACK_REACH_MM = 4.5 * 0.5 * MARBLE_DIAMETER_MM
+STACK_MIN_SHOWN = 0.3
+STACK_MIN_WINDOWS = LAMP_MIN_BALLS
+# The contact's darkening of the ground round a ball (ambient light its body hides) reaches about this many radii
+CONTACT_RADII = 1.1
 # ... each half of them alone, and the halves' lamps agree within this angle (deg)
 LAMP_AGREE_DEG = 15.0
 # A ball's first centre may be a few pixels off (a centroid leans into its shadow, up to ~9 mm under a low lamp
@@ -181,13 +198,147 @@ def _reach_mm(elevation_rad: float) -> float:
 
 def fit_lamp(lab: np.ndarray, camera: CameraModel, sure_mm: np.ndarray, others_mm: np.ndarray,
              psf_px: tuple[float, float]) -> Lamp | None:
-    """The photo's lamp from its sure single marbles (contact points (N, 3): x, y, base z), ``others_mm``
-    every ball's centre (M, 3), left out of each window. None when too few marbles or no shadow stands out."""
+    """The photo's lamp from its sure single marbles' shadows stacked on the ground (contact points (N, 3): x, y,
+    base z), ``others_mm`` every ball's centre (M, 3), whose images are left out. None when too few marbles, when
+    each half of them alone finds a different lamp, or when no shadow stands out.
+
+    Why. A shadow lies on the ground, so in ground coordinates about each contact point every marble's shadow has
+    the same shape (one lamp, one radius), while the sand's grain, a neighbour's shadow and the ball's own glass do
+    not line up: the median of the ground's lightness over the marbles' windows, each less its own median, is one
+    marble's shadow with the noise of many. Ground a ball hides from the camera is left out of each window. The
+    lamp is fitted to that one image (the cylinder's section as in ``_layers``, and the contact's isotropic
+    darkening), a few hundred values: fitting each window's ball and shadow together instead found a lamp within
+    15 deg on 3 of 14 development and seed-99 renders under 9 px per marble (11 of 14 here, 0.1-0.6 s a photo)."""
     sure_mm = np.asarray(sure_mm, float).reshape(-1, 3)[:LAMP_BALLS]
-    if len(sure_mm) < LAMP_MIN_BALLS:
+    if len(sure_mm) < 2 * LAMP_MIN_BALLS:
+        return _window_lamp(lab, camera, sure_mm, others_mm, psf_px)
+    light = np.ascontiguousarray(lab[..., 0], dtype=np.float32)
+    others = np.asarray(others_mm, float).reshape(-1, 3)
+    # a resting ball's radius is its centre's height above the surface it rests on
+    base = np.where(others[:, 2] > -0.5 * RING_HEIGHT_MM, 0.0, -RING_HEIGHT_MM)
+    balls = np.column_stack([others, others[:, 2] - base])
+    mid = np.median(sure_mm, axis=0)
+    blur_mm = max(float(psf_px[0]), 1.0) * camera.mm_per_px_at((float(mid[0]), float(mid[1])), float(mid[2]))
+    got = [_stacked_lamp(light, camera, sure_mm[k::2], balls, blur_mm) for k in (0, 1)]
+    if any(g is None for g in got):
+        return _window_lamp(lab, camera, sure_mm, others, psf_px)
+    # each half of the marbles alone: a lamp both halves agree on is the photo's, a disagreement is a fit that
+    # followed something else (the caustics of clear glass under a low lamp, a scuff) and no lamp is taken
+    La, Lb = (np.asarray(g.to_light) for g in got)
+    if math.degrees(math.acos(float(np.clip(La @ Lb, -1.0, 1.0)))) > LAMP_AGREE_DEG:
+        return _window_lamp(lab, camera, sure_mm, others, psf_px)
+    lamp = _stacked_lamp(light, camera, sure_mm, balls, blur_mm)
+    if lamp is None or lamp.cost_drop <= MIN_SHADOW_DROP:
+        return _window_lamp(lab, camera, sure_mm, others, psf_px)
+    return lamp
+
+
+def _occluded(P: np.ndarray, eye_mm: np.ndarray, balls: np.ndarray) -> np.ndarray:
+    """Ground points (N, 3) whose ray to the camera passes through a ball (rows x, y, z, radius)."""
+    d = eye_mm[None] - P
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    out = np.zeros(len(P), bool)
+    for b in balls:
+        rel = b[None, :3] - P
+        t = np.sum(rel * d, 1)
+        out |= (t > 0) & (np.linalg.norm(rel - t[:, None] * d, axis=1) < b[3])
+    return out
+
+
+def _stacked(light: np.ndarray, camera: CameraModel, contacts: np.ndarray, balls: np.ndarray, blur_mm: float
+             ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ground grid about a contact point (K, 2) and the median over the windows of each one's lightness less
+    its own median (NaN where fewer than STACK_MIN_WINDOWS show that ground)."""
+    g = np.arange(-STACK_REACH_MM, STACK_REACH_MM + 1e-9, STACK_STEP_MM)
+    uv = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
+    eye = camera.center_mm
+    rows = []
+    for c in contacts:
+        P = np.column_stack([c[0] + uv[:, 0], c[1] + uv[:, 1], np.full(len(uv), c[2])])
+        px = camera.project_mm(P).astype(np.float32)
+        vals = cv2.remap(light, px[:, :1], px[:, 1:], cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                         borderValue=np.nan).ravel().astype(float)
+        own = np.array([[c[0], c[1], c[2] + 0.5 * MARBLE_DIAMETER_MM, 0.5 * MARBLE_DIAMETER_MM]])
+        # the window's own ball is taken at its contact point, not where the detector put it (a centroid leans
+        # into the shadow, and a sphere there would hide the shadow's visible edge)
+        dist = np.hypot(balls[:, 0] - c[0], balls[:, 1] - c[1])
+        near = balls[(dist < 2 * STACK_REACH_MM) & (dist >= MARBLE_DIAMETER_MM)]
+        occ = _occluded(P, eye, np.vstack([near, own]) + np.array([0.0, 0.0, 0.0, blur_mm]))
+        vals[occ] = np.nan
+        if np.isfinite(vals).sum() < STACK_MIN_SHOWN * len(vals):
+            continue
+        rows.append(vals - np.nanmedian(vals))
+    if len(rows) < STACK_MIN_WINDOWS:
+        return None
+    S = np.array(rows)
+    shown = np.isfinite(S).sum(0) >= STACK_MIN_WINDOWS
+    med = np.full(S.shape[1], np.nan)
+    med[shown] = np.nanmedian(S[:, shown], axis=0)
+    return uv, med
+
+
+def _stacked_columns(uv: np.ndarray, L: np.ndarray, pen: float, blur_mm: float) -> np.ndarray:
+    """Design matrix [1, shadow, contact darkening] of a marble's stacked ground window under the lamp ``L``."""
+    r = 0.5 * MARBLE_DIAMETER_MM
+    rel = np.column_stack([-uv, np.full(len(uv), r)])
+    s = rel @ L
+    perp = np.linalg.norm(rel - s[:, None] * L[None], axis=1)
+    soft = np.hypot(blur_mm, pen * np.maximum(s, 0.0))
+    shadow = ndtr((r - perp) / soft) * ndtr(s / soft)
+    # the ambient light the ball's body hides from the ground round its contact (the renders' wide term)
+    contact = np.exp(-(np.hypot(uv[:, 0], uv[:, 1]) / (CONTACT_RADII * r)) ** 2)
+    return np.column_stack([np.ones(len(uv)), shadow, contact])
+
+
+def _stacked_lamp(light: np.ndarray, camera: CameraModel, contacts: np.ndarray, balls: np.ndarray,
+                  blur_mm: float) -> Lamp | None:
+    """The lamp fitted to the marbles' stacked ground windows (``_stacked``), or None where too few show."""
+    got = _stacked(light, camera, contacts, balls, blur_mm)
+    if got is None:
+        return None
+    uv, med = got
+    ok = np.isfinite(med)
+    uv, y = uv[ok], med[ok]
+
+    def res(p) -> np.ndarray:
+        B = _stacked_columns(uv, _to_light(p[0], p[1]), p[2], blur_mm)
+        coef, *_ = np.linalg.lstsq(B, y, rcond=None)
+        if coef[1] > 0.0:
+            # a shadow only darkens: a fit to a bright spot (clear glass' caustic) is no better than no shadow
+            coef, *_ = np.linalg.lstsq(B[:, [0, 2]], y, rcond=None)
+            return y - B[:, [0, 2]] @ coef
+        return y - B @ coef
+
+    # the azimuth is anywhere: a coarse grid first, then least squares from its best
+    grid = [(math.radians(a), math.radians(e), 0.06) for a in range(0, 360, 20) for e in (30, 40, 50, 60, 70, 78)]
+    x = np.array(min(grid, key=lambda p: float(np.sum(res(p) ** 2))))
+    lo = [x[0] - math.radians(40), math.radians(ELEVATION_RANGE_DEG[0]), PENUMBRA_RANGE[0]]
+    hi = [x[0] + math.radians(40), math.radians(ELEVATION_RANGE_DEG[1]), PENUMBRA_RANGE[1]]
+    try:
+        x = least_squares(res, np.clip(x, lo, hi), bounds=(lo, hi), x_scale=[0.1, 0.1, 0.02]).x
+    except (ValueError, np.linalg.LinAlgError):
+        return None
+    L = _to_light(x[0], x[1])
+    B = _stacked_columns(uv, L, x[2], blur_mm)
+    coef, *_ = np.linalg.lstsq(B, y, rcond=None)
+    if coef[1] >= 0.0:
+        return None
+    flat, *_ = np.linalg.lstsq(B[:, [0, 2]], y, rcond=None)
+    drop = (float(np.sum((y - B[:, [0, 2]] @ flat) ** 2)) - float(np.sum((y - B @ coef) ** 2))) / len(y)
+    return Lamp(to_light=(float(L[0]), float(L[1]), float(L[2])), penumbra_per_mm=float(x[2]), cost_drop=drop)
+
+
+def _window_lamp(lab: np.ndarray, camera: CameraModel, sure_mm: np.ndarray, others_mm: np.ndarray,
+             psf_px: tuple[float, float]) -> Lamp | None:
+    """The lamp fitted on the sure marbles' own windows, each ball's image and shadow together, its centre refitted
+    under the lamp (a detector's centroid leans into an opaque ball's shadow by up to ~9 mm, which blurs the
+    stacked shadow away): the stacked lamp's fallback, as stop 24 built it. None when too few marbles or no
+    shadow stands out."""
+    sure_mm = np.asarray(sure_mm, float).reshape(-1, 3)[:WINDOW_LAMP_BALLS]
+    if len(sure_mm) < WINDOW_LAMP_MIN_BALLS:
         return None
     r = 0.5 * MARBLE_DIAMETER_MM
-    reach = _reach_mm(math.radians(ELEVATION_RANGE_DEG[0]))
+    reach = _reach_mm(math.radians(WINDOW_ELEVATION_RANGE_DEG[0]))
     wins = []
     for c in sure_mm:
         c3 = np.array([c[0], c[1], c[2] + r])
@@ -196,7 +347,7 @@ def fit_lamp(lab: np.ndarray, camera: CameraModel, sure_mm: np.ndarray, others_m
         w = _window(lab, camera, c[:2], float(c[2]), reach, oth, None, 0.5 * TOLLEY_MAX_DIAMETER_MM)
         if w is not None:
             wins.append(w)
-    if len(wins) < 2 * LAMP_MIN_BALLS:
+    if len(wins) < 2 * WINDOW_LAMP_MIN_BALLS:
         return None
     # each half of the marbles fits the lamp alone: a lamp both halves agree on is the photo's, a disagreement is
     # a fit that followed something else (the balls' own shading, a neighbour's shadow) and no lamp is taken
@@ -231,8 +382,8 @@ def _fit_lamp_on(wins: list[_Window], camera: CameraModel, psf_px: tuple[float, 
     grid = [(math.radians(a), math.radians(e), 0.06) for a in range(0, 360, 30) for e in (35.0, 50.0, 65.0)]
     x = np.array(min(grid, key=lambda p: _robust_cost(cost(p))))
     for _ in range(2):
-        lo = [x[0] - math.radians(30), math.radians(ELEVATION_RANGE_DEG[0]), PENUMBRA_RANGE[0]]
-        hi = [x[0] + math.radians(30), math.radians(ELEVATION_RANGE_DEG[1]), PENUMBRA_RANGE[1]]
+        lo = [x[0] - math.radians(30), math.radians(WINDOW_ELEVATION_RANGE_DEG[0]), PENUMBRA_RANGE[0]]
+        hi = [x[0] + math.radians(30), math.radians(WINDOW_ELEVATION_RANGE_DEG[1]), PENUMBRA_RANGE[1]]
         try:
             sol = least_squares(cost, np.clip(x, lo, hi), bounds=(lo, hi), loss="soft_l1", f_scale=LOSS_SCALE,
                                 x_scale=[0.1, 0.1, 0.02], max_nfev=40)

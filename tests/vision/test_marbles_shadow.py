@@ -85,3 +85,36 @@ def test_detector_with_shadow_sizes_calls_opaque_tolleys_tolleys_and_no_marble_a
         assert near[0].kind == b.kind or near[0].kind_confidence < KIND_SURE, (b.piece_id, near[0])
         if b.kind == "tolley":
             assert near[0].kind == "tolley" and near[0].kind_confidence >= KIND_SURE, near[0].measured_diameter_mm
+
+
+CLEAR = (0.80, 0.86, 0.92)  # a cat's eye's clear glass: its shadow is shallow, and its caustic lies in it
+CLEAR_XY = [(-60.0, 80.0), (110.0, -30.0)]
+# an opaque tolley's shadow read, calibrated on the photo's opaque marbles, lands within this of its true size
+SHADOW_SIZE_TOL_MM = 1.0
+
+
+@pytest.fixture(scope="module")
+def mixed_scene():
+    balls = [_ball(f"m{i}", xy, MARBLE_DIAMETER_MM) for i, xy in enumerate(MARBLES_XY)]
+    balls += [_ball(f"t{i}", xy, d) for i, (xy, d) in enumerate(TOLLEYS)]
+    balls += [Ball(piece_id=f"c{i}", kind="marble", center_mm=np.array([xy[0], xy[1], MARBLE_DIAMETER_MM / 2]),
+                   diameter_mm=MARBLE_DIAMETER_MM, on_ring=True, style="cats_eye", tint_rgb=CLEAR,
+                   vane_rgb=(0.05, 0.18, 0.70), orientation=np.eye(3)) for i, xy in enumerate(CLEAR_XY)]
+    cam, photo = lit_photo(balls, EYE_MM, ELEVATION_DEG, AZIMUTH_DEG, seed=11)
+    return cam, photo, balls
+
+
+def test_default_detector_sizes_opaque_tolleys_by_their_shadow_and_keeps_clear_marbles(mixed_scene):
+    # the size reads see these two opaque tolleys 11.5 and 13.6 mm (marbles); their shadows, 2R wide across the
+    # lamp, read them true, while the clear marbles' shallow shadows are no read of theirs
+    cam, photo, balls = mixed_scene
+    found = detect_marbles(photo, cam, DEFAULT_PARAMS)
+    for b in balls:
+        near = [f for f in found if math.dist(f.center_mm, b.center_mm[:2]) < 8.0]
+        assert len(near) == 1, b.piece_id
+        assert near[0].kind == b.kind or near[0].kind_confidence < KIND_SURE, (b.piece_id, near[0])
+        if b.kind == "tolley":
+            assert near[0].kind == "tolley" and near[0].kind_confidence >= KIND_SURE, near[0]
+            assert near[0].measured_diameter_mm == pytest.approx(b.diameter_mm, abs=SHADOW_SIZE_TOL_MM)
+        elif b.style == "cats_eye":
+            assert near[0].kind == "marble", near[0]
