@@ -88,15 +88,11 @@ def _disc_scalars(center_mm: np.ndarray, radius_mm: float, tilt_deg: float, azim
             math.sin(t), math.cos(a), math.sin(a))
 
 
-def _radial_residuals(points_mm: np.ndarray, model_mm: np.ndarray, origin_mm: np.ndarray) -> np.ndarray:
-    """Radial distance of each point beyond the model outline, both seen from ``origin_mm`` (inside it): each
-    rim is a closed convex curve about it, read as radius by angle, and the silhouette is the outer of the two."""
-    return _radial_residuals_of(points_mm, model_mm[None], origin_mm[None])[0]
-
-
 def _radial_residuals_of(points_mm: np.ndarray, models_mm: np.ndarray, origins_mm: np.ndarray) -> np.ndarray:
-    """``_radial_residuals`` of the points about each of k model outlines (k, 2N, 2) seen from its origin (k, 2),
-    (k, M): ``np.interp``'s periodic interpolation, the same arithmetic, on all the rims at once."""
+    """Radial distance of each point beyond each of k model outlines (k, 2N, 2), both seen from the outline's
+    origin (k, 2) inside it, (k, M): each rim is a closed convex curve about it, read as radius by angle, and the
+    silhouette is the outer of the two. ``np.interp``'s periodic interpolation, the same arithmetic, on all the
+    rims at once (a fit's Jacobian steps evaluate together)."""
     k = len(models_mm)
     period = 2 * np.pi
     q = points_mm[None, :, :] - origins_mm[:, None, :]
