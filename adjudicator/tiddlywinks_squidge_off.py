@@ -274,8 +274,10 @@ def judge_squidge_off(
             confidence=detection_confidence(*ws),
             interpretations=interps,
             evidence={"best_distance_mm": best[0].distance_mm, "difference_mm": spread, "eps_mm": eps},
-            explanation=f"{names.capitalize()} are within {spread:.1f} mm of each other "
-            f"(margin {eps:.1f} mm): the umpire measures; if equal, they re-squidge.",
+            # the words quote the gap as the document reports its distances (to the micrometre): a gap at a
+            # tenth's midpoint otherwise reads either way on float noise a document never shows
+            explanation=f"{names.capitalize()} are within {round(spread, 3):.1f} mm of each other "
+            f"(margin {round(eps, 3):.1f} mm): the umpire measures; if equal, they re-squidge.",
         )
         return verdict(Decision.TOO_CLOSE_TO_CALL, None, best_colors, main)
 
