@@ -6,7 +6,9 @@ occlusion model is simple and exact in plan: the visible part of a lower wink is
 wink's disc. So, around every wink found, the full-resolution image is sampled on a fine plan raster just
 outside its rim, each sample is given a wink colour in the scene's calibrated colour space (white-balanced
 Lab hue, departure from the local felt), and for every other colour that shows there the disc of each known
-radius whose uncovered part best matches those samples (intersection over union) is the lower wink.
+radius whose uncovered part best matches those samples (intersection over union) is the lower wink. A wink
+of the felt's own hue (green on green felt) shows there as its pigment: more saturated and lighter than the
+felt around it (tw_9900_001's green-S4 beside blue-L2).
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ class CrescentParams:
     same_min_blend: float = 0.7  # blend fraction (felt 0, upper wink 1) of a sample of a same-colour lower wink
     same_min_width_px: float = 2.0  # a same-colour lower wink must show this many image pixels beyond the rim
     same_min_offset_mm: float = 4.5  # ... and its centre lie this far from the upper's (else it is the same wink)
+    felt_pigment_k: float = 4.0  # a felt-hue sample's chroma above the local felt's, in the ring's robust sigmas
+    felt_off_blend_share: float = 0.7  # ... its step from the felt this far off the upper's blend (sin 44 deg)
 
 
 def sample_bgr_at(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray, z_mm: float) -> np.ndarray:
@@ -55,14 +59,33 @@ def sample_bgr_at(image_bgr: np.ndarray, camera: CameraModel, pts_mm: np.ndarray
     return v.reshape(-1, 3).astype(np.float32) / 255.0
 
 
+def robust_sigma(x: np.ndarray) -> float:
+    """The normal-equivalent spread of mostly-felt samples (1.4826 MAD): a few wink samples among them move it
+    little."""
+    return 1.4826 * float(np.median(np.abs(x - np.median(x)))) if len(x) else 0.0
+
+
+def felt_pigment(lab: np.ndarray, felt_lab: np.ndarray, ref: np.ndarray, k: float) -> np.ndarray:
+    """Samples of the felt's own hue that are a wink's pigment: a green wink on green felt is more saturated
+    and lighter, never darker (a shadow on the felt darkens it and takes chroma away, a blend with a wink of
+    another hue takes chroma too). The chroma excess must stand ``k`` robust sigmas above the spread of the
+    ``ref`` samples (the ring around a wink, mostly felt), the lightness not below the felt's by one."""
+    d_c = np.hypot(lab[:, 1], lab[:, 2]) - np.hypot(felt_lab[:, 1], felt_lab[:, 2])
+    d_l = lab[:, 0] - felt_lab[:, 0]
+    s_c, s_l = robust_sigma(d_c[ref]), robust_sigma(d_l[ref])
+    return (d_c >= k * max(s_c, 1.0)) & (d_l >= -max(s_l, 1.0))
+
+
 def wink_classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: ColourScene,
-             params: CrescentParams, nearest_only: np.ndarray | None = None) -> np.ndarray:
+             params: CrescentParams, nearest_only: np.ndarray | None = None, *,
+             felt_hue: bool = False) -> np.ndarray:
     """Wink colour index per sample (-1: felt, a blend of the upper wink with the felt, or no wink hue).
 
     Defocus spreads the upper wink over the felt beside it: such a pixel is ``a * W + (1 - a) * felt`` for
     some ``a`` and can take a third hue (red on beige reads orange, yellow-ish); only a sample clearly off that
     blend line is a colour of its own. Samples marked ``nearest_only`` take the nearest class's hue however far
-    (a crescent blurred over the wink under it takes a hue between the two colours).
+    (a crescent blurred over the wink under it takes a hue between the two colours). With ``felt_hue`` a
+    sample of the felt's own hue counts when it is pigment (``felt_pigment``), else never.
     """
     lab = lab_rows(np.clip(bgr * cs.gains_bgr, 0, 1))
     hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0
@@ -78,9 +101,21 @@ def wink_classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, c
     ok = (chroma >= params.min_chroma) & hue_ok
     ok &= departure >= params.min_departure
     _, off_line, vv = blend_line(bgr, felt_bgr, upper_bgr, segment=True)
-    ok &= off_line >= params.min_off_blend * np.sqrt(vv)
+    off_blend = off_line >= params.min_off_blend * np.sqrt(vv)
     if cs.mat_class:
-        ok &= cls != cs.mat_class - 1  # the felt's own hue: not told apart from the felt at this width
+        felt_cls = cls == cs.mat_class - 1
+        if felt_hue:
+            # a felt-hue wink departs from the felt by less than the upper wink does, so its samples are judged
+            # off the blend by direction: the felt-to-sample step must point mostly away from the upper's colour
+            # (a blurred rim of a wink of a near hue, yellow on green felt, steps along the blend)
+            felt_lab = lab_rows(np.clip(felt_bgr * cs.gains_bgr, 0, 1))
+            ref = np.ones(len(bgr), bool) if nearest_only is None else ~nearest_only
+            step = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            pigment = felt_pigment(lab, felt_lab, ref, params.felt_pigment_k)
+            off_blend = np.where(felt_cls, pigment & (off_line >= params.felt_off_blend_share * step), off_blend)
+        else:
+            ok &= ~felt_cls  # the felt's own hue: not told apart from the felt at this width
+    ok &= off_blend
     return np.where(ok, cls, -1)
 
 
@@ -264,7 +299,7 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         # inside a found wink (the middle of a pile lies on it), the crescent is only a few pixels wide and the
         # blur mixes it with that wink's colour: a hue between the two is the nearer one's (that wink's own
         # shading keeps its hue, ``own_colour_shows``)
-        cls = wink_classes(colours, felt_pts, upper_bgr, cs, params, nearest_only=pts_in >= 0)
+        cls = wink_classes(colours, felt_pts, upper_bgr, cs, params, nearest_only=pts_in >= 0, felt_hue=True)
         # where a found wink shows its own colour, a wink under it is hidden and one over it is not there
         hidden = own_colour_shows(cls, pts_in, near)
         for k, name in enumerate(COLOR_NAMES):
