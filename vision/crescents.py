@@ -47,6 +47,11 @@ class CrescentParams:
     same_min_blend: float = 0.7  # blend fraction (felt 0, upper wink 1) of a sample of a same-colour lower wink
     same_min_width_px: float = 2.0  # a same-colour lower wink must show this many image pixels beyond the rim
     same_min_offset_mm: float = 4.5  # ... and its centre lie this far from the upper's (else it is the same wink)
+    same_refit_reach_mm: float = 3.0  # the upper placed alone on its colour to this far beyond its rim
+    same_refit_shift_mm: float = 1.5  # ... within this of the coarse centre (a pile pulls the label circle ~1 mm)
+    same_shade_chroma_share: float = 0.2  # a shaded same-colour sample's chromaticity gap to the upper's, in
+    # units of the felt's gap to it
+    same_shade_range: tuple[float, float] = (0.5, 1.0)  # ... and its brightness, as a fraction of the upper's
     felt_pigment_k: float = 4.0  # a felt-hue sample's chroma above the local felt's, in the ring's robust sigmas
     felt_off_blend_share: float = 0.7  # ... its step from the felt this far off the upper's blend (sin 44 deg)
 
@@ -120,15 +125,24 @@ def wink_classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, c
 
 
 def _same_colour(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, params: CrescentParams) -> np.ndarray:
-    """Samples of the upper wink's own colour: on its blend line with the felt and near the wink end of it."""
+    """Samples of the upper wink's own colour: on its blend line with the felt and near the wink end of it, or
+    the upper's colour in shade (a lower wink under a raised upper lies in its shadow: its chromaticity is the
+    upper's, its brightness a fraction of it; the felt in that shadow keeps the felt's chromaticity)."""
     v = upper_bgr[None, :] - felt_bgr
     d = bgr - felt_bgr
     vv = np.maximum((v * v).sum(axis=1), 1e-6)
     a = (d * v).sum(axis=1) / vv
     off_line = np.linalg.norm(d - a[:, None] * v, axis=1)
     departure = np.linalg.norm(d, axis=1) / (np.linalg.norm(felt_bgr, axis=1) + 1e-3)
-    return ((a >= params.same_min_blend) & (off_line < params.min_off_blend * np.sqrt(vv))
-            & (departure >= params.min_departure))
+    on_blend = (a >= params.same_min_blend) & (off_line < params.min_off_blend * np.sqrt(vv))
+    sum_s, sum_u, sum_f = bgr.sum(axis=1), float(upper_bgr.sum()), felt_bgr.sum(axis=1)
+    chrom_u = upper_bgr / max(sum_u, 1e-6)
+    to_upper = np.linalg.norm(bgr / np.maximum(sum_s, 1e-6)[:, None] - chrom_u, axis=1)
+    felt_gap = np.linalg.norm(felt_bgr / np.maximum(sum_f, 1e-6)[:, None] - chrom_u, axis=1)
+    shade = sum_s / max(sum_u, 1e-6)
+    in_shade = ((to_upper < params.same_shade_chroma_share * felt_gap)
+                & (shade >= params.same_shade_range[0]) & (shade <= params.same_shade_range[1]))
+    return (on_blend | in_shade) & (departure >= params.min_departure)
 
 
 def felt_at(felt: np.ndarray, grid: OrthoGrid, pts: np.ndarray) -> np.ndarray:
@@ -194,6 +208,34 @@ def own_colour_shows(cls: np.ndarray, inside: np.ndarray, near: list[WinkCandida
     wink is seen there, so nothing under it is."""
     own = np.array([COLOR_NAMES.index(o.color) for o in near] + [-2])[inside]
     return (inside >= 0) & ((cls == own) | (cls < 0))
+
+
+def _placed_alone(upper: WinkCandidate, upper_bgr: np.ndarray, image_bgr: np.ndarray, camera: CameraModel,
+                  felt: np.ndarray, grid: OrthoGrid, near: list[WinkCandidate], blend: float,
+                  exclude_mask: np.ndarray | None, params: CrescentParams) -> np.ndarray:
+    """The upper's centre where its own disc alone best explains its colour (intersection over union on a plan
+    raster to a few mm beyond its rim): the label circle search puts a wink lying on one of its own colour
+    between the two (tw_9898_001: 0.9 mm towards the lower), which moves the rim a same-colour crescent is read
+    beyond onto the crescent. A disc moved towards the lower gains a narrow crescent and loses the whole far
+    side of its rim, so the lower pulls the fit little."""
+    step = params.step_mm
+    reach = upper.radius_mm + params.same_refit_reach_mm
+    g = np.arange(-reach, reach + 1e-9, step)
+    gx, gy = np.meshgrid(g, g)
+    offs = np.column_stack([gx.ravel(), gy.ravel()])
+    pts, inside = _clear_of(upper.center_mm + offs[distances_mm(offs, (0.0, 0.0)) < reach], near, blend,
+                            exclude_mask, grid, params)
+    pts = pts[inside < 0]  # inside another found wink a blend of the two is not told from this colour
+    if len(pts) < 20:
+        return upper.center_mm
+    m = _same_colour(sample_bgr_at(image_bgr, camera, pts, WINK_THICKNESS_MM), felt_at(felt, grid, pts),
+                     upper_bgr, params)
+    shifts = offs[distances_mm(offs, (0.0, 0.0)) <= params.same_refit_shift_mm]
+    shifts = shifts[np.argsort(distances_mm(shifts, (0.0, 0.0)), kind="stable")]  # ties: the least move
+    counts = _disc_counts(pts.astype(np.float32), (upper.center_mm + shifts).astype(np.float32), upper.radius_mm,
+                          [m, ~m])
+    iou = counts[:, 0] / np.maximum(int(m.sum()) + counts[:, 1], 1)
+    return upper.center_mm + shifts[int(np.argmax(iou))]
 
 
 def _shows_beyond(mine_pts: np.ndarray, centre: np.ndarray, r: float, twins: list[WinkCandidate], blend: float,
@@ -302,18 +344,32 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         cls = wink_classes(colours, felt_pts, upper_bgr, cs, params, nearest_only=pts_in >= 0, felt_hue=True)
         # where a found wink shows its own colour, a wink under it is hidden and one over it is not there
         hidden = own_colour_shows(cls, pts_in, near)
+        pts_other, in_other, hidden_other = pts, pts_in, hidden
+        if want_same:
+            # a lower wink of the upper's own colour is read beyond the upper's rim where the upper alone lies
+            c_same = _placed_alone(upper, upper_bgr, image_bgr, camera, felt, grid, near, blend, exclude_mask,
+                                   params)
+            pts_same, in_same = _clear_of(c_same + offsets[ring], near, blend, exclude_mask, grid, params)
+            same_bgr = sample_bgr_at(image_bgr, camera, pts_same, WINK_THICKNESS_MM)
+            hidden_same = own_colour_shows(wink_classes(same_bgr, felt_at(felt, grid, pts_same), upper_bgr, cs,
+                                                        params, nearest_only=in_same >= 0, felt_hue=True),
+                                           in_same, near)
+            # the upper's own colour, nearly pure or in shade, beyond its rim by more than the blur and the
+            # centre's error; within them, and inside another found wink (a blend of the two), this colour is
+            # not told from the upper's: no evidence either way
+            blind_same = ((distances_mm(pts_same, c_same) <= r_up + blend + params.same_clear_mm) | (in_same >= 0))
+            mine_same = _same_colour(same_bgr, felt_at(felt, grid, pts_same), upper_bgr, params) & ~blind_same
         for k, name in enumerate(COLOR_NAMES):
             same = name == upper.color
             if same and not want_same or not same and not want_other:
                 continue
             if same:
-                # the upper's own colour, nearly pure (on its blend line with the felt, near the wink end),
-                # beyond its rim by more than the blur and the coarse centre's error
-                mine = _same_colour(colours, felt_pts, upper_bgr, params)
-                mine &= np.linalg.norm(pts - upper.center_mm, axis=1) > r_up + blend + params.same_clear_mm
-                mine &= pts_in < 0  # inside another found wink, a blend of the two is not told from this colour
+                pts, pts_in, hidden, c_up = pts_same, in_same, hidden_same, c_same
+                mine, blind = mine_same, blind_same
             else:
+                pts, pts_in, hidden, c_up = pts_other, in_other, hidden_other, upper.center_mm
                 mine = (cls == k) & ~hidden
+                blind = np.zeros(len(pts), bool)
             if mine.sum() * cell_mm2 < params.min_area_mm2:
                 continue
             best = None
@@ -321,7 +377,7 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
             for size, r in RADII_MM.items():
                 # the lower centre: within r of the crescent, and covered enough to need this search
                 cg = centroid + offsets[np.linalg.norm(offsets, axis=1) <= r]
-                cg = cg[np.linalg.norm(cg - upper.center_mm, axis=1) < r_up + r - 2.0]
+                cg = cg[np.linalg.norm(cg - c_up, axis=1) < r_up + r - 2.0]
                 if len(cg) == 0:
                     continue
                 local = np.linalg.norm(pts - centroid, axis=1) <= 2 * r + 1.0
@@ -331,7 +387,7 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
                 js = np.unique(si[sh])
                 # per centre, the disc's samples of the crescent, of the rest not hidden (the union is the
                 # crescent and those), and per found wink j of both over j
-                sets = [sm, ~sh & ~sm, *[m for j in js for m in (sm & (si == j), sh & (si == j))]]
+                sets = [sm, ~sh & ~sm & ~blind[local], *[m for j in js for m in (sm & (si == j), sh & (si == j))]]
                 counts = _disc_counts(sp, cgf, r, sets)
                 inter = counts[:, 0]
                 union = counts[:, 1] + int(sm.sum()) + int((mine & ~local).sum())
@@ -348,7 +404,7 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
                 continue
             iou, size, centre, _ = best
             # width of what shows: the lower disc's reach beyond the upper rim, along the line of centres
-            d = float(np.linalg.norm(centre - upper.center_mm))
+            d = float(np.linalg.norm(centre - c_up))
             min_w = params.min_width_mm
             if same:  # what shows of it must be wider than the blur can make of the upper's own outline
                 min_w = max(min_w, params.same_min_width_px * mmpp)
