@@ -157,15 +157,21 @@ def confirm_potted(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: Ca
 
 def split_behind_pot(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection,
                      cs: ColourScene, plane_z_mm: float, params: PottedParams = PottedParams(),
-                     rim: RimParams = RimParams()) -> None:
+                     rim: RimParams = RimParams()) -> list[WinkCandidate]:
     """Winks seen through the top opening that lie on the mat behind a (translucent) pot: no longer potted.
 
     One is behind the pot when its image centre fits neither the cup's floor nor a place on the mat under the
     pot (``cup_place``), it is of a colour of its own (not the cup's tint, which ``confirm_potted`` drops), and
     the pot's lip is drawn across it where it crosses its image (``vision.pot_rim.lip_step``); a disc that hides
     the lip lies on the rim and stays potted. A lip reading between the two keeps it potted but flagged.
+
+    Returns the candidates that are no wink: one behind the pot of the felt's own hue is the felt seen through
+    the tinted wall, which departs from the open felt as a wink of its hue does (tw_9899_005's green felt behind a
+    translucent pot read as a green wink there).
     """
     tint = _cup_ab(image_bgr, pot, cs) if pot.opening_px is not None and len(pot.opening_px) >= 3 else None
+    felt = COLOR_NAMES[cs.mat_class - 1] if cs.mat_class else None
+    dropped: list[WinkCandidate] = []
     noise = None
     for c in cands:
         if not c.potted:
@@ -181,8 +187,11 @@ def split_behind_pot(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: 
                           c.radius_mm, noise, rim)
         if ratio is None or ratio >= rim.lip_seen_ratio:
             c.potted = False
+            if c.color == felt:
+                dropped.append(c)
         elif ratio > rim.lip_covered_ratio:
             c.confidence = min(c.confidence, rim.lip_unsure_confidence)
+    return dropped
 
 
 def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs: ColourScene,
