@@ -69,8 +69,9 @@ def pot_side_winks(cs: ColourScene, grid: OrthoGrid, known: list[WinkCandidate],
     # (the winks found on the mat near enough to the pot to touch a region beside it)
     corners = grid.table_from_ortho(np.array([[c0, r0], [c1, r0], [c0, r1], [c1, r1]], float))
     reach = float(np.linalg.norm(corners - pot.center_mm, axis=1).max()) + RADII_MM["large"] + KNOWN_CLEAR_MM
-    known = [o for o in known
-             if not o.potted and float(np.linalg.norm(np.asarray(o.center_mm) - pot.center_mm)) < reach]
+    if known:
+        d = np.linalg.norm(np.array([o.center_mm for o in known], float) - pot.center_mm, axis=1)
+        known = [o for o, di in zip(known, d) if not o.potted and di < reach]
     out: list[WinkCandidate] = []
     for i in np.unique(comp[ring]):
         area = int(stats[i, cv2.CC_STAT_AREA]) if i else 0
