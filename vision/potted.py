@@ -42,6 +42,7 @@ class PottedParams:
     min_chroma: float = 14.0  # Lab C* of a wink colour (the pot's achromatic wall stays below)
     min_chroma_floor: float = 8.0  # ... lowered for a pale cup down to this
     cup_chroma_factor: float = 3.0  # ... and to this multiple of the cup's own colour spread (median departure)
+    min_cup_floor_share: float = 0.2  # floor seen of no wink's colour that the cup's own is read from (else all)
     max_hue_deg: float = 30.0
     min_region_fraction: float = 0.30  # of a small disc's area: smaller colour regions are fringes
     min_new_fraction: float = 0.45  # a further disc must explain this share of its own area anew
@@ -54,25 +55,32 @@ class PottedParams:
 
 
 def _colour_index(crop_bgr: np.ndarray, cs: ColourScene, params: PottedParams,
-                  mask: np.ndarray | None = None) -> np.ndarray:
-    """Wink colour index per pixel (-1: none). Colour is judged against the cup's own (its median a, b through
-    the opening): a wink lit inside a white pot is pale yet stands out from the floor around it, and a pale-tinted
-    or cool-lit pot's own colour is no wink."""
+                  mask: np.ndarray | None = None, pot_class: int = 0) -> np.ndarray:
+    """Wink colour index per pixel (-1: none). Colour is judged against the cup's own (its median a, b on the
+    floor seen, ``mask``): a wink lit inside a white pot is pale yet stands out from the floor around it, and a
+    pale-tinted or cool-lit pot's own colour is no wink.
+
+    The cup's colour is the median of the floor's pixels that are not plainly a wink's (of a wink hue other than
+    the pot's own, ``pot_class``, at a wink's chroma): a pile in the cup can cover half the floor seen, and the
+    median of it all is then a blend that the winks' own shaded colour departs from too little."""
     px = np.clip(crop_bgr.astype(np.float32) / 255.0 * cs.gains_bgr, 0, 1)
     lab = cv2.cvtColor(px, cv2.COLOR_BGR2Lab)
     hue = np.degrees(np.arctan2(lab[..., 2], lab[..., 1])) % 360.0
-    departure = np.hypot(lab[..., 1], lab[..., 2])
+    chroma = np.hypot(lab[..., 1], lab[..., 2])
+    dist = np.stack([hue_distance_deg(hue, cs.hue_centres_deg[n]) for n in COLOR_NAMES], axis=-1)
+    cls = np.argmin(dist, axis=-1)
+    hue_ok = np.take_along_axis(dist, cls[..., None], -1)[..., 0] <= params.max_hue_deg
+    departure = chroma
     min_departure = params.min_chroma
     if mask is not None and mask.any():
         ab = lab[..., 1:]
-        cup = np.median(ab[mask > 0], axis=0)
+        floor = mask > 0
+        own = floor & ~(hue_ok & (chroma >= params.min_chroma) & (cls + 1 != pot_class))
+        cup = np.median(ab[own if own.sum() >= params.min_cup_floor_share * floor.sum() else floor], axis=0)
         departure = np.linalg.norm(ab - cup, axis=-1)
-        spread = float(np.median(departure[mask > 0]))
+        spread = float(np.median(departure[floor]))
         min_departure = min(params.min_chroma, max(params.min_chroma_floor, params.cup_chroma_factor * spread))
-    dist = np.stack([hue_distance_deg(hue, cs.hue_centres_deg[n]) for n in COLOR_NAMES], axis=-1)
-    cls = np.argmin(dist, axis=-1)
-    ok = (departure >= min_departure) & (np.take_along_axis(dist, cls[..., None], -1)[..., 0] <= params.max_hue_deg)
-    return np.where(ok, cls, -1)
+    return np.where((departure >= min_departure) & hue_ok, cls, -1)
 
 
 def _cup_ab(image_bgr: np.ndarray, pot: PotDetection, cs: ColourScene) -> np.ndarray | None:
@@ -149,15 +157,21 @@ def confirm_potted(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: Ca
 
 def split_behind_pot(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection,
                      cs: ColourScene, plane_z_mm: float, params: PottedParams = PottedParams(),
-                     rim: RimParams = RimParams()) -> None:
+                     rim: RimParams = RimParams()) -> list[WinkCandidate]:
     """Winks seen through the top opening that lie on the mat behind a (translucent) pot: no longer potted.
 
     One is behind the pot when its image centre fits neither the cup's floor nor a place on the mat under the
     pot (``cup_place``), it is of a colour of its own (not the cup's tint, which ``confirm_potted`` drops), and
     the pot's lip is drawn across it where it crosses its image (``vision.pot_rim.lip_step``); a disc that hides
     the lip lies on the rim and stays potted. A lip reading between the two keeps it potted but flagged.
+
+    Returns the candidates that are no wink: one behind the pot of the felt's own hue is the felt seen through
+    the tinted wall, which departs from the open felt as a wink of its hue does (tw_9899_005's green felt behind a
+    translucent pot read as a green wink there).
     """
     tint = _cup_ab(image_bgr, pot, cs) if pot.opening_px is not None and len(pot.opening_px) >= 3 else None
+    felt = COLOR_NAMES[cs.mat_class - 1] if cs.mat_class else None
+    dropped: list[WinkCandidate] = []
     noise = None
     for c in cands:
         if not c.potted:
@@ -173,8 +187,11 @@ def split_behind_pot(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: 
                           c.radius_mm, noise, rim)
         if ratio is None or ratio >= rim.lip_seen_ratio:
             c.potted = False
+            if c.color == felt:
+                dropped.append(c)
         elif ratio > rim.lip_covered_ratio:
             c.confidence = min(c.confidence, rim.lip_unsure_confidence)
+    return dropped
 
 
 def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, cs: ColourScene,
@@ -205,7 +222,7 @@ def winks_in_pot(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetection, 
     if params.rim_clear_px > 0:
         k = 2 * params.rim_clear_px + 1
         mask = cv2.erode(mask, np.ones((k, k), np.uint8))
-    cls = _colour_index(image_bgr[y0:y1, x0:x1], cs, params, mask)
+    cls = _colour_index(image_bgr[y0:y1, x0:x1], cs, params, mask, pot_class)
     floor_xy = camera.image_to_table_mm(np.array([[(x0 + x1) / 2, (y0 + y1) / 2]]), POT_FLOOR_Z_MM)[0]
     mmpp = camera.mm_per_px_at((float(floor_xy[0]), float(floor_xy[1])))
     r_px = {"small": SMALL_WINK_RADIUS_MM / mmpp, "large": LARGE_WINK_RADIUS_MM / mmpp}

@@ -33,6 +33,7 @@ from vision.pile_echoes import refit_pile_echoes
 from vision.pot import PotDetection, PotParams, detect_pot
 from vision.pot_floor import pot_colour_winks
 from vision.pot_rim import rim_winks
+from vision.pot_side import pot_side_winks
 from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, split_behind_pot, winks_in_pot
 from vision.rim_check import felt_rim_winks
 from vision.size_sets import SizeRead, sizes_by_colour_set
@@ -261,6 +262,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # winks of the felt's hue whose neutral halo joined them to a neighbour, or whose shadow moved their outline:
     # their pigment cores, read by the rim in chromaticity
     cands += felt_core_winks(cs, grid, cands, frame_bgr, camera, exclude=near_pot if pot_zone is not None else None)
+    # winks lying against the pot's wall, which the pot's zone cut (the pot hides little of one beside its foot)
+    if pot_zone is not None:
+        cands += pot_side_winks(cs, grid, cands, frame_bgr, camera, pot, pot_zone, noise)
     # two winks of the felt's hue whose pigment blob one wink was found in: one disc cannot explain it, two do
     cands = split_twin_blobs(cands, frame_bgr, camera, cs, grid, exclude=near_pot if pot_zone is not None else None)
     # a wink placed across a pile's colour junction beside one of its own colour: where its crescent is
@@ -276,7 +280,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         c.potted = bool(pot.found and c.opening_fraction >= 0.5)
     if pot.found:
         # a translucent pot shows a wink lying behind it through its wall and opening: on the mat, not potted
-        split_behind_pot(cands, frame_bgr, camera, pot, cs, ORTHO_Z_MM)
+        felt_behind = split_behind_pot(cands, frame_bgr, camera, pot, cs, ORTHO_Z_MM)
+        cands = [c for c in cands if not any(c is d for d in felt_behind)]
     # a middle that is only tinted felt (a penumbra that caught the pot's colour, a neighbour's blurred halo, a
     # lighter band at the mat's end) is no wink: a wink's middle is its pigment
     tinted = tinted_felt([c for c in cands if not c.potted], frame_bgr, camera, grid, block,

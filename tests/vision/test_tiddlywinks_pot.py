@@ -13,10 +13,12 @@ from calibration.camera import CameraModel
 from geometry.constants import POT_HEIGHT_MM, WINK_THICKNESS_MM
 from geometry.types import Color, TiddlywinksScene, Wink, WinkSize
 from simulation.photo import PhotoSettings
+from simulation.render_style import random_style
 from simulation.tiddlywinks_render import render_tiddlywinks
 from synth import SynthWink, default_camera, render
+from vision.colour import COLOR_NAMES
 from vision.pot_rim import RIM_Z_MM, rim_winks
-from vision.potted import PottedParams, _cup_crescent
+from vision.potted import POT_FLOOR_Z_MM, PottedParams, _cup_crescent, winks_in_pot
 from vision.tiddlywinks import measure_tiddlywinks, scene_from_measurement
 from vision.winks import WinkCandidate
 
@@ -280,3 +282,53 @@ def test_a_wink_alone_in_a_cup_of_a_wink_colour_hides_no_wink_of_the_pots_colour
              Wink(wink_id="out", color=Color.YELLOW, size=WinkSize.SMALL, center_mm=(150.0, -80.0)))
     m = _pot_scene("red", winks, seed=11, scale=2)  # 4K: the rim that shows is a few pixels wide
     assert sorted(w.color for w in m.winks if w.potted) == ["green"]
+
+
+def test_a_wink_under_one_of_its_own_colour_in_the_cup_stands_out_from_the_cups_own_colour():
+    # issue 4 (tw_9898_002): a small yellow wink on a red pot's floor, half under a large yellow one. The two
+    # cover much of the floor seen, so the floor's median colour was a blend of red and yellow that the lower
+    # wink's shaded lobe departed from too little: its region broke up and no disc was found. The cup's own colour
+    # is read from the floor that is not plainly a wink's
+    cam = CameraModel.look_at(eye_mm=(-134.0, 420.0, 2130.0), target_mm=(0.0, 0.0, 0.0), focal_px=1488.0,
+                              image_size_wh_px=(1920, 1080))
+    under, over = (2.3, 8.6), (-1.4, -5.5)
+    winks = (Wink(wink_id="yellow-S1", color=Color.YELLOW, size=WinkSize.SMALL, center_mm=under, z_mm=3.25,
+                  potted=True),
+             Wink(wink_id="yellow-L1", color=Color.YELLOW, size=WinkSize.LARGE, center_mm=over, z_mm=4.75,
+                  potted=True),
+             Wink(wink_id="green-S1", color=Color.GREEN, size=WinkSize.SMALL, center_mm=(150.0, -80.0)))
+    rng = np.random.default_rng(2)
+    r = render_tiddlywinks(TiddlywinksScene(winks=winks, pot_center_mm=(0.0, 0.0)), cam, rng, pot_look="red",
+                           style=random_style(rng, mat_color="beige"), photo=PhotoSettings.random(rng))
+    m = measure_tiddlywinks(r.bgr, cam)
+    assert m.pot.found and m.pot_hides_color == "red"
+    # the upper wink as the labels find it: where it lies, known to the cup's rough sigma
+    top = WinkCandidate(color="yellow", size="large", center_mm=np.array(over), votes=1.0)
+    top.potted, top.z_mm, top.sigma_mm = True, POT_FLOOR_Z_MM, 5.0
+    top.center_px = cam.project_mm(np.array([[over[0], over[1], 4.75]]))[0]
+    got = winks_in_pot(r.bgr, cam, m.pot, m.colour, COLOR_NAMES.index("red") + 1, [top])
+    assert [(w.color, w.size, w.potted) for w in got] == [("yellow", "small", True)]
+    assert math.dist(got[0].center_mm, under) < 2.0
+
+
+@pytest.mark.parametrize("pot_look", ["white", "smoked"])
+def test_a_wink_of_the_felts_hue_against_the_pots_wall_is_found_beside_it(pot_look):
+    # issue 4 (tw_9899_005): a green wink on green felt lying 3 mm from the pot's foot, at its flank. The pot's
+    # image leans away from the camera's nadir and hides under 1 mm of it, but the zone the label searches leave
+    # out (the silhouette grown by its blur) took a third of it, and the felt's hue left the labels only a strip:
+    # its rim, in the full image, shows it. Through the smoked pot's wall the green felt behind it read as a green
+    # wink behind the pot; that is the felt. It is the squidge-off's winner, being the nearer to the pot
+    cam = CameraModel.look_at(eye_mm=(19.0, 373.0, 1655.0), target_mm=(0.0, 0.0, 0.0), focal_px=1598.0,
+                              image_size_wh_px=(1920, 1080))
+    xy = (-28.9, 7.8)
+    winks = (Wink(wink_id="green-S2", color=Color.GREEN, size=WinkSize.SMALL, center_mm=xy),
+             Wink(wink_id="yellow-S2", color=Color.YELLOW, size=WinkSize.SMALL, center_mm=(150.0, -80.0)))
+    rng = np.random.default_rng(2)
+    r = render_tiddlywinks(TiddlywinksScene(winks=winks, pot_center_mm=(0.0, 0.0)), cam, rng, pot_look=pot_look,
+                           style=random_style(rng, mat_color="green"), photo=PhotoSettings.random(rng))
+    m = measure_tiddlywinks(r.bgr, cam)
+    assert sorted(w.color for w in m.winks) == ["green", "yellow"]
+    green = next(w for w in m.winks if w.color == "green")
+    assert not green.potted and green.size == "small"
+    assert math.dist(green.center_mm, xy) < 1.5
+    assert judge_squidge_off(scene_from_measurement(m)).winner == Color.GREEN
