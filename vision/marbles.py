@@ -1237,8 +1237,9 @@ def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetectio
         return found
     fits = {}
     for i in single:
-        got = fit_ball_shadow(lab, camera, contact[i], _base_z(found[i]), lamp, psf_px,
-                              np.delete(every, i, axis=0))
+        base_z = _base_z(found[i])
+        got = fit_ball_shadow(lab, camera, contact[i], base_z, lamp, psf_px, np.delete(every, i, axis=0),
+                              None if base_z == 0.0 else _shows_ground(camera, base_z))
         if got is not None:
             fits[i] = got
     if not fits:
