@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -485,6 +486,23 @@ def _hidden_by_ring(xy_mm: np.ndarray, z_mm: float, camera_center_mm: np.ndarray
         out |= np.hypot(q[:, 0], q[:, 1]) < RING_RADIUS_MM + RIM_WIDTH_MM * (-z / RING_HEIGHT_MM)
     hidden[near] = out
     return hidden
+
+
+def _shows_ground(camera: CameraModel, base_z: float) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """For a ball on the ground beyond the rim: which of its fit window's pixels (N, 2) show what the blurred-sphere
+    model holds, the ball (rays within a marble's radius of its centre) or the open ground it rests on; not the
+    rim's shoulder nor ground the raised ring hides. Beside a ball at the rim's foot the shoulder's lit or shaded
+    sand is an edge of its own, and a disc fitted over it grows into it: on the development set swirl marbles half
+    hidden there read 21-23 mm (marbles_06, marbles_07, bench_2026_025) and a clear tolley's read was lost."""
+    def shows(px: np.ndarray, center_mm: np.ndarray) -> np.ndarray:
+        eye, d = camera.rays_mm(px)
+        v = np.asarray(center_mm, float) - eye
+        ball = np.linalg.norm(v[None] - (d @ v)[:, None] * d, axis=1) <= 0.5 * MARBLE_DIAMETER_MM
+        xy = camera.image_to_table_mm(px, base_z)
+        ground = np.hypot(xy[:, 0], xy[:, 1]) >= RING_RADIUS_MM + RIM_WIDTH_MM
+        ground[ground] = ~_hidden_by_ring(xy[ground][None], base_z, camera.center_mm)[0]
+        return ball | ground
+    return shows
 
 
 def _split_chain(b: _Blob, mag: np.ndarray, chroma: np.ndarray, c_med: float, marble_px: float,
@@ -1042,7 +1060,7 @@ def detect_marbles(
                 model["lab"] = photo_lab(frame_bgr)
             ctrs = np.array([[*grid.table_from_ortho(np.asarray(e[0], float)[None])[0], z_mid] for e in pending])
             fits, model["psf"] = model_fits(model["lab"], camera, ctrs, np.array([not e[3] for e in pending]),
-                                            model["psf"])
+                                            model["psf"], None if base_z == 0.0 else _shows_ground(camera, base_z))
         fitted = [None if f is None else f.diameter_mm for f in fits]
         for i, (c, dmm, cf, grouped, presence, group_kind_conf) in enumerate(pending):
             d_area, d_out = dmm, None
@@ -1219,8 +1237,9 @@ def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetectio
         return found
     fits = {}
     for i in single:
-        got = fit_ball_shadow(lab, camera, contact[i], _base_z(found[i]), lamp, psf_px,
-                              np.delete(every, i, axis=0))
+        base_z = _base_z(found[i])
+        got = fit_ball_shadow(lab, camera, contact[i], base_z, lamp, psf_px, np.delete(every, i, axis=0),
+                              None if base_z == 0.0 else _shows_ground(camera, base_z))
         if got is not None:
             fits[i] = got
     if not fits:

@@ -18,6 +18,7 @@ contrast per CIELAB channel, solved linearly. Other balls' discs and shadows are
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
@@ -113,8 +114,10 @@ class _Window:
 
 
 def _window(lab: np.ndarray, camera: CameraModel, contact_mm: np.ndarray, base_z_mm: float, reach_mm: float,
-            others: np.ndarray, lamp: np.ndarray | None, others_r_mm: float) -> _Window | None:
-    """The window of ground within ``reach_mm`` of the contact point, less other balls' discs and shadows."""
+            others: np.ndarray, lamp: np.ndarray | None, others_r_mm: float,
+            shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> _Window | None:
+    """The window of ground within ``reach_mm`` of the contact point, less other balls' discs and shadows and the
+    pixels ``shows_model`` (as ``vision.marbles_size.fit_ball``'s) says show neither the ball nor its ground."""
     c3 = np.array([contact_mm[0], contact_mm[1], base_z_mm + 0.5 * MARBLE_DIAMETER_MM])
     A = local_affine(camera, c3)
     try:
@@ -144,6 +147,8 @@ def _window(lab: np.ndarray, camera: CameraModel, contact_mm: np.ndarray, base_z
             s = rel @ lamp
             perp = np.linalg.norm(rel - s[:, None] * lamp[None], axis=1)
             keep &= ~((s > -others_r_mm) & (perp < others_r_mm))
+    if shows_model is not None and keep.any():
+        keep[keep] = shows_model(px[keep], c3)
     if keep.sum() < MIN_FIT_PX:
         return None
     vals = lab[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1].reshape(-1, 3).astype(np.float64)
@@ -429,16 +434,18 @@ def _fit_ball(win: _Window, camera: CameraModel, L: np.ndarray, pen: float, psf_
 
 
 def fit_ball_shadow(lab: np.ndarray, camera: CameraModel, contact_mm: np.ndarray, base_z_mm: float, lamp: Lamp,
-                    psf_px: tuple[float, float], others_mm: np.ndarray) -> ShadowFit | None:
+                    psf_px: tuple[float, float], others_mm: np.ndarray,
+                    shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> ShadowFit | None:
     """Centre and radius of the ball touching the ground near ``contact_mm`` (plan), its image and shadow
-    fitted together under ``lamp``; ``others_mm`` the other balls' centres (M, 3). None where the window leaves
-    the photo or too little of it is free."""
+    fitted together under ``lamp``; ``others_mm`` the other balls' centres (M, 3); ``shows_model`` which window
+    pixels show the ball or its ground (``vision.marbles_size.fit_ball``). None where the window leaves the photo or
+    too little of it is free."""
     L = np.asarray(lamp.to_light, float)
     c = np.asarray(contact_mm, float)
     reach = _reach_mm(math.asin(L[2]))
     oth = np.asarray(others_mm, float).reshape(-1, 3)
     oth = oth[np.hypot(oth[:, 0] - c[0], oth[:, 1] - c[1]) < reach + TOLLEY_MAX_DIAMETER_MM]
-    win = _window(lab, camera, c, base_z_mm, reach, oth, L, 0.5 * TOLLEY_MAX_DIAMETER_MM)
+    win = _window(lab, camera, c, base_z_mm, reach, oth, L, 0.5 * TOLLEY_MAX_DIAMETER_MM, shows_model)
     if win is None:
         return None
     p, sol = _fit_ball(win, camera, L, lamp.penumbra_per_mm, psf_px)

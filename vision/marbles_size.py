@@ -17,6 +17,7 @@ is used for all. JPEG keeps colour at half resolution, so lightness and colour g
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
@@ -109,13 +110,16 @@ def local_affine(camera: CameraModel, center_mm: np.ndarray) -> np.ndarray:
 
 def fit_ball(lab: np.ndarray, camera: CameraModel, center_mm: np.ndarray, *, radius_guess_mm: float,
              psf_px: tuple[float, float] | None = None, others_px: np.ndarray | None = None,
-             max_radius_mm: float = 0.5 * TOLLEY_MAX_DIAMETER_MM) -> BallFit | None:
+             max_radius_mm: float = 0.5 * TOLLEY_MAX_DIAMETER_MM,
+             shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> BallFit | None:
     """Fit the blurred-sphere model to the ball whose centre is near ``center_mm`` (3-D) in ``lab`` (the photo in
     CIELAB, lightness weighted: ``photo_lab``).
 
     ``psf_px``: the photo's PSF widths in lightness and colour (None: fitted too); ``others_px``: other balls'
-    image centres (N, 2), whose discs are left out. Returns None where the window leaves the photo or too little
-    of it is free.
+    image centres (N, 2), whose discs are left out; ``shows_model(pixels (N, 2), center_mm)``: which window pixels
+    show what the model holds, the ball or the ground it rests on (None: all; the rim's shoulder beside a ball at
+    its foot is neither, and a disc fitted over it grows into it). Returns None where the window leaves the photo
+    or too little of it is free.
     """
     c3 = np.asarray(center_mm, float)
     A = local_affine(camera, c3)  # px per mm
@@ -138,6 +142,8 @@ def fit_ball(lab: np.ndarray, camera: CameraModel, center_mm: np.ndarray, *, rad
     keep = np.hypot(q[:, 0], q[:, 1]) <= win_mm
     for o in (others_px if others_px is not None else ()):
         keep &= np.hypot(xx.ravel() - o[0], yy.ravel() - o[1]) > max_radius_mm * scale_px
+    if shows_model is not None and keep.any():
+        keep[keep] = shows_model(np.column_stack([xx.ravel()[keep], yy.ravel()[keep]]).astype(float), c3)
     if keep.sum() < MIN_FIT_PX:
         return None
     q, vals = q[keep], patch[keep]
@@ -209,11 +215,12 @@ def photo_psf_px(fits: list[BallFit | None]) -> tuple[float, float] | None:
 
 
 def model_fits(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit: np.ndarray,
-               psf_px: tuple[float, float] | None = None
+               psf_px: tuple[float, float] | None = None,
+               shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
                ) -> tuple[list[BallFit | None], tuple[float, float] | None]:
     """The fit of each ball at ``centers_mm`` (N, 3) where ``fit`` is set (None where no fit), every ball's disc
-    left out of the others' windows; and the photo's PSF widths used (measured from the first PSF_BALLS fitted
-    balls when not given)."""
+    left out of the others' windows and only the pixels ``shows_model`` keeps (``fit_ball``) in its own; and the
+    photo's PSF widths used (measured from the first PSF_BALLS fitted balls when not given)."""
     centers_mm = np.asarray(centers_mm, float).reshape(-1, 3)
     px = camera.project_mm(centers_mm) if len(centers_mm) else np.zeros((0, 2))
     todo = [i for i in range(len(centers_mm)) if fit[i]]
@@ -221,7 +228,7 @@ def model_fits(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit
 
     def one(i, psf):
         return fit_ball(lab, camera, centers_mm[i], radius_guess_mm=guess, psf_px=psf,
-                        others_px=np.delete(px, i, axis=0))
+                        others_px=np.delete(px, i, axis=0), shows_model=shows_model)
 
     if psf_px is None:
         psf_px = photo_psf_px([one(i, None) for i in todo[:PSF_BALLS]])
