@@ -37,7 +37,7 @@ from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, sp
 from vision.rim_check import felt_rim_winks
 from vision.size_sets import SizeRead, sizes_by_colour_set
 from vision.twin_discs import split_twin_blobs
-from vision.union_rims import rest_outline_tilts, union_rim_winks
+from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
 from vision.stacking import (cap_by_overlap, drop_open_pairs, flag_tilted_slivers, pile_implied_pairs,
                              review_order)
@@ -343,8 +343,6 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
     before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}
     assign_poses(live, params.order_confidence_min)
-    # a wink whose outline measured its tilt, read as resting on the winks now posed under it
-    rest_outline_tilts(live, camera, params.order_confidence_min)
 
     def posed_anew(c: WinkCandidate) -> bool:
         z0, t0_ = before[c.wink_id]

@@ -176,29 +176,6 @@ def fit_tilted_outline(points_mm: np.ndarray, start_mm: np.ndarray, radius_mm: f
     return None if best is None else best[1]
 
 
-def fit_resting_outline(points_mm: np.ndarray, start_mm: np.ndarray, radius_mm: float,
-                        camera_center_mm: np.ndarray, plane_z_mm: float,
-                        pose_of: Callable[[np.ndarray], tuple[float, float]], scale_mm: float = 0.4,
-                        max_offset_mm: float = 1.0) -> TiltedOutline:
-    """The disc of ``radius_mm`` whose outline best fits the points when it rests on its supports: its tilt
-    and azimuth are not free but the rest they give it at each plan centre (``pose_of``, degrees).
-
-    A free tilted fit trades its centre along the slope against its tilt where the raised side lies over the
-    wink under it (no felt there, no outline point); the rest on a posed support ties the two together."""
-    def unpack(x: np.ndarray) -> tuple[np.ndarray, float, float, float]:
-        t, a = pose_of(x[:2])
-        return x[:2], t, a, x[2]
-
-    def res(x: np.ndarray) -> np.ndarray:
-        c, t, a, b = unpack(x)
-        model, mid = model_outline_mm(camera_center_mm, c, radius_mm + b, t, a, plane_z_mm)
-        return _radial_residuals(points_mm, model, mid)
-
-    fit = least_squares(res, np.array([*start_mm, 0.0]), loss="soft_l1", f_scale=scale_mm, max_nfev=100,
-                        bounds=([-np.inf, -np.inf, -max_offset_mm], [np.inf, np.inf, max_offset_mm]))
-    return _outline_of(fit, unpack, radius_mm, False)
-
-
 def _outline_of(fit, unpack, radius_mm: float, tilted: bool) -> TiltedOutline:
     """The fitted disc, with the uncertainty of its minor semi-axis shortfall r (1 - cos t) from the fit's
     covariance."""

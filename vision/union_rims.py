@@ -11,7 +11,6 @@ the rays that do reach well beyond it are the other wink's rim, fitted as a circ
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import cv2
@@ -23,9 +22,9 @@ from vision.arc_size import UnionSplitParams, fit_known_radius, split_union, uni
 from vision.colour import COLOR_NAMES, ColourScene, blend_line
 from vision.crescents import CrescentParams, wink_classes, felt_at, sample_bgr_at
 from vision.ortho import OrthoGrid
-from vision.tilted_outline import TiltTestParams, fit_resting_outline, inside_footprint, tilted_fit
-from vision.winks import (RADII_MM, WinkCandidate, WinkDetectorParams, _dist, _sample_labels, assign_poses,
-                          baseline_distance_mm, distances_mm, resting_pose)
+from vision.tilted_outline import TiltTestParams, inside_footprint, tilted_fit
+from vision.winks import (RADII_MM, WinkCandidate, WinkDetectorParams, _dist, _sample_labels,
+                          baseline_distance_mm, distances_mm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,16 +136,6 @@ def _usable(e: np.ndarray, p: np.ndarray, near: list[WinkCandidate], grid: Ortho
     return usable
 
 
-def _over_others(p: np.ndarray, others: list[WinkCandidate], blend_mm: float) -> np.ndarray:
-    """Outline points well inside another wink's disc: beyond them lies that wink, not the felt (a dark wink's
-    top, or the shadow cast on it, can pass for felt on the blend line), so they are no edge against the felt."""
-    pn = np.nan_to_num(p)
-    inside = np.zeros(len(p), bool)
-    for o in others:
-        inside |= distances_mm(pn, o.center_mm) < o.radius_mm - blend_mm - 0.5
-    return inside
-
-
 def _runs(mask: np.ndarray) -> list[np.ndarray]:
     """Index runs of True in a circular mask."""
     n = len(mask)
@@ -230,7 +219,6 @@ def union_rim_winks(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
             if got is not None:
                 w.size, w.center_mm = got[0], got[1].center_mm
                 w.outline_tilt = (got[1].tilt_deg, got[1].tilt_azimuth_deg)
-                w.outline_points_mm = p[usable]
                 continue
         # the found wink's own rim: trim the rays that reach beyond it, more tightly as the centre settles
         centre = c.copy()
@@ -329,7 +317,6 @@ def _tilted_over_other(w: WinkCandidate, image_bgr: np.ndarray, camera: CameraMo
     # with a wink of its own colour blurs its outline)
     usable = _usable(e, p, [o for o in others if o.color == w.color], grid, exclude_mask, edge_clear_mm,
                      blend_mm, params)
-    usable &= ~_over_others(p, [o for o in others if o.color != w.color], blend_mm)
     if usable.mean() < params.tilt_min_felt_share:
         return
     got = tilted_fit(p[usable], c, RADII_MM, camera.center_mm, WINK_THICKNESS_MM, mm_per_px,
@@ -348,7 +335,6 @@ def _tilted_over_other(w: WinkCandidate, image_bgr: np.ndarray, camera: CameraMo
         return
     w.size, w.center_mm = got[0], t.center_mm
     w.outline_tilt = (t.tilt_deg, t.tilt_azimuth_deg)
-    w.outline_points_mm = p[usable]
 
 
 def _split(w: WinkCandidate, pair: list[tuple[str, np.ndarray]]) -> WinkCandidate:
@@ -377,37 +363,3 @@ def _two_discs(w: WinkCandidate, p: np.ndarray, usable: np.ndarray, mm_per_px: f
            for o in others for s, c in pair):
         return []  # one of the two is a wink found already
     return [_split(w, pair)]
-
-
-def rest_outline_tilts(winks: list[WinkCandidate], camera: CameraModel, confidence_min: float,
-                       params: TiltTestParams = TiltTestParams()) -> int:
-    """Refit each wink whose outline measured its tilt as resting on the winks the decided orders put under it
-    (posed bottom-up), where that fits its outline as well as any tilted fit must (``TiltTestParams.max_rms_mm``
-    or ``max_rms_px``); then pose the pile again. Returns how many.
-
-    The free fit's centre slides along the slope with its tilt (the raised side, over the lower wink, shows no
-    outline against the felt), and a pixel's bias on one flank (a shadow, a bevel's highlight) moves it far:
-    read so, a wink tilted 10 degrees on a tilted one was fitted at 25."""
-    by_id = {w.wink_id: w for w in winks}
-    changed = 0
-    for w in sorted(winks, key=lambda o: o.z_mm):
-        if w.outline_tilt is None or w.outline_points_mm is None:
-            continue
-        lowers = [by_id[i] for i in w.above if i in by_id and w.order_confidence.get(i, 1.0) >= confidence_min]
-        if not lowers:
-            continue
-        r = w.radius_mm
-
-        def pose_of(c: np.ndarray) -> tuple[float, float]:
-            t, a = resting_pose(np.asarray(c, float), r, lowers)
-            return math.degrees(t), a
-        got = fit_resting_outline(w.outline_points_mm, w.center_mm, r, camera.center_mm, WINK_THICKNESS_MM,
-                                  pose_of)
-        mmpp = camera.mm_per_px_at((float(w.center_mm[0]), float(w.center_mm[1])))
-        if got.tilt_deg <= 0.0 or got.rms_mm > max(params.max_rms_mm, params.max_rms_px * mmpp):
-            continue
-        w.center_mm = got.center_mm
-        w.outline_tilt = (got.tilt_deg, got.tilt_azimuth_deg)
-        changed += 1
-        assign_poses(winks, confidence_min)  # the winks over it rest on it as it is now
-    return changed

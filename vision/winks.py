@@ -131,7 +131,6 @@ class WinkCandidate:
     arc_sigma_mm: float | None = None  # size measured from the curvature of the arc it shows (``arc_size``):
     #   the centre's uncertainty from that arc; None: not measured so
     outline_tilt: tuple[float, float] | None = None  # (tilt, azimuth) deg of its whole outline (tilted_outline)
-    outline_points_mm: np.ndarray | None = None  # ... the outline points against the felt that measured it
 
     @property
     def radius_mm(self) -> float:
