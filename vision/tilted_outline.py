@@ -22,6 +22,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from geometry.constants import WINK_THICKNESS_MM
+from geometry.tiddlywinks import resting_mid_height_mm
 
 _RIM_SAMPLES = 64  # plan angles round each rim (top and bottom) of the model disc
 #: SciPy 1.16 on evaluates a finite-difference Jacobian's steps through a map-like ``workers``, which the fit
@@ -45,8 +46,7 @@ class TiltedOutline:
 
 def mid_height_mm(radius_mm: float, tilt_deg: float) -> float:
     """Height of a tilted disc's mid-plane centre whose low edge rests on the mat."""
-    t = math.radians(tilt_deg)
-    return radius_mm * math.sin(t) + WINK_THICKNESS_MM / 2 / max(math.cos(t), 0.2)
+    return resting_mid_height_mm(radius_mm, math.radians(tilt_deg))
 
 
 def model_outline_mm(camera_center_mm: np.ndarray, center_mm: np.ndarray, radius_mm: float, tilt_deg: float,
