@@ -209,3 +209,13 @@ def test_a_wink_on_a_tilted_wink_is_posed_at_its_physical_rest(tmp_path):
     y = got[0]
     assert y.tilt_deg == pytest.approx(yellow.tilt_deg, abs=1.0)
     assert math.dist(y.center_mm, yellow.center_mm) < 0.5
+
+
+def test_a_fit_that_would_tilt_a_disc_past_upright_stays_a_disc_no_further_than_80_degrees():
+    # a small flat wink's outline (or a 47-degree one's) fitted at the large radius asks for more foreshortening than
+    # any tilt gives: the tilt vector ran past the model's 80-degree clamp onto a flat residual and drifted, and
+    # the fit reported 648 and 3441 degrees (seen in a pile: 1173), its outline no better for it
+    c = np.array([300.0, 120.0])
+    for tilt, az in ((0.0, 0.0), (47.0, 100.0)):
+        got = fit_tilted_outline(_outline_points(c, 8.0, tilt, az), c + 0.5, 11.0, CAMERA_MM, WINK_THICKNESS_MM)
+        assert got is not None and 0.0 <= got.tilt_deg <= 80.0
