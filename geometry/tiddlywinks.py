@@ -22,6 +22,7 @@ from geometry.constants import (
     MAT_HALF_WIDTH_MM,
     POT_BASE_RADIUS_MM,
     POT_TOP_RADIUS_MM,
+    WINK_THICKNESS_MM,
     WINKS_PER_COLOR,
 )
 from geometry.types import Color, TiddlywinksScene, Wink
@@ -137,6 +138,79 @@ def midplane_height_mm(wink: Wink, point_mm: tuple[float, float]) -> float:
     dx = point_mm[0] - wink.center_mm[0]
     dy = point_mm[1] - wink.center_mm[1]
     return wink.z_mm + math.tan(math.radians(wink.tilt_deg)) * (dx * math.cos(t) + dy * math.sin(t))
+
+
+# --- a wink resting on another --------------------------------------------------------------------------
+
+#: The steepest rest considered (a wink on a tall pile); beyond it no support holds a wink's edge on the mat.
+MAX_REST_TILT_RAD = math.radians(60.0)
+
+
+def resting_mid_height_mm(radius_mm: float, tilt_rad: float) -> float:
+    """Height of the mid-plane centre of a disc tilted ``tilt_rad`` whose low bottom edge touches the mat.
+
+    That edge is the bottom face's rim, half a thickness under the mid-plane along the tilted normal: the
+    mid-plane rim there stands ``h cos t`` above the mat, not ``h / cos t``."""
+    return radius_mm * math.sin(tilt_rad) + WINK_THICKNESS_MM / 2 * math.cos(tilt_rad)
+
+
+def resting_tilt_rad(radius_mm: float, along_mm, height_mm):
+    """The tilt at which a disc, its low bottom edge on the mat, rests its underside on a support point
+    ``height_mm`` above the mat and ``along_mm`` from its plan centre towards the side it rises to (arrays:
+    one tilt per point).
+
+    The underside is the plane through the mat contact, which lies ``r cos t - h sin t`` behind the plan centre
+    (the bottom rim, half a thickness ``h`` below the mid-plane rim): it stands ``tan t (r cos t - h sin t + s)``
+    high at ``s``. The smallest tilt that clears the support: that height rises with the tilt (bisection)."""
+    h = WINK_THICKNESS_MM / 2
+    s = np.asarray(along_mm, float)
+    z = np.asarray(height_mm, float)
+
+    def under(t: np.ndarray) -> np.ndarray:
+        return np.tan(t) * (radius_mm * np.cos(t) - h * np.sin(t) + s)
+
+    lo = np.zeros(np.broadcast(s, z).shape)
+    hi = np.full(lo.shape, MAX_REST_TILT_RAD)
+    for _ in range(32):
+        mid = 0.5 * (lo + hi)
+        low = under(mid) < z
+        lo = np.where(low, mid, lo)
+        hi = np.where(low, hi, mid)
+    t = np.where(z <= 0.0, 0.0, hi)
+    return float(t) if t.ndim == 0 else t
+
+
+def face_points_mm(center_mm, radius_mm: float, z_mm: float, tilt_deg: float, azimuth_deg: float,
+                   n_ring: int = 48) -> np.ndarray:
+    """Points (N, 3) on a wink's top face: its centre, two inner rings and its rim. The face is the mid-plane
+    disc moved half a thickness along the tilted normal, so a tilted wink's top lies a little back in plan."""
+    t, a = math.radians(tilt_deg), math.radians(azimuth_deg)
+    ea = np.array([math.cos(a), math.sin(a), 0.0])
+    normal = np.array([-math.sin(t) * ea[0], -math.sin(t) * ea[1], math.cos(t)])
+    up = np.array([math.cos(t) * ea[0], math.cos(t) * ea[1], math.sin(t)])  # up the slope
+    across = np.cross(normal, up)
+    top = np.array([center_mm[0], center_mm[1], z_mm]) + WINK_THICKNESS_MM / 2 * normal
+    phi = np.linspace(0.0, 2 * math.pi, n_ring, endpoint=False)
+    ring = np.cos(phi)[:, None] * up + np.sin(phi)[:, None] * across
+    return np.vstack([top[None, :], *(top + f * radius_mm * ring for f in (0.35, 0.7, 1.0))])
+
+
+def resting_tilt_over_rad(center_mm, radius_mm: float, toward: np.ndarray, face_mm: np.ndarray) -> float:
+    """The tilt of a disc at plan ``center_mm`` rising along the unit vector ``toward`` whose underside rests on
+    the highest of the support points ``face_mm`` (N, 3) under its footprint (0 if none lies under it).
+
+    The footprint shortens along the slope (r cos t) as the tilt grows: a point holds the disc up to its own
+    resting tilt, or to the tilt at which the footprint's edge leaves it (the rim then rests on it)."""
+    g = np.asarray(face_mm, float)[:, :2] - np.asarray(center_mm, float)
+    s = g @ toward
+    across = g @ np.array([-toward[1], toward[0]])
+    half_chord = radius_mm * np.sqrt(np.maximum(1.0 - (across / radius_mm) ** 2, 0.0))  # footprint's reach at t = 0
+    under = np.abs(s) < half_chord
+    if not under.any():
+        return 0.0
+    t = np.atleast_1d(resting_tilt_rad(radius_mm, s[under], face_mm[under, 2]))
+    leaves = np.arccos(np.clip(np.abs(s[under]) / half_chord[under], 0.0, 1.0))
+    return float(np.minimum(t, leaves).max())
 
 
 # --- measurements and predicates on single winks --------------------------------------------------------

@@ -594,12 +594,28 @@ def _top_colours(image_bgr: np.ndarray, camera: CameraModel, w: WinkCandidate, p
     return v.reshape(-1, 3).astype(np.float32)
 
 
+def top_face_radius_mm(w: WinkCandidate, p: np.ndarray) -> np.ndarray:
+    """How far plan points ``p`` (N, 2) lie from the centre of ``w``'s top face, in that face (mm): its rim is at
+    ``w.radius_mm``. A tilted top's plan outline is an ellipse, r cos t along the azimuth, its centre half a
+    thickness's sin t back from the disc's: the side it rises to, over the wink under it, is where a lens lies."""
+    if w.tilt_deg == 0.0:
+        return np.linalg.norm(p - w.center_mm, axis=1)
+    t, az = math.radians(w.tilt_deg), math.radians(w.tilt_azimuth_deg)
+    u = np.array([math.cos(az), math.sin(az)])
+    g = p - w.center_mm
+    along = g @ u + WINK_THICKNESS_MM / 2 * math.sin(t)
+    return np.hypot(along / math.cos(t), g @ np.array([-u[1], u[0]]))
+
+
 def _top_points(w: WinkCandidate, inset_mm: float, step_mm: float, winks: list[WinkCandidate],
                 pair: tuple[WinkCandidate, ...]) -> np.ndarray:
-    """Plan points (N, 2) of ``w``'s top, ``inset_mm`` inside its rim and clear of every wink but ``pair``."""
+    """Plan points (N, 2) of ``w``'s top as posed, ``inset_mm`` inside its rim in the face (``top_face_radius_mm``)
+    and clear of every wink but ``pair``. A plan circle of the full radius would put a tilted upper's lens samples
+    on the blur of its raised rim (on render 102 #13, 2 of 12 for a large wink at 14 degrees)."""
     r_top = w.radius_mm - inset_mm
     xx, yy = np.meshgrid(*[np.arange(-r_top, r_top + 1e-9, step_mm)] * 2)
     g = w.center_mm + np.column_stack([xx.ravel(), yy.ravel()])[(xx * xx + yy * yy).ravel() <= r_top * r_top]
+    g = g[top_face_radius_mm(w, g) <= r_top]
     near = [o for o in winks if float(np.linalg.norm(o.center_mm - w.center_mm)) < o.radius_mm + r_top + 2.0]
     return g[~covered_by_others(g, near, pair)]
 
@@ -620,10 +636,10 @@ def _median_se(v: np.ndarray, px: float) -> float:
 
 
 def _split_diffs(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCandidate], w: WinkCandidate,
-                 d_mm: float, r_lo_mm: float, inset_mm: float, step_mm: float) -> list[float]:
-    """Lengths of the median colour differences between a lens-shaped part of ``w``'s top and the rest of it,
-    clear of other winks, for a virtual lower wink of ``r_lo_mm`` at ``d_mm`` in several directions: where there
-    is no second wink (the top read once, each split a mask of it)."""
+                 d_mm: float, r_lo_mm: float, inset_mm: float, step_mm: float) -> list[np.ndarray]:
+    """Median colour differences (BGR) between a lens-shaped part of ``w``'s top and the rest of it, clear of other
+    winks, for a virtual lower wink of ``r_lo_mm`` at ``d_mm`` in several directions: where there is no second
+    wink (the top read once, each split a mask of it)."""
     g = _top_points(w, inset_mm, step_mm, winks, (w,))
     if len(g) == 0:
         return []
@@ -634,7 +650,7 @@ def _split_diffs(image_bgr: np.ndarray, camera: CameraModel, winks: list[WinkCan
         r = np.linalg.norm(g - (w.center_mm + d_mm * np.array([math.cos(t), math.sin(t)])), axis=1)
         lens, own = r < r_lo_mm - inset_mm, r > r_lo_mm + inset_mm
         if min(lens.sum(), own.sum()) * px >= MIN_PART_PX:
-            diffs.append(float(np.linalg.norm(np.median(col[lens], axis=0) - np.median(col[own], axis=0))))
+            diffs.append(np.median(col[lens], axis=0) - np.median(col[own], axis=0))
     return diffs
 
 
@@ -646,33 +662,45 @@ def lens_shade_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate,
     plane, unlike the lower's flat top: the lens then takes the shade of the upper's own part, not the lower's.
     Where the tilt barely changes the shade, the two parts look alike and the cue says nothing. Each
     hypothesis reads the lens's median colour along the line from the lower's own part to the upper's; the error
-    is the medians' own plus how far a lens-shaped part of one top strays from the rest of it
+    is the medians' own plus how far the same read of a lens-shaped part of one top strays from the rest of it
     (``ReviewReads.lens_stray``).
-    None where a part is too small to read or no top of the colour lies clear to measure the stray."""
+
+    Each top is sampled as its pose puts it (``_top_points``): a tilted upper's top reaches less far over the
+    lower than a flat one, so under one hypothesis its lens may be too small to read (a small wink rising onto a
+    large one). The two hypotheses read the lens in nearly the same pixels, so the order then rests on the other
+    hypothesis's read alone. None where neither can read its parts or no top of the colour lies clear to measure
+    the stray."""
     reads = reads or ReviewReads(winks, image_bgr, camera)
     mmpp = camera.mm_per_px_at((float(a.center_mm[0]), float(a.center_mm[1])))
     step = max(0.5, 0.7 * mmpp)
     px_per_sample = min(1.0, (step / mmpp) ** 2)
     inset = LENS_INSET_MM + LENS_INSET_PX * mmpp
     d = float(np.linalg.norm(a.center_mm - b.center_mm))
-    ev, se = [], 0.0
+    sides: list[tuple[float, float] | None] = []  # (evidence the posed upper is upper, its error) per hypothesis
     for up, lo in ((a, b), (b, a)):
         pu, pl = reads.posed(up, lo)
         lens, own_u = _split_top(pu, pl.center_mm, pl.radius_mm, inset, step, winks, (up, lo))
         _, own_l = _split_top(pl, pu.center_mm, pu.radius_mm + LENS_SHADOW_CLEAR_MM, inset, step, winks, (up, lo))
         if min(len(lens), len(own_u), len(own_l)) * px_per_sample < MIN_PART_PX:
-            return None
+            sides.append(None)
+            continue
         parts = [_top_colours(image_bgr, camera, w, p) for w, p in ((pu, lens), (pu, own_u), (pl, own_l))]
-        stray = reads.lens_stray(up.color, (a.wink_id, b.wink_id), d, lo.radius_mm, inset, step)
-        if stray is None:
-            return None
         c_lens, c_up, c_lo = (np.median(v, axis=0) for v in parts)
         axis = (c_up - c_lo) / max(float(np.linalg.norm(c_up - c_lo)), 1e-6)
-        ev.append(float((c_lens - (c_up + c_lo) / 2) @ axis))
+        stray = reads.lens_stray(up.color, (a.wink_id, b.wink_id), d, lo.radius_mm, inset, step, axis)
+        if stray is None:
+            return None
         s_lens, s_up, s_lo = (_median_se(v, len(v) * px_per_sample) for v in parts)
-        # the two hypotheses read nearly the same pixels: their errors add
-        se += math.hypot(s_lens, math.hypot(s_up, s_lo) / 2, stray)
-    return (ev[0] - ev[1]) / se
+        sides.append((float((c_lens - (c_up + c_lo) / 2) @ axis), math.hypot(s_lens, math.hypot(s_up, s_lo) / 2,
+                                                                               stray)))
+    if sides[0] is None and sides[1] is None:
+        return None
+    if sides[1] is None:
+        return sides[0][0] / sides[0][1]
+    if sides[0] is None:
+        return -sides[1][0] / sides[1][1]
+    # the two hypotheses read nearly the same pixels: their errors add
+    return (sides[0][0] - sides[1][0]) / (sides[0][1] + sides[1][1])
 
 
 class ReviewReads:
@@ -714,16 +742,18 @@ class ReviewReads:
         return self._once(("shadow_stray", colour, n), lambda: _shadow_stray(depths, n))
 
     def lens_stray(self, colour: str, pair: tuple[str, str], d_mm: float, r_lo_mm: float, inset_mm: float,
-                   step_mm: float) -> float | None:
+                   step_mm: float, axis: np.ndarray) -> float | None:
         """How far the median colour of a lens-shaped part of one top strays from the rest of that top where
         there is no second wink (``_split_diffs`` on every top of ``colour`` but the pair's): the plastic's
         shading, highlights and the blur of its rim, as large as the lens cue's own signal where a tilt barely
-        changes the shade. RMS of the differences' lengths; None with fewer than one top's splits."""
+        changes the shade. RMS of the differences along ``axis``, the one colour direction the cue reads (their
+        lengths count strays across it too, up to sqrt 3 times as large: a top mottled in hue would blunt a read of
+        its shade); None with fewer than one top's splits."""
         key = (round(d_mm), r_lo_mm, inset_mm, step_mm)
         diffs = [x for w in self.winks if w.color == colour and not w.potted and w.wink_id not in pair
                  for x in self._once(("split_diffs", w.wink_id, *key), lambda w=w: _split_diffs(
                      self.image_bgr, self.camera, self.winks, w, *key))]
-        return float(np.sqrt(np.mean(np.square(diffs)))) if len(diffs) >= _VIRTUAL_SPLITS else None
+        return float(np.sqrt(np.mean(np.square(np.array(diffs) @ axis)))) if len(diffs) >= _VIRTUAL_SPLITS else None
 
     def line_null(self, colour: str, n: int, search_mm: float) -> tuple[float, float] | None:
         profiles = self._once(("no_line_profiles", colour, search_mm),

@@ -22,6 +22,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from geometry.constants import WINK_THICKNESS_MM
+from geometry.tiddlywinks import resting_mid_height_mm
 
 _RIM_SAMPLES = 64  # plan angles round each rim (top and bottom) of the model disc
 #: SciPy 1.16 on evaluates a finite-difference Jacobian's steps through a map-like ``workers``, which the fit
@@ -45,8 +46,7 @@ class TiltedOutline:
 
 def mid_height_mm(radius_mm: float, tilt_deg: float) -> float:
     """Height of a tilted disc's mid-plane centre whose low edge rests on the mat."""
-    t = math.radians(tilt_deg)
-    return radius_mm * math.sin(t) + WINK_THICKNESS_MM / 2 / max(math.cos(t), 0.2)
+    return resting_mid_height_mm(radius_mm, math.radians(tilt_deg))
 
 
 def model_outline_mm(camera_center_mm: np.ndarray, center_mm: np.ndarray, radius_mm: float, tilt_deg: float,
@@ -117,6 +117,16 @@ def _radial_residuals_of(points_mm: np.ndarray, models_mm: np.ndarray, origins_m
     return np.hypot(q[:, :, 0], q[:, :, 1]) - r_model
 
 
+#: No disc lies tilted further (the model's rims stop meaning anything near upright).
+_TILT_MAX_RAD = math.radians(80.0)
+
+
+def _tilt_rad(v: float) -> float:
+    """The tilt of a tilt vector of length ``v``: v near flat, saturating smoothly at ``_TILT_MAX_RAD``. Clamped
+    instead, a start that crossed the bound met a flat residual and drifted (a tilt of 1173 degrees seen)."""
+    return _TILT_MAX_RAD * math.tanh(v / _TILT_MAX_RAD)
+
+
 def fit_tilted_outline(points_mm: np.ndarray, start_mm: np.ndarray, radius_mm: float,
                        camera_center_mm: np.ndarray, plane_z_mm: float, tilted: bool = True,
                        scale_mm: float = 0.4, max_offset_mm: float = 1.0,
@@ -125,11 +135,11 @@ def fit_tilted_outline(points_mm: np.ndarray, start_mm: np.ndarray, radius_mm: f
     """The disc of ``radius_mm`` (tilted, or flat with ``tilted=False``) whose outline best fits the points.
 
     A common edge offset (blur and the blend level move every edge alike) is fitted with it. The tilt is a plan
-    vector (its length the tilt in radians, its direction the azimuth), so that no start azimuth is needed
-    beyond a few; the robust loss lets an outline point of a neighbour's blur count little. Along the camera's
-    own bearing a tilt is nearly balanced by the raised side's parallax (it stands nearer the camera): there the
-    fit has two solutions, and ``keep`` (the physics: it rises over a wink) chooses between the local fits from
-    ``start_azimuths_deg``.
+    vector (its direction the azimuth, its length the tilt in radians near flat, bounded smoothly by 80 degrees:
+    ``_tilt_rad``), so that no start azimuth is needed beyond a few; the robust loss lets an outline point of a
+    neighbour's blur count little. Along the camera's own bearing a tilt is nearly balanced by the raised side's
+    parallax (it stands nearer the camera): there the fit has two solutions, and ``keep`` (the physics: it rises
+    over a wink) chooses between the local fits from ``start_azimuths_deg``.
     """
     if len(points_mm) < 8:
         return None
@@ -137,13 +147,13 @@ def fit_tilted_outline(points_mm: np.ndarray, start_mm: np.ndarray, radius_mm: f
     def unpack(x: np.ndarray) -> tuple[np.ndarray, float, float, float]:
         if not tilted:
             return x[:2], 0.0, 0.0, x[2]
-        return x[:2], math.degrees(math.hypot(x[2], x[3])), math.degrees(math.atan2(x[3], x[2])), x[4]
+        return x[:2], math.degrees(_tilt_rad(math.hypot(x[2], x[3]))), math.degrees(math.atan2(x[3], x[2])), x[4]
 
     def res_of(xs: list[np.ndarray]) -> np.ndarray:
         discs = []
         for x in xs:
             c, t, a, b = unpack(x)
-            discs.append((c, radius_mm + b, min(t, 80.0), a))
+            discs.append((c, radius_mm + b, t, a))
         model, mid = _model_outlines(camera_center_mm, discs, plane_z_mm)
         return _radial_residuals_of(points_mm, model, mid)
 
@@ -155,8 +165,9 @@ def fit_tilted_outline(points_mm: np.ndarray, start_mm: np.ndarray, radius_mm: f
         return list(res_of(list(xs)))
 
     azimuths = [0.0, 45.0, 90.0, 135.0] if start_azimuths_deg is None else list(start_azimuths_deg)
+    v0 = _TILT_MAX_RAD * math.atanh(0.5 / _TILT_MAX_RAD)  # a start tilt of 0.5 rad
     starts = ([np.array([*start_mm, 0.0])] if not tilted else
-              [np.array([*start_mm, 0.5 * math.cos(math.radians(a)), 0.5 * math.sin(math.radians(a)), 0.0])
+              [np.array([*start_mm, v0 * math.cos(math.radians(a)), v0 * math.sin(math.radians(a)), 0.0])
                for a in azimuths])
     # the offset is bounded (blur and blend move an edge by a pixel or so): unbounded it would trade the two radii
     lo = np.full(len(starts[0]), -np.inf)
@@ -184,7 +195,8 @@ def _outline_of(fit, unpack, radius_mm: float, tilted: bool) -> TiltedOutline:
         if abs(np.linalg.det(jtj)) > 1e-12:
             cov = np.linalg.inv(jtj) * max(rms, 0.05) ** 2
             tv = fit.x[2:4]
-            dt_dv = tv / max(float(np.linalg.norm(tv)), 1e-9)  # d(tilt rad) / d(tilt vector)
+            n = max(float(np.linalg.norm(tv)), 1e-9)
+            dt_dv = tv / n / math.cosh(n / _TILT_MAX_RAD) ** 2  # d(tilt rad) / d(tilt vector)
             var_t = float(dt_dv @ cov[2:4, 2:4] @ dt_dv)
             sig = radius_mm * math.sin(math.radians(t)) * math.sqrt(max(var_t, 0.0))
     return TiltedOutline(center_mm=np.asarray(c, float), radius_mm=radius_mm, tilt_deg=t,

@@ -35,6 +35,7 @@ from geometry.constants import (
     SMALL_WINK_RADIUS_MM,
     WINK_THICKNESS_MM,
 )
+from geometry.tiddlywinks import face_points_mm, resting_mid_height_mm, resting_tilt_over_rad
 from vision.colour import CLASS_BG, CLASS_NEUTRAL, COLOR_NAMES, ColourScene
 from vision.components import components_with_stats
 from vision.ortho import OrthoGrid
@@ -964,6 +965,24 @@ def top_height_at(w: WinkCandidate, p: np.ndarray) -> float:
     return w.z_mm + math.tan(t) * dx + WINK_THICKNESS_MM / 2 / math.cos(t)
 
 
+def resting_pose(center_mm: np.ndarray, radius_mm: float, lowers: list[WinkCandidate]) -> tuple[float, float]:
+    """(tilt rad, azimuth deg) of a wink at ``center_mm`` resting on the posed ``lowers``: its low edge on the mat,
+    rising towards the lower that holds it up most, on the highest point of that one's top face under its
+    footprint (a tilted lower's is not on the line of centres). (0, 0) with none under it."""
+    best = (0.0, 0.0)
+    for lw in lowers:
+        u = lw.center_mm - center_mm
+        d = float(np.linalg.norm(u))
+        if d < 1e-6:
+            continue
+        u = u / d
+        face = face_points_mm(lw.center_mm, lw.radius_mm, lw.z_mm, lw.tilt_deg, lw.tilt_azimuth_deg)
+        tilt = resting_tilt_over_rad(center_mm, radius_mm, u, face)
+        if tilt > best[0]:
+            best = (tilt, math.degrees(math.atan2(u[1], u[0])))
+    return best
+
+
 def assign_poses(winks: list[WinkCandidate], confidence_min: float = 0.0) -> None:
     """Heights and tilts from the order graph, bottom-up: a wink lies on the mat and on its highest support.
 
@@ -981,25 +1000,11 @@ def assign_poses(winks: list[WinkCandidate], confidence_min: float = 0.0) -> Non
             lowers = [by_id[i] for i in w.above if i in by_id and w.order_confidence.get(i, 1.0) >= confidence_min]
             if any(lw.wink_id not in done for lw in lowers if lw.wink_id != w.wink_id) and _ < len(winks):
                 continue
-            best = (0.0, 0.0, 0.0, WINK_THICKNESS_MM / 2)
-            for lw in lowers:
-                u = lw.center_mm - w.center_mm
-                d = float(np.linalg.norm(u))
-                if d < 1e-6:
-                    continue
-                u /= d
-                # support: the lower wink's rim point nearest the upper's low side, along the line of centres
-                reach = max(w.radius_mm + d - lw.radius_mm, 0.5 * w.radius_mm)
-                support_pt = w.center_mm + (d - lw.radius_mm) * u
-                h_sup = top_height_at(lw, support_pt)
-                tilt = math.atan2(h_sup, reach)
-                if tilt > best[0]:
-                    z_mid = w.radius_mm * math.tan(tilt) + WINK_THICKNESS_MM / 2 / math.cos(tilt)
-                    best = (tilt, math.degrees(math.atan2(u[1], u[0])), h_sup, z_mid)
+            best = resting_pose(w.center_mm, w.radius_mm, lowers)
             if best[0] > 0:
                 w.tilt_deg = math.degrees(best[0])
                 w.tilt_azimuth_deg = best[1]
-                w.z_mm = best[3]
+                w.z_mm = resting_mid_height_mm(w.radius_mm, best[0])
             if w.outline_tilt is not None:
                 # its own outline measured the tilt (the order graph may lack its support or misplace it)
                 w.tilt_deg, w.tilt_azimuth_deg = w.outline_tilt

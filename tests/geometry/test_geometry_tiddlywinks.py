@@ -117,3 +117,26 @@ def test_records_radius_override_only_when_not_nominal():
     sc = scene_from_document({"pieces": pieces})
     assert (sc.wink("a").radius_mm, sc.wink("b").radius_mm) == (8.0, 8.0)
     assert sc.wink("b").radius_override_mm is None
+
+
+def test_a_resting_winks_tilt_and_height_are_the_simulators_physical_rest():
+    # every upper wink of random squop scenes: the simulator rests it by clearing its underside over the
+    # supports' faces (simulation.tiddlywinks_scenes.rest_on); the geometry's closed form from the mat contact
+    # (r cos t - h sin t behind the centre) and each support's highest face point under the footprint agrees
+    from simulation.tiddlywinks_scenes import random_scene
+    n = 0
+    for seed in range(6):
+        scene = random_scene(np.random.default_rng([31, seed]), "squops")
+        by_id = {w.wink_id: w for w in scene.winks}
+        for w in scene.winks:
+            if not w.above or w.tilt_deg == 0.0 or w.potted:
+                continue
+            a = math.radians(w.tilt_azimuth_deg)
+            toward = np.array([math.cos(a), math.sin(a)])
+            faces = np.vstack([tw.face_points_mm(s.center_mm, s.radius_mm, s.z_mm, s.tilt_deg, s.tilt_azimuth_deg)
+                               for s in (by_id[i] for i in w.above)])
+            t = tw.resting_tilt_over_rad(w.center_mm, w.radius_mm, toward, faces)
+            assert math.degrees(t) == pytest.approx(w.tilt_deg, abs=0.05), w.wink_id
+            assert tw.resting_mid_height_mm(w.radius_mm, t) == pytest.approx(w.z_mm, abs=0.01)
+            n += 1
+    assert n >= 10
