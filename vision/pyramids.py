@@ -45,7 +45,13 @@ from vision.pyramids_edges import EdgeMap
 from vision.pyramids_grain import clear_or_white, grain_ratio, high_pass_gray
 from vision.pyramids_palette import palette_rivals
 from vision.pyramids_pips import PipMap, pip_contrast
-from vision.pyramids_physics import interpenetration_mm, resting_tilt_rad, tilted_support_gap_mm
+from vision.pyramids_physics import (
+    interpenetration_mm,
+    resting_tilt_rad,
+    surface_points_mm,
+    tilted_support_gap_mm,
+    wall_penetration_mm,
+)
 from vision.pyramids_segment import (
     chroma_zscore,
     difference_map,
@@ -396,6 +402,7 @@ def _leaning_seeds(a: PieceHypothesis) -> list[PieceHypothesis]:
     lying = a.pose()
     pts = lying.plan_footprint_mm()
     centres = (pts.mean(axis=0), lying.base_center_mm[:2])
+    surface = surface_points_mm(lying)  # once for the lying piece, not once per seed
     out = []
     for k in range(LEAN_DIRECTIONS):
         toward = 2 * math.pi * k / LEAN_DIRECTIONS
@@ -406,7 +413,7 @@ def _leaning_seeds(a: PieceHypothesis) -> list[PieceHypothesis]:
             for ratio in LEAN_OVERLAP_RATIOS:
                 for centre in centres:
                     hinge = d * (near - ratio * base_mm(size)) + lat * float(centre @ lat)
-                    tilt = resting_tilt_rad(size, lying, hinge, toward)
+                    tilt = resting_tilt_rad(size, lying, hinge, toward, surface)
                     if tilt is not None:
                         out.append(PieceHypothesis("tilted", size, (hinge[0], hinge[1], toward - math.pi / 2, tilt)))
     return out
@@ -426,7 +433,8 @@ def _interpenetrate(pieces) -> bool:
 
 def _physical(pieces) -> bool:
     """No two pieces resting on the table (upright or lying) pass through each other, and a tilted piece's
-    base rests on a lying piece of the hypothesis (IT I-1) rather than floating above it."""
+    base rests on a lying piece of the hypothesis (IT I-1) rather than floating above it, its walls clear of
+    it (a lying piece read too small leaves a silhouette that a small piece 'standing' over its middle fills)."""
     on_table = [p.pose() for p in pieces if p.kind in ("upright", "lying")]
     for i, a in enumerate(on_table):
         for b in on_table[i + 1 :]:
@@ -436,7 +444,12 @@ def _physical(pieces) -> bool:
     for p in pieces:
         if p.kind != "tilted":
             continue
-        if not lying or min(tilted_support_gap_mm(p.pose(), lp) for lp in lying) > SUPPORT_GAP_MAX_MM:
+        pose = p.pose()
+        if not lying or min(tilted_support_gap_mm(pose, lp) for lp in lying) > SUPPORT_GAP_MAX_MM:
+            return False
+        # it touches the lying piece with its rim: its walls do not pass through it (the lying piece may reach
+        # into its open base), within the same fitting slack as two pieces on the table
+        if any(wall_penetration_mm(pose, lp) > INTERPENETRATION_MAX_MM for lp in lying):
             return False
     return True
 
