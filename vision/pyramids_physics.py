@@ -83,24 +83,40 @@ def interpenetration_mm(a: PyramidPose, b: PyramidPose) -> float:
     return depth
 
 
+def wall_penetration_mm(tilted: PyramidPose, lying: PyramidPose) -> float:
+    """How deep (mm) a tilted piece's walls (its four slanted faces, base rim included) reach into the lying
+    piece it leans on; 0 or less when they stay clear of it.
+
+    The lying piece may reach into the tilted piece's open base (``interpenetration_mm`` leaves such pairs
+    out), but not through its walls: a piece resting on another touches it with its rim. A pair fitted with
+    the smaller piece's walls cutting through the lying one (a lying piece read too small, the rest of its
+    silhouette claimed by a piece 'standing' on top of it) is one wrong hypothesis, however well it fits.
+    """
+    normals, offsets = _face_planes(lying)
+    inside = (surface_points_mm(tilted) @ normals.T - offsets[None]).max(axis=1)
+    return float(-inside.min())
+
+
 # Tilt range (deg) in which a piece leaning on a lying one stays put: below it, it stands nearly upright and
 # rests on its base edge alone; beyond ~40 deg its centre of mass (1/3 up the axis) passes behind the hinge.
 RESTING_TILT_RANGE_DEG = (5.0, 40.0)
 
 
-def resting_tilt_rad(size: str, lying: PyramidPose, hinge_xy_mm, toward_rad: float) -> float | None:
+def resting_tilt_rad(size: str, lying: PyramidPose, hinge_xy_mm, toward_rad: float,
+                     surface_mm: np.ndarray | None = None) -> float | None:
     """Tilt at which a piece of ``size``, hinged on the table at ``hinge_xy_mm`` and leaning along plan
     direction ``toward_rad``, comes to rest on ``lying``; None when its base meets nothing there or the tilt
     could not hold it (``RESTING_TILT_RANGE_DEG``).
 
     The base is a plate of side ``b`` swung up about its hinge edge: it rests on the highest point of the
     lying piece under it, the one with the steepest height / distance from the hinge (iterated, since the
-    plate's plan reach shortens as it tilts).
+    plate's plan reach shortens as it tilts). ``surface_mm``: the lying piece's ``surface_points_mm``, when
+    the caller tries many hinges on one lying piece.
     """
     b = base_mm(size)
     d = np.array([np.cos(toward_rad), np.sin(toward_rad)])
     lat = np.array([-d[1], d[0]])
-    pts = surface_points_mm(lying)
+    pts = surface_points_mm(lying) if surface_mm is None else surface_mm
     rel = pts[:, :2] - np.asarray(hinge_xy_mm, float)[None]
     s, q = rel @ d, rel @ lat
     alpha = 0.0

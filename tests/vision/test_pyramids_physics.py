@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from geometry.pyramids import base_mm, lying_pose, tilted_pose, upright_pose
-from vision.pyramids_physics import interpenetration_mm, surface_points_mm, tilted_support_gap_mm
+from vision.pyramids_physics import (
+    interpenetration_mm,
+    surface_points_mm,
+    tilted_support_gap_mm,
+    wall_penetration_mm,
+)
 
 CONTACT_TOL_MM = 0.3  # sampling of the lying piece's surface (10 steps per face edge)
 
@@ -73,3 +78,24 @@ def test_pieces_on_the_table_cannot_pass_through_each_other():
     # symmetric in its arguments
     other = lying_pose("medium", (12.0, 3.0), 0.7)
     assert interpenetration_mm(lying, other) == pytest.approx(interpenetration_mm(other, lying), abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "lower_size,upper_size", [("medium", "large"), ("large", "small"), ("small", "medium")]
+)
+def test_a_resting_piece_touches_the_lying_one_with_its_rim_not_through_its_walls(lower_size, upper_size):
+    lying = lying_pose(lower_size, (0.0, 0.0), math.radians(-70.0))
+    top = _beside(lying, upper_size, _resting_tilt(lying, upper_size))
+    assert wall_penetration_mm(top, lying) == pytest.approx(0.0, abs=CONTACT_TOL_MM)
+
+
+def test_a_piece_set_over_the_middle_of_a_lying_one_cuts_through_it():
+    # the fit's phantom (ice_fresh_004): a lying piece read too small, a small piece 'standing' over the rest of
+    # its silhouette; its base touches the lying piece (the support test passes) but its walls pass through it
+    lying = lying_pose("medium", (0.0, 0.0), 0.0)
+    centre = surface_points_mm(lying)[:, :2].mean(axis=0)
+    top = tilted_pose("small", (float(centre[0]) - 4.0, float(centre[1])), -math.pi / 2, math.radians(15.0))
+    assert wall_penetration_mm(top, lying) > 3.0
+    # far from it, the walls are clear by about the distance
+    far = tilted_pose("small", (200.0, 0.0), -math.pi / 2, math.radians(15.0))
+    assert wall_penetration_mm(far, lying) < -100.0
