@@ -359,7 +359,14 @@ def _two_discs(w: WinkCandidate, p: np.ndarray, usable: np.ndarray, mm_per_px: f
     if pair is None:
         return []
     pair = sorted(((s, w.center_mm + c) for s, c in pair), key=lambda sc: float(np.linalg.norm(sc[1] - w.center_mm)))
-    if any(o.color == w.color and np.linalg.norm(o.center_mm - c) < o.radius_mm + RADII_MM[s] - 2.0
+    # one of the two is a wink found already when it reaches no further than that wink's rim and blur (the
+    # crescent search's test of the same wink): a disc that does owns outline beyond that wink, which the usable
+    # rays (clear of every found wink) measured, so it is a wink of a pile lying on (or under) it, not it
+    crescent = CrescentParams()
+    blend = params.blend_px * mm_per_px
+    if any(o.color == w.color and (_dist(o.center_mm, c) < crescent.same_min_offset_mm
+                                   or _dist(o.center_mm, c) + RADII_MM[s] - o.radius_mm
+                                   < crescent.min_width_mm + blend)
            for o in others for s, c in pair):
-        return []  # one of the two is a wink found already
+        return []
     return [_split(w, pair)]
