@@ -813,9 +813,60 @@ def drop_open_pairs(pairs: list[tuple[WinkCandidate, WinkCandidate]], confidence
     return dropped
 
 
+def _one_colour_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
+                  camera: CameraModel, noise_level: float, reads: ReviewReads) -> tuple[float, bool] | None:
+    """The order's z-score of one pair (positive: a upper) from the cut rim and, for one colour, the other
+    cues; and whether two of them are sure and none against them. None: the cut rim cannot be read."""
+    res = cut_rim_evidence(winks, a, b, image_bgr, camera, noise_level, reads)
+    if res is None:
+        return None
+    ea, eb, _, sigma = res
+    z = (ea - eb) / sigma
+    if a.color != b.color:
+        return z, False
+    cues = [c for c in (shadow_z(winks, a, b, image_bgr, camera, reads),
+                        edge_profile_z(winks, a, b, image_bgr, camera, reads),
+                        rim_line_z(winks, a, b, image_bgr, camera, reads)) if c is not None]
+    if abs(combined_z(z, *cues)) < RIMS_SURE_SIGMAS:
+        # the rims leave the order short of sure: the lens's shade, read away from them
+        cues += [c for c in (lens_shade_z(winks, a, b, image_bgr, camera, reads),) if c is not None]
+    if not cues:
+        return z, False
+    # two reads (of other offsets or forms of the rims, or of the lens's shade), both sure, none against them
+    sure = [c for c in (z, *cues) if abs(c) >= DECIDE_SIGMAS]
+    z = combined_z(z, *cues)
+    return z, len(sure) >= 2 and all(c * z > 0.0 for c in sure) and abs(z) >= DECIDE_SIGMAS
+
+
+def _other_size_orders(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
+                       camera: CameraModel, noise_level: float,
+                       other_size: Callable[[WinkCandidate], WinkCandidate | None]) -> list[float]:
+    """The pair's order z under the other size of each of its winks whose size is unconfirmed (``other_size``
+    gives it refitted at that radius, else None): a wrong size puts the wink's rim and centre millimetres off,
+    and the cues then read its neighbour's rim, or empty felt, where they expect its own."""
+    zs = []
+    for w in (a, b):
+        alt = other_size(w)
+        if alt is None:
+            continue
+        swapped = [alt if o is w else o for o in winks]
+        pa, pb = (alt, b) if w is a else (a, alt)
+        read = _one_colour_z(swapped, pa, pb, image_bgr, camera, noise_level,
+                             ReviewReads(swapped, image_bgr, camera))
+        if read is not None:
+            zs.append(read[0])
+    return zs
+
+
 def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
-                 params: WinkDetectorParams, noise_level: float, confidence_min: float = 0.75) -> int:
-    """Judge again, with posed rims, every overlapping pair that is same-coloured or undecided; returns changes."""
+                 params: WinkDetectorParams, noise_level: float, confidence_min: float = 0.75,
+                 other_size: Callable[[WinkCandidate], WinkCandidate | None] = lambda w: None) -> int:
+    """Judge again, with posed rims, every overlapping pair that is same-coloured or undecided; returns changes.
+
+    A one-colour pair one of whose winks may be the other size (``other_size``: that wink refitted at the
+    other radius, or None where its size is confirmed) is judged under both sizes too: where the other size
+    reads the opposite order (beyond a standard error) the order rests on a size nobody measured, and it is
+    left undecided (TW I-13) rather than guessed."""
     by_id = {w.wink_id: w for w in winks}
     reads = ReviewReads(winks, image_bgr, camera)
     changed = 0
@@ -830,25 +881,10 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             if lens_area_mm2(a.radius_mm, b.radius_mm, d) < params.min_lens_mm2:
                 continue
             reads.next_pair()
-            res = cut_rim_evidence(winks, a, b, image_bgr, camera, noise_level, reads)
-            if res is None:
+            read = _one_colour_z(winks, a, b, image_bgr, camera, noise_level, reads)
+            if read is None:
                 continue
-            ea, eb, _, sigma = res
-            z = (ea - eb) / sigma
-            both_sure = False
-            if a.color == b.color:
-                cues = [c for c in (shadow_z(winks, a, b, image_bgr, camera, reads),
-                                    edge_profile_z(winks, a, b, image_bgr, camera, reads),
-                                    rim_line_z(winks, a, b, image_bgr, camera, reads)) if c is not None]
-                if abs(combined_z(z, *cues)) < RIMS_SURE_SIGMAS:
-                    # the rims leave the order short of sure: the lens's shade, read away from them
-                    cues += [c for c in (lens_shade_z(winks, a, b, image_bgr, camera, reads),) if c is not None]
-                if cues:
-                    # two reads (of other offsets or forms of the rims, or of the lens's shade), both sure and none
-                    # against them
-                    sure = [c for c in (z, *cues) if abs(c) >= DECIDE_SIGMAS]
-                    z = combined_z(z, *cues)
-                    both_sure = len(sure) >= 2 and all(c * z > 0.0 for c in sure) and abs(z) >= DECIDE_SIGMAS
+            z, both_sure = read
             # reported (confidence_min) from DECIDE_SIGMAS standard errors on
             new_conf = max(0.5, _NORMAL.cdf(abs(z) - DECIDE_SIGMAS + _NORMAL.inv_cdf(confidence_min)))
             a_upper = z >= 0.0
@@ -858,6 +894,13 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
                 # one colour: the flat-rim test had an opinion (not one read off a third wink's outline) and
                 # this one says the opposite; the two read the same faint edges, so neither is trusted (TW
                 # I-13: undecided, not a guess)
+                new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
+            # one colour: a wink of the pair read at a size its outline did not confirm; under the other size
+            # (refitted to the same seen arc) the cues read the other order, beyond a standard error: which
+            # holds rests on the size
+            if a.color == b.color and new_conf >= confidence_min and any(
+                    zo * z < 0.0 and abs(zo) > CONTRADICTION_SIGMAS
+                    for zo in _other_size_orders(winks, a, b, image_bgr, camera, noise_level, other_size)):
                 new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
             if a_upper != was_a_upper:
                 changed += 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import cv2
@@ -55,6 +55,7 @@ from vision.winks import (
     order_new_overlaps,
     refine,
     refine_batch,
+    refit_other_size,
 )
 
 #: Height of the orthophoto plane: the top face of a flat wink.
@@ -342,8 +343,23 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                  bias, mm_per_px, block)
     # pairs that overlap only as fitted (a size or centre the coarse read had wrong) get their first order
     new_pairs = order_new_overlaps(live, labels, grid, frame_bgr, camera, wp, noise)
-    # the order again on the fitted centres, each hypothesis with the pose it implies (the cut rim, in 3-D)
-    review_order(live, frame_bgr, camera, wp, noise, params.order_confidence_min)
+    # the order again on the fitted centres, each hypothesis with the pose it implies (the cut rim, in 3-D); a
+    # one-colour pair also under the other size of a wink whose size the fit did not confirm
+    refits: dict[str, WinkCandidate | None] = {}
+
+    def other_size(c: WinkCandidate) -> WinkCandidate | None:
+        if c.size_confidence >= SIZE_SURE_CONFIDENCE and c.fit_fraction >= wp.size_fit_fraction:
+            return None
+        if c.wink_id not in refits:
+            refits[c.wink_id] = refit_other_size(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px,
+                                                 block)
+        # fitted once (the reviews change orders, not places): each copy carries the order graph as it stands
+        alt = refits[c.wink_id]
+        if alt is None or (alt.fit_fraction < c.fit_fraction and alt.fit_rms_px > c.fit_rms_px):
+            return None  # the other radius fits less of the seen outline, and that worse: the outline chose
+        return replace(alt, center_mm=alt.center_mm.copy(), above=list(c.above),
+                       order_confidence=dict(c.order_confidence))
+    review_order(live, frame_bgr, camera, wp, noise, params.order_confidence_min, other_size)
     drop_open_pairs(new_pairs, params.order_confidence_min)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
     before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}

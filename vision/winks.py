@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import cv2
@@ -1179,6 +1179,29 @@ def refine(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, 
     """Fit one wink's plan centre (``refine_batch`` of one); returns its fitted edge bias (px), else None."""
     return refine_batch([w], winks, image_bgr, camera, labels, grid, params, bias_px, mm_per_px,
                         block_mask)[0]
+
+
+def refit_other_size(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
+                     labels: np.ndarray, grid: OrthoGrid, params: WinkDetectorParams, bias_px: float | None,
+                     mm_per_px: float, block_mask: np.ndarray | None = None) -> WinkCandidate | None:
+    """A copy of ``w`` as the other size, its centre where that radius puts the arc of its rim that shows;
+    None where too little of that radius's outline shows to fit it (no outline then speaks for that size).
+
+    A mostly hidden wink's fit rests on that arc alone: at the other radius the same arc lies 3 mm nearer or
+    farther, so the centre first moves along the arc's mean direction by the difference of the radii, then is
+    fitted again."""
+    alt = replace(w, size="small" if w.size == "large" else "large", center_mm=w.center_mm.copy(),
+                  above=list(w.above), order_confidence=dict(w.order_confidence), edge_offset_px=None)
+    reach = params.profile_half_px * camera.mm_per_px_at(tuple(w.center_mm.tolist()))
+    ol = outlines(camera, [solid_of(w)], [w.center_mm], params.n_outline)[0]
+    seen = _valid_outlines([w], [ol.angles], winks, labels, grid, params, block_mask, [reach])[0]
+    if seen.any():
+        mean_u = np.array([np.cos(ol.angles[seen]).mean(), np.sin(ol.angles[seen]).mean()])
+        if _length(mean_u) > 0.2:  # an arc, not most of the outline around
+            alt.center_mm = w.center_mm + (w.radius_mm - alt.radius_mm) * mean_u / _length(mean_u)
+    refine(alt, [alt if o is w else o for o in winks], image_bgr, camera, labels, grid, params, bias_px,
+           mm_per_px, block_mask)
+    return alt if alt.fit_fraction >= params.min_fit_fraction else None
 
 
 def refine_batch(ws: list[WinkCandidate], winks: list[WinkCandidate], image_bgr: np.ndarray,
