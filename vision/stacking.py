@@ -813,7 +813,7 @@ def drop_open_pairs(pairs: list[tuple[WinkCandidate, WinkCandidate]], confidence
     return dropped
 
 
-def _one_colour_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
+def _pair_order_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
                   camera: CameraModel, noise_level: float, reads: ReviewReads) -> tuple[float, bool] | None:
     """The order's z-score of one pair (positive: a upper) from the cut rim and, for one colour, the other
     cues; and whether two of them are sure and none against them. None: the cut rim cannot be read."""
@@ -851,7 +851,7 @@ def _other_size_orders(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCand
             continue
         swapped = [alt if o is w else o for o in winks]
         pa, pb = (alt, b) if w is a else (a, alt)
-        read = _one_colour_z(swapped, pa, pb, image_bgr, camera, noise_level,
+        read = _pair_order_z(swapped, pa, pb, image_bgr, camera, noise_level,
                              ReviewReads(swapped, image_bgr, camera))
         if read is not None:
             zs.append(read[0])
@@ -881,7 +881,7 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             if lens_area_mm2(a.radius_mm, b.radius_mm, d) < params.min_lens_mm2:
                 continue
             reads.next_pair()
-            read = _one_colour_z(winks, a, b, image_bgr, camera, noise_level, reads)
+            read = _pair_order_z(winks, a, b, image_bgr, camera, noise_level, reads)
             if read is None:
                 continue
             z, both_sure = read
