@@ -238,6 +238,14 @@ def _placed_alone(upper: WinkCandidate, upper_bgr: np.ndarray, image_bgr: np.nda
     return upper.center_mm + shifts[int(np.argmax(iou))]
 
 
+def is_that_wink(found: WinkCandidate, centre: np.ndarray, r: float, blend: float, params: CrescentParams) -> bool:
+    """Whether a disc of radius ``r`` at ``centre`` is ``found`` (a wink of its colour found already) rather than a
+    wink of a pile lying on or under it: its centre is near ``found``'s, or it reaches no further than that
+    wink's rim, a blended rim's width and the blur (its colour spilling over the rim, a fit a little small)."""
+    d = float(np.linalg.norm(found.center_mm - centre))
+    return d < params.same_min_offset_mm or d + r - found.radius_mm < params.min_width_mm + blend
+
+
 def _shows_beyond(mine_pts: np.ndarray, centre: np.ndarray, r: float, twins: list[WinkCandidate], blend: float,
                   cell_mm2: float, params: CrescentParams) -> bool:
     """Whether a disc overlapping found winks of its own colour (``twins``) is a wink of its own: the middle
@@ -247,8 +255,7 @@ def _shows_beyond(mine_pts: np.ndarray, centre: np.ndarray, r: float, twins: lis
     well away from each twin's (else it is the twin itself)."""
     beyond = np.linalg.norm(mine_pts - centre, axis=1) < r
     for o in twins:
-        d = float(np.linalg.norm(o.center_mm - centre))
-        if d < params.same_min_offset_mm or d + r - o.radius_mm < params.min_width_mm + blend:
+        if is_that_wink(o, centre, r, blend, params):
             return False
         beyond &= np.linalg.norm(mine_pts - o.center_mm, axis=1) > o.radius_mm + blend + params.same_clear_mm
     return float(beyond.sum()) * cell_mm2 >= params.min_area_mm2

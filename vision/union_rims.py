@@ -20,7 +20,7 @@ from calibration.camera import CameraModel
 from geometry.constants import MAT_HALF_LENGTH_MM, MAT_HALF_WIDTH_MM, WINK_THICKNESS_MM
 from vision.arc_size import UnionSplitParams, fit_known_radius, split_union, union_of_two
 from vision.colour import COLOR_NAMES, ColourScene, blend_line
-from vision.crescents import CrescentParams, wink_classes, felt_at, sample_bgr_at
+from vision.crescents import CrescentParams, felt_at, is_that_wink, sample_bgr_at, wink_classes
 from vision.ortho import OrthoGrid
 from vision.tilted_outline import TiltTestParams, inside_footprint, tilted_fit
 from vision.winks import (RADII_MM, WinkCandidate, WinkDetectorParams, _dist, _sample_labels,
@@ -364,9 +364,6 @@ def _two_discs(w: WinkCandidate, p: np.ndarray, usable: np.ndarray, mm_per_px: f
     # rays (clear of every found wink) measured, so it is a wink of a pile lying on (or under) it, not it
     crescent = CrescentParams()
     blend = params.blend_px * mm_per_px
-    if any(o.color == w.color and (_dist(o.center_mm, c) < crescent.same_min_offset_mm
-                                   or _dist(o.center_mm, c) + RADII_MM[s] - o.radius_mm
-                                   < crescent.min_width_mm + blend)
-           for o in others for s, c in pair):
+    if any(o.color == w.color and is_that_wink(o, c, RADII_MM[s], blend, crescent) for o in others for s, c in pair):
         return []
     return [_split(w, pair)]
