@@ -897,9 +897,11 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
                 new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
             # one colour: a wink of the pair read at a size its outline did not confirm; under the other size
             # (refitted to the same seen arc) the cues read the other order, beyond a standard error: which
-            # holds rests on the size
+            # holds rests on the size. Not where two independent reads are sure of this order and the other size
+            # reads no order surely: a wrong size puts the rims where one read may find a neighbour's edge, not
+            # two of them one way while the size nobody measured cannot claim the other
             if a.color == b.color and new_conf >= confidence_min and any(
-                    zo * z < 0.0 and abs(zo) > CONTRADICTION_SIGMAS
+                    zo * z < 0.0 and abs(zo) > CONTRADICTION_SIGMAS and not (both_sure and abs(zo) < DECIDE_SIGMAS)
                     for zo in _other_size_orders(winks, a, b, image_bgr, camera, noise_level, other_size)):
                 new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
             if a_upper != was_a_upper:

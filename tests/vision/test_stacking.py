@@ -833,3 +833,34 @@ def test_a_one_colour_squop_on_a_pile_keeps_its_order_with_the_upper_wink_at_its
     assert lo.wink_id in up.above and up.order_confidence[lo.wink_id] >= 0.75
     up, lo = got["red-S3"], got["red-L2"]
     assert not (up.wink_id in lo.above and lo.order_confidence[up.wink_id] >= 0.75)
+
+
+def test_an_order_two_reads_are_sure_of_is_kept_unless_the_other_size_is_sure_of_the_other(monkeypatch):
+    # A's size is unconfirmed; refitted small to the same arc, the cues lean 'B on A' (seed 7476 #1: yellow-S2
+    # on yellow-S3 read 3.8 sigma on the step and 3.4 on the lens's shade, S3 read large -1.8, left undecided).
+    # Two independent sure reads outweigh a size that reads no order surely; a sure contrary read, or one sure
+    # read alone (seed 3273 #1: the step alone, at the wrong size), still leaves the pair undecided
+    import vision.stacking as stacking
+    from vision.winks import WinkDetectorParams
+    monkeypatch.setattr(stacking, "shadow_z", lambda *args: None)
+    monkeypatch.setattr(stacking, "edge_profile_z", lambda *args: None)
+    monkeypatch.setattr(stacking, "rim_line_z", lambda *args: None)
+    for lens, other_z, decided in ((3.0, -1.5, True), (3.0, -2.5, False), (None, -1.5, False)):
+        a, b = _cand("A", "large", 0.0, 0.0), _cand("B", "small", 9.0, 0.0)
+        a.above, a.order_confidence, b.order_confidence = ["B"], {"B": 0.8}, {"A": 0.8}
+        alt_id = []
+
+        def other(w, alt_id=alt_id):
+            c = copy.copy(w) if w.wink_id == "A" else None
+            if c is not None:
+                c.size = "small"
+                alt_id.append(id(c))
+            return c
+        monkeypatch.setattr(stacking, "cut_rim_evidence", lambda winks, p, q, *args, z=other_z, alt_id=alt_id: (
+            (z * 2.0, 0.0, 10, 2.0) if id(p) in alt_id else (6.0, 0.0, 10, 2.0)))
+        monkeypatch.setattr(stacking, "lens_shade_z",
+                            lambda winks, p, q, *args, lens=lens, alt_id=alt_id: None if id(p) in alt_id else lens)
+        stacking.review_order([a, b], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0,
+                              other_size=other)
+        assert a.above == ["B"]
+        assert (a.order_confidence["B"] >= 0.75) == decided, (lens, other_z)
