@@ -296,14 +296,25 @@ def judge_pot_out_separation(
 
 
 def judge_pot_contents(scene: TiddlywinksScene) -> tuple[Ruling, ...]:
-    """TW 5(c): a pot whose inside is a wink colour hides potted winks of that colour from the camera, so their
-    count comes from the umpire (and the score with it), never from a silent miss."""
+    """TW 5(c): a pot whose inside is a wink colour hides potted winks of that colour from the camera, and a cup
+    seen obliquely or holding a pile can hide a wink of a colour short of its six, so those counts come from the
+    umpire (and the score with it), never from a silent miss."""
+    rulings = []
     color = scene.pot_hides_color
-    if color is None:
-        return ()
-    return (Ruling(game="tiddlywinks", rule="TW 5(c)", decision=Decision.REFER_TO_UMPIRE,
-                   explanation=(f"the pot's inside is {color.value}: {color.value} winks in it cannot be told "
-                                f"from its wall, so the {color.value} potted count comes from the umpire, not "
-                                "the photograph"),
-                   colors=(color,), confidence=1.0),)
+    if color is not None:
+        rulings.append(Ruling(game="tiddlywinks", rule="TW 5(c)", decision=Decision.REFER_TO_UMPIRE,
+                              explanation=(f"the pot's inside is {color.value}: {color.value} winks in it cannot be "
+                                           f"told from its wall, so the {color.value} potted count comes from the "
+                                           "umpire, not the photograph"),
+                              colors=(color,), confidence=1.0))
+    # a colour short of its six whose missing wink the cup can hide from the camera: it may be potted, unseen
+    for c in scene.pot_may_hide:
+        if c == color:
+            continue
+        rulings.append(Ruling(game="tiddlywinks", rule="TW 5(c)", decision=Decision.REFER_TO_UMPIRE,
+                              explanation=(f"fewer than six {c.value} winks are seen and a {c.value} wink may be "
+                                           "hidden in the pot (behind its wall or under the winks in it): the "
+                                           f"{c.value} potted count comes from the umpire"),
+                              colors=(c,), confidence=1.0))
+    return tuple(rulings)
 

@@ -57,7 +57,8 @@ def scene_to_document(scene: TiddlywinksScene) -> dict[str, Any]:
         "game_type": scene.game_type.value,
         "pieces": [wink_record(w, scene, relations) for w in scene.winks],
         "pot": {"center_mm": list(scene.pot_center_mm),
-                "hides_color": None if scene.pot_hides_color is None else scene.pot_hides_color.value},
+                "hides_color": None if scene.pot_hides_color is None else scene.pot_hides_color.value,
+                "may_hide": [c.value for c in scene.pot_may_hide]},
         "squops": [[r.upper_id, r.lower_id] for r in relations],
         "piles": [sorted(p) for p in tw.piles(relations)],
     }
@@ -128,5 +129,6 @@ def scene_from_document(doc: dict[str, Any]) -> TiddlywinksScene:
         unplayed_corners=(tuple(doc["unplayed_corners"]) if doc.get("unplayed_corners") is not None else None),
         last_shot_color=doc.get("last_shot_color"),
         pot_hides_color=(doc.get("pot") or {}).get("hides_color"),
+        pot_may_hide=tuple((doc.get("pot") or {}).get("may_hide", ())),
         corner_signs={Color(c): tuple(s) for c, s in doc.get("corner_signs", DEFAULT_CORNER_SIGNS).items()},
     )

@@ -143,11 +143,15 @@ class TiddlywinksScene:
     last_shot_color: Color | None = None
     #: A pot whose inside is a wink colour hides potted winks of that colour from the camera.
     pot_hides_color: Color | None = None
+    #: Colours short of their six winks of which the cup can hide one from the camera (behind its wall, under the
+    #: winks in it): the missing one may be potted.
+    pot_may_hide: tuple[Color, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "winks", tuple(self.winks))
         if self.pot_hides_color is not None:
             object.__setattr__(self, "pot_hides_color", Color(self.pot_hides_color))
+        object.__setattr__(self, "pot_may_hide", tuple(Color(c) for c in self.pot_may_hide))
         if self.last_shot_color is not None:
             object.__setattr__(self, "last_shot_color", Color(self.last_shot_color))
         if self.unplayed_corners is not None:

@@ -73,7 +73,21 @@ class PotFloorParams:
     coarse_support_slack: float = 0.3
 
 
-def _pose_grid(pot: PotDetection, r_mm: float, step_mm: float) -> np.ndarray:
+def opening_inner_px(camera: CameraModel, pot: PotDetection) -> np.ndarray:
+    """The image of the top opening's inner edge (the outer rim less the wall): what is seen in the cup lies
+    inside it."""
+    ring = np.linspace(0.0, 2 * math.pi, 120, endpoint=False)
+    return camera.project_mm(np.column_stack([pot.center_mm[0] + (POT_TOP_RADIUS_MM - 1.6) * np.cos(ring),
+                                              pot.center_mm[1] + (POT_TOP_RADIUS_MM - 1.6) * np.sin(ring),
+                                              np.full(len(ring), POT_HEIGHT_MM)]))
+
+
+def may_lie_over_cup(o: WinkCandidate, pot: PotDetection) -> bool:
+    """Whether a wink's image can lie over the cup's: one in the pot, or on the mat near enough to it."""
+    return o.potted or float(np.linalg.norm(np.asarray(o.center_mm) - pot.center_mm)) < POT_TOP_RADIUS_MM + NEAR_POT_MM
+
+
+def cup_pose_grid(pot: PotDetection, r_mm: float, step_mm: float) -> np.ndarray:
     """Plan centres of a disc of radius ``r_mm`` lying inside the cup's floor."""
     reach = max(FLOOR_INNER_RADIUS_MM - r_mm + 0.5, 0.0)
     g = np.arange(-reach, reach + 1e-9, step_mm)
@@ -127,11 +141,7 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
     ang = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
     u = np.column_stack([np.cos(ang), np.sin(ang)])
     iu = INSIDE_UNIT  # the inside away from the bevel
-    # the inner edge of the top opening (the outer rim less the wall) bounds what is seen in the cup
-    ring = np.linspace(0.0, 2 * math.pi, 120, endpoint=False)
-    inner = camera.project_mm(np.column_stack([pot.center_mm[0] + (POT_TOP_RADIUS_MM - 1.6) * np.cos(ring),
-                                               pot.center_mm[1] + (POT_TOP_RADIUS_MM - 1.6) * np.sin(ring),
-                                               np.full(len(ring), POT_HEIGHT_MM)]))
+    inner = opening_inner_px(camera, pot)
     x0, y0 = np.floor(inner.min(axis=0)).astype(int) - 2
     x1, y1 = np.ceil(inner.max(axis=0)).astype(int) + 3
     h, w = image_bgr.shape[:2]
@@ -146,8 +156,7 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
     # (only winks in the pot or near it can lie over the opening's image; the scale of the cup's, for all)
     mmpp = camera.mm_per_px_at((float(pot.center_mm[0]), float(pot.center_mm[1])), POT_HEIGHT_MM / 2)
     for o in known:
-        near = float(np.linalg.norm(np.asarray(o.center_mm) - pot.center_mm)) < POT_TOP_RADIUS_MM + NEAR_POT_MM
-        if not (o.potted or near) or (o.center_px is None and not o.potted):
+        if not may_lie_over_cup(o, pot) or (o.center_px is None and not o.potted):
             continue
         opx = o.center_px if o.center_px is not None else camera.project_mm(
             np.array([[o.center_mm[0], o.center_mm[1], o.z_mm]]))[0]
@@ -172,7 +181,7 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
     hue_c = cs.hue_centres_deg[name]
     found: list[tuple[float, str, float, np.ndarray, bool]] = []
     for size, r in RADII_MM.items():
-        centres = _pose_grid(pot, r, params.step_mm)
+        centres = cup_pose_grid(pot, r, params.step_mm)
         if not len(centres):
             continue
         # an outside sample on the wall (or the wall's foot) shows the wall's own edge, not the wink's

@@ -32,6 +32,7 @@ from vision.ortho import OrthoGrid, pyramid_size, rectify_pyramid
 from vision.pile_echoes import refit_pile_echoes
 from vision.pot import PotDetection, PotParams, detect_pot
 from vision.pot_floor import pot_colour_winks
+from vision.pot_hidden import colours_pot_may_hide
 from vision.pot_rim import rim_winks
 from vision.pot_side import pot_side_winks
 from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, split_behind_pot, winks_in_pot
@@ -111,6 +112,8 @@ class Measurement:
     grid: OrthoGrid | None = None
     #: A pot whose inside is a wink colour: winks of that colour in it cannot be told from its shaded wall.
     pot_hides_color: str | None = None
+    #: Colours short of their six winks of which the cup can hide one from this camera (``vision.pot_hidden``).
+    pot_may_hide: tuple[str, ...] = ()
 
 
 # --- calibration -------------------------------------------------------------------------------------------
@@ -432,8 +435,12 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         camera = _orient_by_corners(cands, pot, camera)
         cal.camera = camera
     measurements, undecided, dets = _finish(cands, params, cs, camera)
+    # a colour short of its six whose missing wink the cup can hide (behind its wall, under the winks in it) is
+    # said to be possibly there, not silently absent (a pot of a wink's colour already refers that colour)
+    may_hide = colours_pot_may_hide(camera, pot, cands, tuple(n for k, n in enumerate(COLOR_NAMES)
+                                                             if k + 1 != pot_class)) if pot.found else ()
     timing["total"] = (time.perf_counter() - t0) * 1e3
-    return Measurement(pot_hides_color=COLOR_NAMES[pot_class - 1] if pot_class else None,
+    return Measurement(pot_hides_color=COLOR_NAMES[pot_class - 1] if pot_class else None, pot_may_hide=may_hide,
                        winks=measurements, pot=pot, calibration=cal, detections=dets, undecided_pairs=undecided,
                        timing_ms=timing, colour=cs, grid=grid)
 
@@ -625,7 +632,7 @@ def scene_from_measurement(m: Measurement) -> TiddlywinksScene:
             above=None if undecided else tuple(wm.above), potted=wm.potted, off_mat=wm.off_mat,
             unplayed=unplayed, position_sigma_mm=round(float(wm.sigma_mm), 4), confidence=wm.confidence))
     return TiddlywinksScene(winks=tuple(winks), pot_center_mm=(float(m.pot.center_mm[0]), float(m.pot.center_mm[1])),
-                            pot_hides_color=m.pot_hides_color)
+                            pot_hides_color=m.pot_hides_color, pot_may_hide=m.pot_may_hide)
 
 
 def squidge_off_scene(scene: TiddlywinksScene) -> TiddlywinksScene | None:
@@ -668,7 +675,8 @@ def document_from_measurement(m: Measurement, image_path: str | None = None) -> 
                   "center_px": np.round(cam.project_mm(np.array([[pc[0], pc[1], 0.0]]))[0], 3).tolist(),
                   "found": bool(m.pot.found), "displaced": bool(m.pot.displaced),
                   "uncertainty_mm": round(float(m.pot.sigma_mm), 4),
-                  "hides_color": m.pot_hides_color}  # also in scene_to_document, kept here beside the pot
+                  "hides_color": m.pot_hides_color,  # also in scene_to_document, kept here beside the pot
+                  "may_hide": list(m.pot_may_hide)}
     doc["calibration"] = {"source": m.calibration.source,
                           "reprojection_error_mm": round(float(m.calibration.reprojection_error_mm), 4),
                           "camera": cam.to_dict()}

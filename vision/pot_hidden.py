@@ -1,0 +1,98 @@
+"""Winks the cup can hide from the camera, so that one not found may lie in it unseen (TW 5(c): the umpire looks).
+
+A wink lying on the cup's floor shows only through the top opening: in an oblique view the near wall hides a band
+of the floor, and the winks lying in the cup (or on its rim, over the opening's image) hide what lies under them.
+Of the potted winks missed on the development set and three seen seeds, some showed as little as a tenth of their
+face (a sliver past the wink on it) and none more than 0.72 of it; a wink that can lie there with no more of its face
+in view than that may be missed, and is then reported as possibly hidden rather than silently absent.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from geometry.constants import POT_HEIGHT_MM, WINK_THICKNESS_MM, WINKS_PER_COLOR
+from vision.colour import COLOR_NAMES
+from vision.pot import PotDetection
+from vision.pot_floor import CUP_LEVELS_Z_MM, cup_pose_grid, may_lie_over_cup, opening_inner_px
+from vision.winks import RADII_MM, WinkCandidate
+
+#: A wink that can lie in the cup with no more than this share of its top face in view may be missed there (the
+#: potted misses of the development set and seeds 4040, 7474, 9898 showed 0.11 to 0.72 of their face).
+MAX_SEEN_SHARE = 0.75
+#: Large winks in a colour's set of six (TW 2); the rest are small.
+LARGE_PER_COLOR = 2
+#: Plan grid of the places tried on the floor, and the face's samples: rings at these radius fractions, 6 k a ring
+_POSE_STEP_MM = 1.0
+_FACE_RINGS = (0.0, 0.2, 0.4, 0.6, 0.8, 0.97)
+
+
+def _face_offsets_mm(r_mm: float) -> np.ndarray:
+    """Plan offsets sampling a disc's face about evenly by area (a ring of 6 k samples at the k-th radius)."""
+    pts = [np.zeros((1, 2))]
+    for k, f in enumerate(_FACE_RINGS[1:], start=1):
+        a = np.linspace(0.0, 2 * math.pi, 6 * k, endpoint=False)
+        pts.append(f * r_mm * np.column_stack([np.cos(a), np.sin(a)]))
+    return np.concatenate(pts)
+
+
+def hideable_sizes(camera: CameraModel, pot: PotDetection, winks: list[WinkCandidate]) -> tuple[str, ...]:
+    """The wink sizes that can lie on the cup's floor with at most ``MAX_SEEN_SHARE`` of their face in view.
+
+    In view: inside the image of the opening's inner edge (the top rim less the wall) and outside the image of
+    every wink found in the cup, on its rim or beside it (each may lie over it)."""
+    if not pot.found:
+        return ()
+    inner = opening_inner_px(camera, pot)
+    x0, y0 = np.floor(inner.min(axis=0)).astype(int) - 2
+    x1, y1 = np.ceil(inner.max(axis=0)).astype(int) + 3
+    seen_map = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(seen_map, [np.round((inner - [x0, y0]) * 16).astype(np.int32)], 1, lineType=cv2.LINE_8, shift=4)
+    mmpp = camera.mm_per_px_at((float(pot.center_mm[0]), float(pot.center_mm[1])), POT_HEIGHT_MM / 2)
+    for o in winks:
+        if not may_lie_over_cup(o, pot):
+            continue
+        opx = o.center_px if o.center_px is not None else camera.project_mm(
+            np.array([[o.center_mm[0], o.center_mm[1], o.z_mm]]))[0]
+        cv2.circle(seen_map, (round(opx[0] - x0), round(opx[1] - y0)), max(1, round(o.radius_mm / mmpp)), 0, -1)
+    z_top = CUP_LEVELS_Z_MM[0] + WINK_THICKNESS_MM / 2  # on the floor, where the wall hides most
+    out = []
+    for size, r in RADII_MM.items():
+        centres = cup_pose_grid(pot, r, _POSE_STEP_MM)
+        if not len(centres):
+            continue
+        offs = _face_offsets_mm(r)
+        pts = (centres[:, None, :] + offs[None]).reshape(-1, 2)
+        q = camera.project_mm(np.column_stack([pts, np.full(len(pts), z_top)])) - [x0, y0]
+        v = cv2.remap(seen_map, q.astype(np.float32).reshape(len(centres), len(offs), 2), None, cv2.INTER_NEAREST,
+                      borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+        if float(v.mean(axis=1).min()) <= MAX_SEEN_SHARE:
+            out.append(size)
+    return tuple(out)
+
+
+def colours_pot_may_hide(camera: CameraModel, pot: PotDetection, winks: list[WinkCandidate],
+                         colours: tuple[str, ...]) -> tuple[str, ...]:
+    """The colours of which fewer than the six (two large, four small; TW 2) are found and the cup can hide one of
+    a size missing (a size read as the other leaves the colour short all the same). With all the set's winks found
+    none is hidden: a colour short while another has too many is a colour misread, not a wink in the cup."""
+    if len(winks) >= WINKS_PER_COLOR * len(COLOR_NAMES):
+        return ()
+    short = []
+    for name in colours:
+        own = [w for w in winks if w.color == name]
+        if len(own) >= WINKS_PER_COLOR:
+            continue
+        n_large = sum(w.size == "large" for w in own)
+        missing = {"large"} if n_large < LARGE_PER_COLOR else set()
+        if len(own) - n_large < WINKS_PER_COLOR - LARGE_PER_COLOR:
+            missing.add("small")
+        short.append((name, missing or {"large", "small"}))
+    if not short:
+        return ()
+    can = set(hideable_sizes(camera, pot, winks))
+    return tuple(name for name, missing in short if missing & can)
