@@ -72,7 +72,8 @@ from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
 from vision.marbles_kind import join_reads, marble_probability, photo_scale
-from vision.marbles_lit import SURE_CORE_CHROMA, is_lit_ball, lit_ball_cues, lit_point_near
+from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, SURE_CORE_CHROMA, ground_hue_share, ground_hues, is_lit_ball,
+                                lit_ball_cues, lit_point_near)
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
 from vision.marbles_size import local_affine, model_fits, photo_lab
 from vision.ortho import OrthoGrid, ortho_maps
@@ -194,6 +195,14 @@ class MarblesParams:
     # crossing or a joint cut by the photo's edge lacks (the layer read 3 such as balls in 2 of 31 photos of seeds
     # 7, 99 before that test)
     far_ground: bool = True
+    # On the ground a single ball whose strongest pixel falls short of the peak test still counts when its core
+    # surely shows a hue of its own: far from the ground's round it (``SURE_CORE_CHROMA``) and one the ground shows
+    # almost nowhere (``vision.marbles_lit.GROUND_HUE_MAX_SHARE``). The peak test keeps grass blades and pebbles out
+    # by how far one pixel stands above the ground's texture, but a ball in a hue near the ground's (a green marble
+    # on grass: bench_2026_021, 029) departs from it by little more than the grass's own mottling. Colour against
+    # the local ground alone is not enough: a patch of soil in grass is as far from the grass round it (seed 7's
+    # 7_013, marbles_02: stop 27), but its hue recurs over the ground; a ball's does not
+    ground_peak_by_colour: bool = True
 
 
 DEFAULT_PARAMS = MarblesParams()
@@ -954,9 +963,22 @@ def detect_marbles(
         k_peak = params.peak_extra_mads / params.threshold_mads
         peak_thr_wide = thr + k_peak * (thr - float(np.median(mag[region])))
         peak_thr_narrow = thr_n + k_peak * (thr_n - float(np.median(mag_n[region])))
+        hues: list[np.ndarray] = []  # the ground's hues, made for the first candidate that needs them
+
+        def _own_hue(c) -> bool:
+            """Whether a ground candidate's core surely shows a hue of its own, which the ground shows nowhere."""
+            if lit_ball_cues(lab_img, c, marble_px)[0] < SURE_CORE_CHROMA:
+                return False
+            if not hues:
+                hues.append(ground_hues(lab_img, region, marble_px))
+            return ground_hue_share(hues[0], lab_img, c, marble_px) < GROUND_HUE_MAX_SHARE
+
         for b in groups + singles:
             peak_thr = peak_thr_wide if b.area_px > single_max else peak_thr_narrow
-            if b.peak < peak_thr or b.inner_radius_px < params.min_inner_radius_ratio * 0.5 * marble_px:
+            if b.inner_radius_px < params.min_inner_radius_ratio * 0.5 * marble_px:
+                continue
+            if b.peak < peak_thr and not (params.ground_peak_by_colour and base_z != 0.0
+                                          and b.area_px <= single_max and _own_hue(b.center_ortho)):
                 continue
             if b.area_px <= single_max:
                 if _near_any(b.center_ortho, accepted_ortho, marble_px):

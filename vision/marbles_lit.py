@@ -16,6 +16,7 @@ shadow on grass) show a core colour of at most 5.8 and a highlight of at most 1.
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 # A ball's core (within this share of its diameter of its centre) carries its colour...
@@ -35,6 +36,14 @@ SURE_CORE_CHROMA = 10.0
 # lightness above the ground's median: between the false pieces' 1.0 at most and the pale balls' 7.7 at least
 MIN_HIGHLIGHT_MADS = 4.0
 HIGHLIGHT_PERCENTILE = 95.0
+
+
+# A ball's own hue is one the ground shows almost nowhere: fewer than this share of the ground's points (each read
+# over a core's reach, as a core is) lie within this CIELAB a*b* distance of its core's. A patch of earth or straw
+# in grass, however far its hue from the grass round it, recurs over the ground (marbles_02's soil patch: 37 % of
+# its far ground within 5), a green marble's hue does not (bench_2026_021, 029: 0.02 % and 0 %)
+GROUND_HUE_RADIUS = 5.0
+GROUND_HUE_MAX_SHARE = 0.01
 
 
 def lit_ball_cues(lab: np.ndarray, center_px, marble_px: float) -> tuple[float, float]:
@@ -100,3 +109,35 @@ def lit_point_near(lab: np.ndarray, center_px, marble_px: float) -> np.ndarray |
         return None
     ball = [q for q in disc(at, CORE_DIAMETERS * marble_px) if shows(q) >= 1.0]
     return np.mean(ball, axis=0)
+
+
+def ground_hues(lab: np.ndarray, ground: np.ndarray, marble_px: float) -> np.ndarray:
+    """The ground's a*b* histogram (256 x 256, summing to 1) over the ``ground`` mask of the orthophoto ``lab``,
+    each point's hue averaged over a core's reach so that it is read as a candidate's core is."""
+    sigma = 0.5 * CORE_DIAMETERS * marble_px
+    ab = cv2.GaussianBlur(np.asarray(lab, np.float32)[..., 1:], (0, 0), sigma)[ground]
+    idx = np.clip(np.round(ab).astype(int), 0, 255)
+    hist = np.bincount(idx[:, 0] * 256 + idx[:, 1], minlength=256 * 256).astype(np.float64)
+    return (hist / max(1.0, hist.sum())).reshape(256, 256)
+
+
+def ground_hue_share(hues: np.ndarray, lab: np.ndarray, center_px, marble_px: float) -> float:
+    """The share of the ground (``ground_hues``) whose hue lies within ``GROUND_HUE_RADIUS`` of the candidate's core.
+
+    >>> lab = np.full((60, 60, 3), 128.0, np.float32); lab[27:34, 27:34, 1] = 150.0  # a reddish core on grey
+    >>> hues = ground_hues(lab, np.ones((60, 60), bool), 10.0)
+    >>> ground_hue_share(hues, lab, (30, 30), 10.0) < GROUND_HUE_MAX_SHARE < ground_hue_share(hues, lab, (5, 5), 10.0)
+    True
+    """
+    h, w = lab.shape[:2]
+    cx, cy = (float(v) for v in center_px)
+    reach = CORE_DIAMETERS * marble_px
+    r0, r1 = max(0, int(cy - reach)), min(h, int(cy + reach) + 2)
+    c0, c1 = max(0, int(cx - reach)), min(w, int(cx + reach) + 2)
+    rr, cc = np.mgrid[r0:r1, c0:c1]
+    core = np.hypot(cc - cx, rr - cy) <= reach
+    if not core.any():
+        return 1.0
+    a0, b0 = np.median(np.asarray(lab[r0:r1, c0:c1], np.float32)[core][:, 1:], axis=0)
+    aa, bb = np.mgrid[0:256, 0:256]
+    return float(hues[np.hypot(aa - a0, bb - b0) <= GROUND_HUE_RADIUS].sum())
