@@ -814,16 +814,17 @@ def drop_open_pairs(pairs: list[tuple[WinkCandidate, WinkCandidate]], confidence
 
 
 def _pair_order_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
-                  camera: CameraModel, noise_level: float, reads: ReviewReads) -> tuple[float, bool] | None:
+                  camera: CameraModel, noise_level: float, reads: ReviewReads) -> tuple[float, bool, bool] | None:
     """The order's z-score of one pair (positive: a upper) from the cut rim and, for one colour, the other
-    cues; and whether two of them are sure and none against them. None: the cut rim cannot be read."""
+    cues; whether two of them are sure and none against them; and whether any leans against it (the order then
+    rests on the surest read alone, ``combined_z``). None: the cut rim cannot be read."""
     res = cut_rim_evidence(winks, a, b, image_bgr, camera, noise_level, reads)
     if res is None:
         return None
     ea, eb, _, sigma = res
     z = (ea - eb) / sigma
     if a.color != b.color:
-        return z, False
+        return z, False, False
     cues = [c for c in (shadow_z(winks, a, b, image_bgr, camera, reads),
                         edge_profile_z(winks, a, b, image_bgr, camera, reads),
                         rim_line_z(winks, a, b, image_bgr, camera, reads)) if c is not None]
@@ -831,11 +832,13 @@ def _pair_order_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate
         # the rims leave the order short of sure: the lens's shade, read away from them
         cues += [c for c in (lens_shade_z(winks, a, b, image_bgr, camera, reads),) if c is not None]
     if not cues:
-        return z, False
+        return z, False, False
     # two reads (of other offsets or forms of the rims, or of the lens's shade), both sure, none against them
     sure = [c for c in (z, *cues) if abs(c) >= DECIDE_SIGMAS]
-    z = combined_z(z, *cues)
-    return z, len(sure) >= 2 and all(c * z > 0.0 for c in sure) and abs(z) >= DECIDE_SIGMAS
+    every = (z, *cues)
+    z = combined_z(*every)
+    return (z, len(sure) >= 2 and all(c * z > 0.0 for c in sure) and abs(z) >= DECIDE_SIGMAS,
+            any(c * z < 0.0 for c in every))
 
 
 def _other_size_orders(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
@@ -865,8 +868,9 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
 
     A one-colour pair one of whose winks may be the other size (``other_size``: that wink refitted at the
     other radius, or None where its size is confirmed) is judged under both sizes too: where the other size
-    reads the opposite order (beyond a standard error) the order rests on a size nobody measured, and it is
-    left undecided (TW I-13) rather than guessed."""
+    reads the opposite order (beyond a standard error), or does not read an order that one read alone asserts
+    against the others' lean, the order rests on a size nobody measured, and it is left undecided (TW I-13)
+    rather than guessed."""
     by_id = {w.wink_id: w for w in winks}
     reads = ReviewReads(winks, image_bgr, camera)
     changed = 0
@@ -884,7 +888,7 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             read = _pair_order_z(winks, a, b, image_bgr, camera, noise_level, reads)
             if read is None:
                 continue
-            z, both_sure = read
+            z, both_sure, split = read
             # reported (confidence_min) from DECIDE_SIGMAS standard errors on
             new_conf = max(0.5, _NORMAL.cdf(abs(z) - DECIDE_SIGMAS + _NORMAL.inv_cdf(confidence_min)))
             a_upper = z >= 0.0
@@ -900,8 +904,15 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             # holds rests on the size. Not where two independent reads are sure of this order and the other size
             # reads no order surely: a wrong size puts the rims where one read may find a neighbour's edge, not
             # two of them one way while the size nobody measured cannot claim the other
+            # Nor, one read alone sure against the others' lean (``split``: the order is the surest read's, the
+            # rest none beyond a standard error against it), where the other size does not read this order by a
+            # standard error too: a size millimetres off moves the tops and rims that one read is made on, and
+            # the others, which corroborate no such order, say it may be reading a neighbour (tw_5052_001:
+            # blue-S2 fitted large 2.7 mm off, the lens's shade alone 2.03 the wrong way against four rim cues
+            # leaning 0.24-0.56 the right way; refitted small, 0.73 and no lens to read)
             if a.color == b.color and new_conf >= confidence_min and any(
-                    zo * z < 0.0 and abs(zo) > CONTRADICTION_SIGMAS and not (both_sure and abs(zo) < DECIDE_SIGMAS)
+                    (zo * z < 0.0 and abs(zo) > CONTRADICTION_SIGMAS and not (both_sure and abs(zo) < DECIDE_SIGMAS))
+                    or (split and not both_sure and zo * math.copysign(1.0, z) < CONTRADICTION_SIGMAS)
                     for zo in _other_size_orders(winks, a, b, image_bgr, camera, noise_level, other_size)):
                 new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
             if a_upper != was_a_upper:
