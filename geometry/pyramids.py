@@ -175,6 +175,31 @@ def tilted_pose(size: str, hinge_xy_mm, yaw_rad: float, tilt_rad: float) -> Pyra
     return PyramidPose(size=size, rotation=R, base_center_mm=hinge + R @ np.array([0.0, b / 2, 0.0]))
 
 
+def leaning_rest_tilt_rad(base_side_mm: float, surface_mm: np.ndarray, hinge_xy_mm, toward_rad: float) -> float | None:
+    """Tilt at which a base plate of side ``base_side_mm``, hinged on the table at ``hinge_xy_mm`` and swung
+    down towards plan direction ``toward_rad``, first touches a solid sampled by ``surface_mm`` (M, 3); None
+    when nothing lies under its reach.
+
+    Lowered about the hinge, the plate sweeps the points within its side of the hinge, so it comes to rest on
+    the one of those with the steepest elevation seen from the hinge. (Taking the points under the plate's
+    *plan* reach at the current tilt instead, and iterating, can stop short of that point and leave the solid
+    through the plate: it did so for a fifth of the simulator's leaning pieces, by up to 37 deg.)
+
+    >>> ridge = np.array([[5.0, 0.0, 4.0], [12.0, 0.0, 4.0], [30.0, 0.0, 20.0]])
+    >>> round(math.degrees(leaning_rest_tilt_rad(20.0, ridge, (0.0, 0.0), 0.0)), 2)
+    38.66
+    """
+    d = np.array([math.cos(toward_rad), math.sin(toward_rad)])
+    lat = np.array([-d[1], d[0]])
+    pts = np.asarray(surface_mm, float)
+    rel = pts[:, :2] - np.asarray(hinge_xy_mm, float)[None]
+    s, q, z = rel @ d, rel @ lat, pts[:, 2]
+    under = (s > 1e-6) & (np.abs(q) <= base_side_mm / 2) & (np.hypot(s, z) <= base_side_mm)
+    if not under.any():
+        return None
+    return float(np.max(np.arctan2(z[under], s[under])))
+
+
 def pip_sites_mm(pose: PyramidPose, count: int) -> np.ndarray:
     """Centres (4, count, 3) of ``count`` pips laid out as on ``pose``'s size, on each of its four side faces.
 

@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from geometry.pyramids import PIP_LAYOUT_MM
+from geometry.pyramids import PIP_LAYOUT_MM, leaning_rest_tilt_rad
 from simulation.photo import PhotoSettings, finish_photo
 from simulation.pyramids_marbles_common import (
     BAND_ROWS,
@@ -232,30 +232,29 @@ def _surface_samples(tris: np.ndarray, n: int = 14) -> np.ndarray:
     return np.einsum("sk,tkd->tsd", w, tris).reshape(-1, 3)
 
 
+REST_SAMPLES_PER_EDGE = 48
+
+
 def standing_on_lying_piece(
     piece_id: str, color: str, size: str, lying: PyramidPiece, toward_rad: float, overlap_ratio: float
 ) -> PyramidPiece | None:
     """A piece with one base edge on the table and the base resting on ``lying`` (IT I-1: scores double).
 
     The piece stands beside the lying one, facing it along ``toward_rad``, its base overlapping the lying
-    piece's plan extent by ``overlap_ratio`` of its side; the base is then tilted about its near edge until it
-    rests on the highest point of the lying piece under it. None when that tilt is implausible.
+    piece's plan extent by ``overlap_ratio`` of its side; the base is then lowered about its near edge until it
+    rests on the lying piece (``leaning_rest_tilt_rad``). None when that tilt is implausible.
     """
     b = PYRAMID_SIZES[size][0]
     d = np.array([math.cos(toward_rad), math.sin(toward_rad)])
     lat = np.array([-d[1], d[0]])
-    samples = _surface_samples(lying.hull_mm())
+    # ~1 mm apart on a large piece: the rest is found to a sample's spacing, where the plate's reach cuts a ridge
+    samples = _surface_samples(lying.hull_mm(), n=REST_SAMPLES_PER_EDGE)
     near = float((samples[:, :2] @ d).min())  # nearest extent of the lying piece along d
     hinge_s = near - overlap_ratio * b  # hinge line position along d
-    centre_lat = float(lying.base_center_mm[:2] @ lat) + 0.0
-    s = samples[:, :2] @ d - hinge_s
-    q = samples[:, :2] @ lat - centre_lat
-    alpha = 0.0
-    for _ in range(6):
-        inside = (s > 1e-6) & (s <= b * math.cos(alpha)) & (np.abs(q) <= b / 2)
-        if not inside.any():
-            return None
-        alpha = math.atan(float(np.max(samples[inside, 2] / s[inside])))
+    centre_lat = float(lying.base_center_mm[:2] @ lat)
+    alpha = leaning_rest_tilt_rad(b, samples, hinge_s * d + centre_lat * lat, toward_rad)
+    if alpha is None:
+        return None
     # beyond ~40 deg the shell's centre of mass (1/3 up the axis) passes behind the hinge and it tips back
     if not math.radians(6.0) <= alpha <= math.radians(35.0):
         return None

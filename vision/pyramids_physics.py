@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from geometry.pyramids import PyramidPose, base_mm
+from geometry.pyramids import PyramidPose, base_mm, leaning_rest_tilt_rad
 
 # Surface samples per edge of each face of the lying piece (the contact is at its ridge or apex, found to
 # about base / (2 * n) mm).
@@ -108,22 +108,12 @@ def resting_tilt_rad(size: str, lying: PyramidPose, hinge_xy_mm, toward_rad: flo
     direction ``toward_rad``, comes to rest on ``lying``; None when its base meets nothing there or the tilt
     could not hold it (``RESTING_TILT_RANGE_DEG``).
 
-    The base is a plate of side ``b`` swung up about its hinge edge: it rests on the highest point of the
-    lying piece under it, the one with the steepest height / distance from the hinge (iterated, since the
-    plate's plan reach shortens as it tilts). ``surface_mm``: the lying piece's ``surface_points_mm``, when
-    the caller tries many hinges on one lying piece.
+    The base is a plate swung down about its hinge edge onto the lying piece (``leaning_rest_tilt_rad``).
+    ``surface_mm``: the lying piece's ``surface_points_mm``, when the caller tries many hinges on one lying piece.
     """
-    b = base_mm(size)
-    d = np.array([np.cos(toward_rad), np.sin(toward_rad)])
-    lat = np.array([-d[1], d[0]])
     pts = surface_points_mm(lying) if surface_mm is None else surface_mm
-    rel = pts[:, :2] - np.asarray(hinge_xy_mm, float)[None]
-    s, q = rel @ d, rel @ lat
-    alpha = 0.0
-    for _ in range(6):
-        under = (s > 1e-6) & (s <= b * np.cos(alpha)) & (np.abs(q) <= b / 2)
-        if not under.any():
-            return None
-        alpha = float(np.arctan(np.max(pts[under, 2] / s[under])))
+    alpha = leaning_rest_tilt_rad(base_mm(size), pts, hinge_xy_mm, toward_rad)
+    if alpha is None:
+        return None
     lo, hi = np.radians(RESTING_TILT_RANGE_DEG)
     return alpha if lo <= alpha <= hi else None

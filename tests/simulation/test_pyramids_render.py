@@ -22,6 +22,7 @@ from simulation.pyramids import (
     upright_piece,
 )
 
+SIZES = ("small", "medium", "large")
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images" / "ice_tiddlywinks"
 # a piece's silhouette must differ in mean colour from the table around it by at least this CIE76 delta E
 # (yellow and orange plastic over honey-coloured wood come lowest, ~7); the same shape on empty table (grain,
@@ -190,6 +191,31 @@ def test_apex_and_base_geometry_of_poses():
     assert small_on_large.base_center_mm[2] > 0 and small_on_large.apex_mm()[2] > up.apex_mm()[2]
     assert small_on_large.points == 1  # IT I-2: single
     assert math.isclose(small_on_large.axis_tilt_deg(), 0.0, abs_tol=1e-6)
+
+
+def test_leaning_piece_rests_on_the_lying_piece_not_through_it():
+    """IT I-1's pose as rendered: lowered about its hinge, the base stops on the lying piece, so no part of the
+    lying piece is left inside the standing piece's walls (the earlier iterated rest left it up to 6.8 mm in,
+    on a fifth of the draws), and the base touches it (no gap: it is what holds the piece up)."""
+    from geometry.pyramids import PyramidPose
+    from vision.pyramids_physics import tilted_support_gap_mm, wall_penetration_mm
+
+    def pose(p):
+        return PyramidPose(size=p.size, rotation=p.rotation, base_center_mm=p.base_center_mm)
+
+    rng = np.random.default_rng(5)
+    cut, gap = [], []
+    for _ in range(200):
+        lying = lying_piece("a", "red", str(rng.choice(SIZES)), (0.0, 0.0), rng.uniform(0, 2 * math.pi))
+        top = standing_on_lying_piece(
+            "b", "red", str(rng.choice(SIZES)), lying, rng.uniform(0, 2 * math.pi), rng.uniform(0.25, 0.6)
+        )
+        if top is not None:
+            cut.append(wall_penetration_mm(pose(top), pose(lying)))
+            gap.append(tilted_support_gap_mm(pose(top), pose(lying)))
+    assert len(cut) >= 30
+    assert max(cut) < 1.0  # the samples' spacing; the old rest reached 6.8 mm
+    assert np.abs(gap).max() < 1.0
 
 
 def test_deterministic_by_seed(tmp_path):
