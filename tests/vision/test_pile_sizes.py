@@ -57,9 +57,36 @@ def test_a_small_wink_under_its_twin_read_large_is_refitted_small_where_its_rim_
     assert math.dist(lower.center_mm, PILE[1][3]) < PLACE_TOL_MM
     assert lower.size == "small"
     # and no order of the pile is claimed the wrong way round
-    truth_of = {w.wink_id: min((p for p in PILE if p[1] == w.color), key=lambda p: math.dist(w.center_mm, p[3]))[0]
-                for w in m.winks}
+    truth_of = {w.wink_id: min((p for p in PILE if p[1] == w.color),
+                               key=lambda p: math.dist(w.center_mm, p[3]))[0] for w in m.winks}
     for w in m.winks:
         for lo in w.above:
             if w.order_confidence.get(lo, 1.0) >= TiddlywinksParams().order_confidence_min:
                 assert truth_of[w.wink_id] not in UPPER_OF.get(truth_of[lo], set()), (w.wink_id, lo)
+
+
+def _blue_read_over_the_large_red(monkeypatch) -> None:
+    """The first (flat) read as it went on tw_4040_001: the blue over the large red, sure (0.97)."""
+    from vision.winks import set_order
+    real = tiddlywinks.decide_order
+
+    def decide(winks, *args, **kwargs):
+        out = real(winks, *args, **kwargs)
+        blue = next(w for w in winks if w.color == "blue")
+        red = min((w for w in winks if w.color == "red"), key=lambda w: math.dist(w.center_mm, PILE[3][3]))
+        set_order(blue, red, 0.97)
+        return out
+    monkeypatch.setattr(tiddlywinks, "decide_order", decide)
+
+
+@pytest.mark.parametrize("seed", [40, 41])
+def test_a_two_colour_order_in_a_pile_of_three_is_read_again_with_the_posed_rims(monkeypatch, seed):
+    # issue 4 (tw_4040_001): the first read takes every wink flat; the large red rests 4.8 mm up, tilted 22 deg,
+    # and the flat read put the blue under it over it at 0.97, which no later read looked at again
+    _blue_read_over_the_large_red(monkeypatch)
+    cam = default_camera(3840, 2160)
+    m = measure_tiddlywinks(render(_pile(), cam, seed=seed), cam)
+    blue = next(w for w in m.winks if w.color == "blue")
+    red = min((w for w in m.winks if w.color == "red"), key=lambda w: math.dist(w.center_mm, PILE[3][3]))
+    claimed = blue.order_confidence.get(red.wink_id, 0.0) >= TiddlywinksParams().order_confidence_min
+    assert not (red.wink_id in blue.above and claimed)
