@@ -11,6 +11,7 @@ from synth import SynthWink, default_camera, render
 
 import vision.tiddlywinks as tiddlywinks
 from vision.tiddlywinks import TiddlywinksParams, measure_tiddlywinks
+from vision.winks import set_order
 
 #: The pile's winks as seed 4040 posed them (plan centres, mid-plane heights, tilts, azimuths), bottom-up.
 PILE = (
@@ -31,26 +32,42 @@ def _pile() -> list[SynthWink]:
     return [SynthWink(i, c, s, xy, z_mm=z, tilt_deg=t, tilt_azimuth_deg=a) for i, c, s, xy, z, t, a in PILE]
 
 
-def _read_large_as_in_tw_4040(monkeypatch) -> None:
-    """The candidate stage as it went on tw_4040_001: the small red found as a large one, 3 mm off."""
-    real = tiddlywinks.split_twin_blobs
+def _measured_with(monkeypatch, stage: str, alter, seed: int):
+    """The pile measured with ``tiddlywinks.<stage>`` followed by ``alter(candidates)``: a stage made to go as it
+    went on tw_4040_001."""
+    real = getattr(tiddlywinks, stage)
 
-    def split(*args, **kwargs):
-        cands = real(*args, **kwargs)
-        for c in cands:
-            if c.color == "red" and math.dist(c.center_mm, PILE[1][3]) < 4.0:
-                c.size, c.center_mm = "large", LARGE_READ_MM.copy()
-        return cands
-    monkeypatch.setattr(tiddlywinks, "split_twin_blobs", split)
+    def staged(cands, *args, **kwargs):
+        out = real(cands, *args, **kwargs)
+        alter(out if isinstance(out, list) else cands)
+        return out
+    monkeypatch.setattr(tiddlywinks, stage, staged)
+    cam = default_camera(3840, 2160)
+    return measure_tiddlywinks(render(_pile(), cam, seed=seed), cam)
+
+
+def _small_red_read_large(cands) -> None:
+    """The candidate stage on tw_4040_001: the small red found as a large one, 3 mm off."""
+    for c in cands:
+        if c.color == "red" and math.dist(c.center_mm, PILE[1][3]) < 4.0:
+            c.size, c.center_mm = "large", LARGE_READ_MM.copy()
+
+
+def _blue_over_the_large_red(winks) -> None:
+    """The first (flat) read on tw_4040_001: the blue over the large red, sure (0.97)."""
+    blue = next(w for w in winks if w.color == "blue")
+    set_order(blue, _large_red(winks), 0.97)
+
+
+def _large_red(winks):
+    return min((w for w in winks if w.color == "red"), key=lambda w: math.dist(w.center_mm, PILE[3][3]))
 
 
 @pytest.mark.parametrize("seed", [40, 41])
 def test_a_small_wink_under_its_twin_read_large_is_refitted_small_where_its_rim_shows(monkeypatch, seed):
     # issue 4 (tw_4040_001): the lower red stayed large 3.3 mm off (and the blue on it was posed at 60 deg on
     # the large disc reaching under its centre); the small radius's circle runs along the arc its rim shows
-    _read_large_as_in_tw_4040(monkeypatch)
-    cam = default_camera(3840, 2160)
-    m = measure_tiddlywinks(render(_pile(), cam, seed=seed), cam)
+    m = _measured_with(monkeypatch, "split_twin_blobs", _small_red_read_large, seed)
     reds = [w for w in m.winks if w.color == "red"]
     assert len(reds) == 2
     lower = min(reds, key=lambda w: math.dist(w.center_mm, PILE[1][3]))
@@ -65,28 +82,11 @@ def test_a_small_wink_under_its_twin_read_large_is_refitted_small_where_its_rim_
                 assert truth_of[w.wink_id] not in UPPER_OF.get(truth_of[lo], set()), (w.wink_id, lo)
 
 
-def _blue_read_over_the_large_red(monkeypatch) -> None:
-    """The first (flat) read as it went on tw_4040_001: the blue over the large red, sure (0.97)."""
-    from vision.winks import set_order
-    real = tiddlywinks.decide_order
-
-    def decide(winks, *args, **kwargs):
-        out = real(winks, *args, **kwargs)
-        blue = next(w for w in winks if w.color == "blue")
-        red = min((w for w in winks if w.color == "red"), key=lambda w: math.dist(w.center_mm, PILE[3][3]))
-        set_order(blue, red, 0.97)
-        return out
-    monkeypatch.setattr(tiddlywinks, "decide_order", decide)
-
-
 @pytest.mark.parametrize("seed", [40, 41])
 def test_a_two_colour_order_in_a_pile_of_three_is_read_again_with_the_posed_rims(monkeypatch, seed):
     # issue 4 (tw_4040_001): the first read takes every wink flat; the large red rests 4.8 mm up, tilted 22 deg,
     # and the flat read put the blue under it over it at 0.97, which no later read looked at again
-    _blue_read_over_the_large_red(monkeypatch)
-    cam = default_camera(3840, 2160)
-    m = measure_tiddlywinks(render(_pile(), cam, seed=seed), cam)
-    blue = next(w for w in m.winks if w.color == "blue")
-    red = min((w for w in m.winks if w.color == "red"), key=lambda w: math.dist(w.center_mm, PILE[3][3]))
+    m = _measured_with(monkeypatch, "decide_order", _blue_over_the_large_red, seed)
+    blue, red = next(w for w in m.winks if w.color == "blue"), _large_red(m.winks)
     claimed = blue.order_confidence.get(red.wink_id, 0.0) >= TiddlywinksParams().order_confidence_min
     assert not (red.wink_id in blue.above and claimed)
