@@ -861,10 +861,18 @@ def _other_size_orders(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCand
     return zs
 
 
+def _on_a_third(a: WinkCandidate, b: WinkCandidate) -> bool:
+    """Whether either wink of a pair rests on a wink besides the other: a pile of three or more, whose winks the
+    first read took flat on the mat (a raised, tilted upper's rim is seen millimetres from its flat place, so its
+    colours in the pair's lens are read at the wrong spot), judged again with the posed rims."""
+    return any(i not in (a.wink_id, b.wink_id) for i in (*a.above, *b.above))
+
+
 def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
                  params: WinkDetectorParams, noise_level: float, confidence_min: float = 0.75,
                  other_size: Callable[[WinkCandidate], WinkCandidate | None] = lambda w: None) -> int:
-    """Judge again, with posed rims, every overlapping pair that is same-coloured or undecided; returns changes.
+    """Judge again, with posed rims, every overlapping pair that is same-coloured, undecided or in a pile of three or
+    more (``_on_a_third``); returns changes.
 
     A one-colour pair one of whose winks may be the other size (``other_size``: that wink refitted at the
     other radius, or None where its size is confirmed) is judged under both sizes too: where the other size
@@ -879,7 +887,7 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             b = by_id.get(other_id)
             if b is None or a.wink_id > b.wink_id:
                 continue
-            if a.color != b.color and conf >= confidence_min:
+            if a.color != b.color and conf >= confidence_min and not _on_a_third(a, b):
                 continue
             d = float(np.linalg.norm(a.center_mm - b.center_mm))
             if lens_area_mm2(a.radius_mm, b.radius_mm, d) < params.min_lens_mm2:

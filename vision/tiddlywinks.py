@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import cv2
@@ -54,6 +54,7 @@ from vision.winks import (
     decide_order,
     find_candidates,
     order_new_overlaps,
+    other_radius_fits_better,
     refine,
     refine_batch,
     refit_other_size,
@@ -344,11 +345,27 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     resized = decide_sizes_from_arcs(live, frame_bgr, camera, cs, grid, pot_zone, wp.size_fit_fraction)
     refine_batch([c for c in resized if id(c) not in anchored], live, frame_bgr, camera, labels, grid, wp,
                  bias, mm_per_px, block)
+    # a flagged wink on or under one of its colour shows an arc of its rim that both radii's circles may cross:
+    # the radius whose circle runs along it takes the wink (its size stays flagged, read again with its colour's
+    # set); the other reading is kept for the order reviews, which fit it anyway
+    refits: dict[str, WinkCandidate | None] = {}
+    for c in live:
+        if (c.fit_fraction >= wp.size_fit_fraction or c.arc_sigma_mm is not None or id(c) in anchored
+                or not any(o is not c and o.color == c.color
+                           and _dist(o.center_mm, c.center_mm) < o.radius_mm + c.radius_mm for o in live)):
+            continue
+        alt = refit_other_size(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+        refits[c.wink_id] = alt
+        if other_radius_fits_better(c, alt):
+            refits[c.wink_id] = replace(c, center_mm=c.center_mm.copy())
+            for f in fields(alt):
+                if f.name not in ("above", "order_confidence"):
+                    setattr(c, f.name, getattr(alt, f.name))
+            c.size_confidence = min(c.size_confidence, SIZE_UNVERIFIED_CONFIDENCE)
     # pairs that overlap only as fitted (a size or centre the coarse read had wrong) get their first order
     new_pairs = order_new_overlaps(live, labels, grid, frame_bgr, camera, wp, noise)
     # the order again on the fitted centres, each hypothesis with the pose it implies (the cut rim, in 3-D); a
     # one-colour pair also under the other size of a wink whose size the fit did not confirm
-    refits: dict[str, WinkCandidate | None] = {}
 
     def other_size(c: WinkCandidate) -> WinkCandidate | None:
         if c.size_confidence >= SIZE_SURE_CONFIDENCE and c.fit_fraction >= wp.size_fit_fraction:
