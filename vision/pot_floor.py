@@ -82,6 +82,29 @@ def opening_inner_px(camera: CameraModel, pot: PotDetection) -> np.ndarray:
                                               np.full(len(ring), POT_HEIGHT_MM)]))
 
 
+def cup_view_px(camera: CameraModel, pot: PotDetection, winks, grow_mm: float = 0.0
+                ) -> tuple[tuple[int, int], np.ndarray, np.ndarray]:
+    """The cup as the camera sees it, over the bounding box of the opening's image (its origin ``(x0, y0)``
+    first): the opening's inner edge filled (1 inside), and the images of the ``winks`` that may lie over it,
+    each grown by ``grow_mm`` (1 under one); what is seen of the floor lies in the first and outside the second."""
+    inner = opening_inner_px(camera, pot)
+    x0, y0 = np.floor(inner.min(axis=0)).astype(int) - 2
+    x1, y1 = np.ceil(inner.max(axis=0)).astype(int) + 3
+    opening = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(opening, [np.round((inner - [x0, y0]) * 16).astype(np.int32)], 1, lineType=cv2.LINE_8, shift=4)
+    under = np.zeros_like(opening)
+    # (only winks in the pot or near it can lie over the opening's image; the scale of the cup's, for all)
+    mmpp = camera.mm_per_px_at((float(pot.center_mm[0]), float(pot.center_mm[1])), POT_HEIGHT_MM / 2)
+    for o in winks:
+        if not may_lie_over_cup(o, pot):
+            continue
+        opx = o.center_px if o.center_px is not None else camera.project_mm(
+            np.array([[o.center_mm[0], o.center_mm[1], o.z_mm]]))[0]
+        r_px = max(1, round((o.radius_mm + grow_mm) / mmpp))
+        cv2.circle(under, (round(opx[0] - x0), round(opx[1] - y0)), r_px, 1, -1)
+    return (int(x0), int(y0)), opening, under
+
+
 def may_lie_over_cup(o: WinkCandidate, pot: PotDetection) -> bool:
     """Whether a wink's image can lie over the cup's: one in the pot, or on the mat near enough to it."""
     return o.potted or float(np.linalg.norm(np.asarray(o.center_mm) - pot.center_mm)) < POT_TOP_RADIUS_MM + NEAR_POT_MM
@@ -141,27 +164,16 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
     ang = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
     u = np.column_stack([np.cos(ang), np.sin(ang)])
     iu = INSIDE_UNIT  # the inside away from the bevel
-    inner = opening_inner_px(camera, pot)
-    x0, y0 = np.floor(inner.min(axis=0)).astype(int) - 2
-    x1, y1 = np.ceil(inner.max(axis=0)).astype(int) + 3
+    # the opening's image over its bounding box, and the other winks where the camera sees them: each hides the
+    # floor and whatever lies under it there (a wink on the mat with no image position is not drawn)
+    (x0, y0), mask, hide = cup_view_px(camera, pot, [o for o in known if o.center_px is not None or o.potted],
+                                       params.other_grow_mm)
     h, w = image_bgr.shape[:2]
-    if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
+    if x0 < 0 or y0 < 0 or x0 + mask.shape[1] > w or y0 + mask.shape[0] > h:
         return []
     # distance inside the opening's image, per pixel of its bounding box
-    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
-    cv2.fillPoly(mask, [np.round((inner - [x0, y0]) * 16).astype(np.int32)], 1, lineType=cv2.LINE_8, shift=4)
     inside_px = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
-    # the other winks where the camera sees them: each hides the floor and whatever lies under it there
-    hide = np.zeros_like(mask)
-    # (only winks in the pot or near it can lie over the opening's image; the scale of the cup's, for all)
     mmpp = camera.mm_per_px_at((float(pot.center_mm[0]), float(pot.center_mm[1])), POT_HEIGHT_MM / 2)
-    for o in known:
-        if not may_lie_over_cup(o, pot) or (o.center_px is None and not o.potted):
-            continue
-        opx = o.center_px if o.center_px is not None else camera.project_mm(
-            np.array([[o.center_mm[0], o.center_mm[1], o.z_mm]]))[0]
-        r_px = (o.radius_mm + params.other_grow_mm) / mmpp
-        cv2.circle(hide, (round(opx[0] - x0), round(opx[1] - y0)), max(1, round(r_px)), 1, -1)
 
     # where a sample is seen: inside the opening's image by the margin, and under no other wink's image (1); under
     # another wink's image there (2): hidden by it, which accounts for the outline missing there; seen but within the

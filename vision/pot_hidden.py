@@ -15,17 +15,15 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from geometry.constants import POT_HEIGHT_MM, WINK_THICKNESS_MM, WINKS_PER_COLOR
+from geometry.constants import LARGE_WINKS_PER_COLOR, SMALL_WINKS_PER_COLOR, WINK_THICKNESS_MM, WINKS_PER_COLOR
 from vision.colour import COLOR_NAMES
 from vision.pot import PotDetection
-from vision.pot_floor import CUP_LEVELS_Z_MM, cup_pose_grid, may_lie_over_cup, opening_inner_px
+from vision.pot_floor import CUP_LEVELS_Z_MM, cup_pose_grid, cup_view_px
 from vision.winks import RADII_MM, WinkCandidate
 
 #: A wink that can lie in the cup with no more than this share of its top face in view may be missed there (the
 #: potted misses of the development set and seeds 4040, 7474, 9898 showed 0.11 to 0.72 of their face).
 MAX_SEEN_SHARE = 0.75
-#: Large winks in a colour's set of six (TW 2); the rest are small.
-LARGE_PER_COLOR = 2
 #: Plan grid of the places tried on the floor, and the face's samples: rings at these radius fractions, 6 k a ring
 _POSE_STEP_MM = 1.0
 _FACE_RINGS = (0.0, 0.2, 0.4, 0.6, 0.8, 0.97)
@@ -47,18 +45,8 @@ def hideable_sizes(camera: CameraModel, pot: PotDetection, winks: list[WinkCandi
     every wink found in the cup, on its rim or beside it (each may lie over it)."""
     if not pot.found:
         return ()
-    inner = opening_inner_px(camera, pot)
-    x0, y0 = np.floor(inner.min(axis=0)).astype(int) - 2
-    x1, y1 = np.ceil(inner.max(axis=0)).astype(int) + 3
-    seen_map = np.zeros((y1 - y0, x1 - x0), np.uint8)
-    cv2.fillPoly(seen_map, [np.round((inner - [x0, y0]) * 16).astype(np.int32)], 1, lineType=cv2.LINE_8, shift=4)
-    mmpp = camera.mm_per_px_at((float(pot.center_mm[0]), float(pot.center_mm[1])), POT_HEIGHT_MM / 2)
-    for o in winks:
-        if not may_lie_over_cup(o, pot):
-            continue
-        opx = o.center_px if o.center_px is not None else camera.project_mm(
-            np.array([[o.center_mm[0], o.center_mm[1], o.z_mm]]))[0]
-        cv2.circle(seen_map, (round(opx[0] - x0), round(opx[1] - y0)), max(1, round(o.radius_mm / mmpp)), 0, -1)
+    (x0, y0), opening, under = cup_view_px(camera, pot, winks)
+    seen_map = opening * (under == 0).astype(np.uint8)
     z_top = CUP_LEVELS_Z_MM[0] + WINK_THICKNESS_MM / 2  # on the floor, where the wall hides most
     out = []
     for size, r in RADII_MM.items():
@@ -88,8 +76,8 @@ def colours_pot_may_hide(camera: CameraModel, pot: PotDetection, winks: list[Win
         if len(own) >= WINKS_PER_COLOR:
             continue
         n_large = sum(w.size == "large" for w in own)
-        missing = {"large"} if n_large < LARGE_PER_COLOR else set()
-        if len(own) - n_large < WINKS_PER_COLOR - LARGE_PER_COLOR:
+        missing = {"large"} if n_large < LARGE_WINKS_PER_COLOR else set()
+        if len(own) - n_large < SMALL_WINKS_PER_COLOR:
             missing.add("small")
         short.append((name, missing or {"large", "small"}))
     if not short:
