@@ -382,7 +382,7 @@ def _vanish_evidence(change: RestChange | None) -> dict[str, Any]:
 
 
 def vanished_destinations(before: TiddlywinksScene, after: TiddlywinksScene, missing: tuple[str, ...],
-                          hidden: Color | None, change: RestChange | None,
+                          hidden: Color | None, change: RestChange | None, may_hide: tuple[Color, ...] = (),
                           ) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]:
     """Where each vanished wink went: (into the pot, off the mat, the evidence in words by id).
 
@@ -390,7 +390,8 @@ def vanished_destinations(before: TiddlywinksScene, after: TiddlywinksScene, mis
     hides) or off the mat out of the detector's search. The pixels between the two rest frames decide when
     they can: the cup's opening changed (something landed in it), or the table outside the mat changed where
     no wink is seen (a wink landed there). Both or neither: the nearer place to where the wink was last seen,
-    and without pixels the colour the pot hides. The umpire confirms either way (the rulings refer)."""
+    and without pixels the colour the pot hides or a colour whose missing wink the cup can hide from this camera
+    (``may_hide``: behind its wall or under the winks in it). The umpire confirms either way (the rulings refer)."""
     if not missing:
         return (), (), {}
     bw = {w.wink_id: w for w in before.winks}
@@ -407,12 +408,16 @@ def vanished_destinations(before: TiddlywinksScene, after: TiddlywinksScene, mis
     off: list[str] = []
     why: dict[str, str] = {}
     pot_c = after.pot_center_mm
+    def cup_hides(color: Color) -> bool:
+        return color is hidden or color in may_hide
+
     for m in sorted(missing):
         w = bw[m]
         if pot_changed is None and not blobs:
-            in_pot = hidden is not None and w.color is hidden
-            why[m] = (f"the pot hides {hidden.value} winks" if in_pot else "no wink of its colour can hide in the "
-                      "pot")
+            in_pot = cup_hides(w.color)
+            why[m] = ("no wink of its colour can hide in the pot" if not in_pot else
+                      f"the pot hides {w.color.value} winks" if w.color is hidden else
+                      f"the cup can hide a {w.color.value} wink from the camera")
         elif pot_changed and not blobs:
             in_pot, why[m] = True, "the pot's opening changed and the table off the mat did not"
         elif blobs and not pot_changed:
@@ -420,7 +425,7 @@ def vanished_destinations(before: TiddlywinksScene, after: TiddlywinksScene, mis
         else:
             d_pot = math.dist(w.center_mm, pot_c)
             d_off = min(math.dist(w.center_mm, b) for b in blobs) if blobs else math.inf
-            in_pot = d_pot < d_off if pot_changed else (hidden is not None and w.color is hidden)
+            in_pot = d_pot < d_off if pot_changed else cup_hides(w.color)
             why[m] = ("both the pot's opening and the table off the mat changed; the nearer to where it was"
                       if pot_changed else "neither the pot's opening nor the table off the mat changed")
         (into if in_pot else off).append(m)
@@ -458,7 +463,7 @@ def apply_shot(state: GameState, before_scene: TiddlywinksScene, after_scene: Ti
     bw = {w.wink_id: w for w in before_scene.winks}
     # Missing winks: not seen anywhere after the shot; where they went is weighed on the evidence.
     into_pot, off, why = vanished_destinations(before_scene, after, diff.missing, after_scene.pot_hides_color,
-                                               change)
+                                               change, after_scene.pot_may_hide)
     if into_pot:
         after = with_winks(after, list(after.winks) + [replace(bw[m], potted=True, center_mm=after.pot_center_mm,
                                                                above=()) for m in into_pot])

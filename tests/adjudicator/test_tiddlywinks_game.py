@@ -415,3 +415,22 @@ def test_a_wink_vanishing_where_a_detected_wink_landed_off_the_mat_keeps_the_pot
     assert into == ("blue-S1",) and off == () and "neither" in why["blue-S1"]
     into, off, _ = vanished_destinations(scene0, after, ("blue-S1",), None, ch)
     assert into == () and off == ("blue-S1",)
+
+
+def test_a_wink_vanishing_with_its_colour_one_the_cup_may_hide_is_taken_as_potted():
+    """The still says the cup may hide a blue wink from this camera (``pot_may_hide``: a colour short of its six
+    whose missing wink fits behind the wall or under the winks in the cup). With no pixels between the rest
+    frames, blue's vanished wink is taken as potted (TW 5(c), referred) with that reason, not off the mat; a
+    vanished green wink, a colour the cup cannot hide, is still taken as off the mat (TW 7(a))."""
+    state = new_game(full_scene(), Color.BLUE, time_limit_s=None)
+    gone = replace(_without(state.scene, "blue-S1"), pot_may_hide=(Color.BLUE,))
+    s1, report, rulings = shoot(state, gone)
+    assert report.diff.potted == ("blue-S1",) and report.diff.out == ()
+    assert s1.scene.wink("blue-S1").potted and s1.due_color is Color.BLUE  # the bonus shot
+    refer = [r for r in rulings if r.rule == "TW 5(c)" and r.decision is Decision.REFER_TO_UMPIRE
+             and "blue-S1" in r.explanation]
+    assert refer and "cup can hide a blue wink" in refer[0].explanation
+    other = replace(_without(state.scene, "blue-S1"), pot_may_hide=(Color.GREEN,))
+    s2, report2, rulings2 = shoot(state, other)
+    assert report2.diff.out == ("blue-S1",) and not s2.scene.wink("blue-S1").potted
+    assert ("TW 7(a)", Decision.REFER_TO_UMPIRE) in decisions(rulings2)
