@@ -37,7 +37,7 @@ from vision.pot_rim import rim_winks
 from vision.pot_side import pot_side_winks
 from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, split_behind_pot, winks_in_pot
 from vision.rim_check import felt_rim_winks
-from vision.size_sets import SizeRead, sizes_by_colour_set
+from vision.size_sets import SizeRead, SizeVerdict, sizes_by_colour_set
 from vision.twin_discs import split_twin_blobs
 from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
@@ -55,6 +55,7 @@ from vision.winks import (
     find_candidates,
     order_new_overlaps,
     other_radius_fits_better,
+    other_radius_shifted,
     refine,
     refine_batch,
     refit_other_size,
@@ -347,8 +348,13 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                  bias, mm_per_px, block)
     # a flagged wink on or under one of its colour shows an arc of its rim that both radii's circles may cross:
     # the radius whose circle runs along it takes the wink (its size stays flagged, read again with its colour's
-    # set); the other reading is kept for the order reviews, which fit it anyway
+    # set); the other reading is kept for the order reviews, which fit it anyway. So does the other radius where the
+    # colour's set (TW 2: two large, four small) makes it the likelier size and the wink's own read does not: the
+    # set reads it so at the end anyway, and its pairs are judged, and its pile posed, where that size puts it
+    # (too little of its outline may show for that radius's own fit: the seen arc then puts its centre the radii's
+    # difference along the arc; rigB_01's green-S2, 9 % of its outline seen, was judged large, 3.7 mm off)
     refits: dict[str, WinkCandidate | None] = {}
+    by_set = {id(c): v for c, v in zip(cands, _set_verdicts(cands, params)) if v is not None}
     for c in live:
         if (c.fit_fraction >= wp.size_fit_fraction or c.arc_sigma_mm is not None or id(c) in anchored
                 or not any(o is not c and o.color == c.color
@@ -356,7 +362,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
             continue
         alt = refit_other_size(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
         refits[c.wink_id] = alt
-        if other_radius_fits_better(c, alt):
+        v = by_set.get(id(c))
+        if other_radius_fits_better(c, alt) or (v is not None and v.bound_by_set and v.size != c.size):
+            alt = alt or other_radius_shifted(c, live, camera, labels, grid, wp, block)
             refits[c.wink_id] = replace(c, center_mm=c.center_mm.copy())
             for f in fields(alt):
                 if f.name not in ("above", "order_confidence"):
@@ -556,12 +564,17 @@ def _size_basis(c: WinkCandidate, size_confidence: float) -> str:
     return "colour_set" if c.size_by_set else "outline"
 
 
+def _set_verdicts(cands: list[WinkCandidate], params: TiddlywinksParams) -> list[SizeVerdict | None]:
+    """Each flagged wink's size given its colour's others (``vision.size_sets``); None for measured sizes."""
+    reads = [SizeRead(color=c.color, size=c.size, sure=_size_confidence(c, params) >= SIZE_SURE_CONFIDENCE,
+                      ring_own_fraction=min(1.0, max(0.0, c.size_evidence))) for c in cands]
+    return sizes_by_colour_set(reads, SIZE_UNVERIFIED_CONFIDENCE)
+
+
 def _sizes_by_set(cands: list[WinkCandidate], params: TiddlywinksParams) -> None:
     """Flagged sizes decided with the colour's measured ones (``vision.size_sets``): a size the set leaves alone
     possible is no longer flagged; a changed size's centre came from the other radius's fit."""
-    reads = [SizeRead(color=c.color, size=c.size, sure=_size_confidence(c, params) >= SIZE_SURE_CONFIDENCE,
-                      ring_own_fraction=min(1.0, max(0.0, c.size_evidence))) for c in cands]
-    for c, v in zip(cands, sizes_by_colour_set(reads, SIZE_UNVERIFIED_CONFIDENCE)):
+    for c, v in zip(cands, _set_verdicts(cands, params)):
         if v is None:
             continue
         if v.size != c.size:

@@ -1190,6 +1190,17 @@ def refit_other_size(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np
     A mostly hidden wink's fit rests on that arc alone: at the other radius the same arc lies 3 mm nearer or
     farther, so the centre first moves along the arc's mean direction by the difference of the radii, then is
     fitted again."""
+    alt = other_radius_shifted(w, winks, camera, labels, grid, params, block_mask)
+    refine(alt, [alt if o is w else o for o in winks], image_bgr, camera, labels, grid, params, bias_px,
+           mm_per_px, block_mask)
+    return alt if alt.fit_fraction >= params.min_fit_fraction else None
+
+
+def other_radius_shifted(w: WinkCandidate, winks: list[WinkCandidate], camera: CameraModel, labels: np.ndarray,
+                         grid: OrthoGrid, params: WinkDetectorParams, block_mask: np.ndarray | None = None
+                         ) -> WinkCandidate:
+    """A copy of ``w`` as the other size, its centre moved along the mean direction of the arc of its rim that
+    shows by the difference of the radii (where that arc then lies), not fitted."""
     alt = replace(w, size="small" if w.size == "large" else "large", center_mm=w.center_mm.copy(),
                   above=list(w.above), order_confidence=dict(w.order_confidence), edge_offset_px=None)
     reach = params.profile_half_px * camera.mm_per_px_at(tuple(w.center_mm.tolist()))
@@ -1199,9 +1210,7 @@ def refit_other_size(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np
         mean_u = np.array([np.cos(ol.angles[seen]).mean(), np.sin(ol.angles[seen]).mean()])
         if _length(mean_u) > 0.2:  # an arc, not most of the outline around
             alt.center_mm = w.center_mm + (w.radius_mm - alt.radius_mm) * mean_u / _length(mean_u)
-    refine(alt, [alt if o is w else o for o in winks], image_bgr, camera, labels, grid, params, bias_px,
-           mm_per_px, block_mask)
-    return alt if alt.fit_fraction >= params.min_fit_fraction else None
+    return alt
 
 
 #: A flagged wink's seen rim is the other radius's when that circle runs through at least as much of it with at most
