@@ -72,7 +72,7 @@ from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
 from vision.marbles_kind import join_reads, marble_probability, photo_scale
-from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, SURE_CORE_CHROMA, ground_hue_share, ground_hues, is_lit_ball,
+from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, MIN_HIGHLIGHT_MADS, SURE_CORE_CHROMA, ground_hue_share, ground_hues, is_lit_ball,
                                 lit_ball_cues, lit_point_near)
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
 from vision.marbles_size import local_affine, model_fits, photo_lab
@@ -203,6 +203,11 @@ class MarblesParams:
     # the local ground alone is not enough: a patch of soil in grass is as far from the grass round it (seed 7's
     # 7_013, marbles_02: stop 27), but its hue recurs over the ground; a ball's does not
     ground_peak_by_colour: bool = True
+    # On the ground a ball opened away from a line (a paving joint) with a grey core counts when it shows a lit ball's
+    # specular highlight (``vision.marbles_lit.MIN_HIGHLIGHT_MADS``): a clear or pale ball lying on a joint has no
+    # colour of its own, but it reflects the lamp, while a joint's crossing or a shadow's corner only darkens the
+    # ground (bench_311_009: a clear cat's eye of 4.9 native px on a joint, core colour 0, highlight 4.7 MADs)
+    ground_line_highlight: bool = True
 
 
 DEFAULT_PARAMS = MarblesParams()
@@ -941,7 +946,9 @@ def detect_marbles(
         singles += [b for b in _blobs(mag_n, region & other, thr_n, min_area, marble_px,
                                       params.line_open_marbles * marble_px)
                     if b.area_px <= single_max
-                    and _coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
+                    and (_coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
+                         or (base_z != 0.0 and params.ground_line_highlight
+                             and lit_ball_cues(lab_img, b.center_ortho, marble_px)[1] >= MIN_HIGHLIGHT_MADS))
                     and (b.inner_radius_px >= params.line_ball_inner_radius * 0.5 * marble_px
                          or (base_z != 0.0 and params.ground_line_colour and sand_ab is not None
                              and _rim_mix_distance(b.center_ortho, lab_ab, sand_ab, ground_ab)
