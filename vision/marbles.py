@@ -56,15 +56,18 @@ from geometry.marbles import (
     TOLLEY_MAX_DIAMETER_MM,
 )
 from vision.marbles_group import (
+    BRIGHTER_MADS,
     INTERIOR_NEIGHBOURS,
     INTERIOR_PRESENCE,
     SETUP_RADIUS_MM,
     arc_sizes_mm,
     brighter_than_sand,
+    brightness_mads,
     disc_mean,
     interior_neighbours,
     lattice_neighbours,
     lightness_departure,
+    lit_and_coloured,
     outline_arc_radii,
 )
 from vision.marbles_group_shadow import on_shadow_side, shadow_direction
@@ -208,6 +211,10 @@ class MarblesParams:
     # colour of its own, but it reflects the lamp, while a joint's crossing or a shadow's corner only darkens the
     # ground (bench_311_009: a clear cat's eye of 4.9 native px on a joint, core colour 0, highlight 4.7 MADs)
     ground_line_highlight: bool = True
+    # A free lattice point beside a close-packed group whose core is tinted and whose disc is brighter than the sand,
+    # neither alone surely, is a pale marble touching the group, flagged (``vision.marbles_group.lit_and_coloured``:
+    # a shadow's spilled colour comes with darkness, a bright scuff or caustic with the sand's hue; bench_2026_029)
+    group_lit_tint: bool = True
 
 
 DEFAULT_PARAMS = MarblesParams()
@@ -1040,16 +1047,23 @@ def detect_marbles(
                 presence += [INTERIOR_PRESENCE] * int(inner.sum())
                 conf += [float(min(1.0, 0.5 + c / 2)) for c in cov[inner]]
                 # a pale marble touching the group, left out of the silhouette, sits on a free neighbour point
-                # of the lattice; it counts there when its disc is brighter than the sand
+                # of the lattice; it counts there when its disc is brighter than the sand, or (flagged) when it is
+                # both tinted and brighter than the sand by enough together (``lit_and_coloured``)
                 while len(members):
                     nb = lattice_neighbours(members, turn, spacing_px)
                     nb = nb[_inside(nb, inner_disc)] if len(nb) else nb
-                    nb = nb[brighter_than_sand(dl_disc, region, nb)] if len(nb) else nb
                     nb = np.array([q for q in nb if not _near_any(q, accepted_ortho, marble_px)]).reshape(-1, 2)
                     if not len(nb):
                         break
+                    mads = brightness_mads(dl_disc, region, nb)
+                    bright = mads > BRIGHTER_MADS
+                    tinted = (lit_and_coloured(_core_chroma(chroma, c_med, nb), mads, params.lattice_sure_core_chroma)
+                              if params.group_lit_tint else np.zeros(len(nb), bool))
+                    nb, bright = nb[bright | tinted], bright[bright | tinted]
+                    if not len(nb):
+                        break
                     members = np.vstack([members, nb])
-                    presence += [1.0] * len(nb)
+                    presence += [1.0 if b else INTERIOR_PRESENCE for b in bright]
                     conf += [0.75] * len(nb)
                 centers = list(members)
                 diam = [MARBLE_DIAMETER_MM] * len(centers)
