@@ -56,15 +56,18 @@ from geometry.marbles import (
     TOLLEY_MAX_DIAMETER_MM,
 )
 from vision.marbles_group import (
+    BRIGHTER_MADS,
     INTERIOR_NEIGHBOURS,
     INTERIOR_PRESENCE,
     SETUP_RADIUS_MM,
     arc_sizes_mm,
     brighter_than_sand,
+    brightness_mads,
     disc_mean,
     interior_neighbours,
     lattice_neighbours,
     lightness_departure,
+    lit_and_coloured,
     outline_arc_radii,
 )
 from vision.marbles_group_shadow import on_shadow_side, shadow_direction
@@ -72,8 +75,8 @@ from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
 from vision.marbles_kind import join_reads, marble_probability, photo_scale
-from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, SURE_CORE_CHROMA, ground_hue_share, ground_hues, is_lit_ball,
-                                lit_ball_cues, lit_point_near)
+from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, MIN_HIGHLIGHT_MADS, SURE_CORE_CHROMA, ground_hue_share,
+                                ground_hues, is_lit_ball, lit_ball_cues, lit_point_near)
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
 from vision.marbles_size import local_affine, model_fits, photo_lab
 from vision.ortho import OrthoGrid, ortho_maps
@@ -203,6 +206,15 @@ class MarblesParams:
     # the local ground alone is not enough: a patch of soil in grass is as far from the grass round it (seed 7's
     # 7_013, marbles_02: stop 27), but its hue recurs over the ground; a ball's does not
     ground_peak_by_colour: bool = True
+    # On the ground a ball opened away from a line (a paving joint) with a grey core counts when it shows a lit ball's
+    # specular highlight (``vision.marbles_lit.MIN_HIGHLIGHT_MADS``): a clear or pale ball lying on a joint has no
+    # colour of its own, but it reflects the lamp, while a joint's crossing or a shadow's corner only darkens the
+    # ground (bench_311_009: a clear cat's eye of 4.9 native px on a joint, core colour 0, highlight 4.7 MADs)
+    ground_line_highlight: bool = True
+    # A free lattice point beside a close-packed group whose core is tinted and whose disc is brighter than the sand,
+    # neither alone surely, is a pale marble touching the group, flagged (``vision.marbles_group.lit_and_coloured``:
+    # a shadow's spilled colour comes with darkness, a bright scuff or caustic with the sand's hue; bench_2026_029)
+    group_lit_tint: bool = True
 
 
 DEFAULT_PARAMS = MarblesParams()
@@ -941,7 +953,9 @@ def detect_marbles(
         singles += [b for b in _blobs(mag_n, region & other, thr_n, min_area, marble_px,
                                       params.line_open_marbles * marble_px)
                     if b.area_px <= single_max
-                    and _coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
+                    and (_coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
+                         or (base_z != 0.0 and params.ground_line_highlight
+                             and lit_ball_cues(lab_img, b.center_ortho, marble_px)[1] >= MIN_HIGHLIGHT_MADS))
                     and (b.inner_radius_px >= params.line_ball_inner_radius * 0.5 * marble_px
                          or (base_z != 0.0 and params.ground_line_colour and sand_ab is not None
                              and _rim_mix_distance(b.center_ortho, lab_ab, sand_ab, ground_ab)
@@ -1033,16 +1047,23 @@ def detect_marbles(
                 presence += [INTERIOR_PRESENCE] * int(inner.sum())
                 conf += [float(min(1.0, 0.5 + c / 2)) for c in cov[inner]]
                 # a pale marble touching the group, left out of the silhouette, sits on a free neighbour point
-                # of the lattice; it counts there when its disc is brighter than the sand
+                # of the lattice; it counts there when its disc is brighter than the sand, or (flagged) when it is
+                # both tinted and brighter than the sand by enough together (``lit_and_coloured``)
                 while len(members):
                     nb = lattice_neighbours(members, turn, spacing_px)
                     nb = nb[_inside(nb, inner_disc)] if len(nb) else nb
-                    nb = nb[brighter_than_sand(dl_disc, region, nb)] if len(nb) else nb
                     nb = np.array([q for q in nb if not _near_any(q, accepted_ortho, marble_px)]).reshape(-1, 2)
                     if not len(nb):
                         break
+                    mads = brightness_mads(dl_disc, region, nb)
+                    bright = mads > BRIGHTER_MADS
+                    tinted = (lit_and_coloured(_core_chroma(chroma, c_med, nb), mads, params.lattice_sure_core_chroma)
+                              if params.group_lit_tint else np.zeros(len(nb), bool))
+                    nb, bright = nb[bright | tinted], bright[bright | tinted]
+                    if not len(nb):
+                        break
                     members = np.vstack([members, nb])
-                    presence += [1.0] * len(nb)
+                    presence += [1.0 if b else INTERIOR_PRESENCE for b in bright]
                     conf += [0.75] * len(nb)
                 centers = list(members)
                 diam = [MARBLE_DIAMETER_MM] * len(centers)

@@ -1,5 +1,6 @@
 """Close-packed group members with a grey core counted from where they lie in the lattice (not refused as the
-group's shadow), and a ball cut by what the photo does not show flagged rather than sized as a marble."""
+group's shadow), a pale tinted marble touching the group counted by its colour and light together, and a ball
+cut by what the photo does not show flagged rather than sized as a marble."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import math
 import numpy as np
 
 from vision.marbles import _disc_cut
-from vision.marbles_group import INTERIOR_NEIGHBOURS, interior_neighbours, lattice_neighbours
+from vision.marbles_group import (BRIGHTER_MADS, INTERIOR_NEIGHBOURS, interior_neighbours, lattice_neighbours,
+                                  lit_and_coloured)
 
 SPACING_PX = 10.0
 
@@ -42,6 +44,16 @@ def test_lattice_neighbours_of_a_pair_are_the_eight_free_points_round_it():
     # every free point touches a member (one spacing) and sits on no member
     np.testing.assert_allclose(d.min(1), SPACING_PX, atol=1e-9)
     assert d.min() > 0.5 * SPACING_PX
+
+
+def test_tint_and_light_together_tell_a_pale_marble_from_tinted_shade_and_bright_sand():
+    sure = 10.0  # MarblesParams.lattice_sure_core_chroma
+    core = np.array([9.7, 9.0, 0.5, 6.2])
+    mads = np.array([4.4, -25.0, 9.0, 3.2])  # a pale marble; the shade beside a group; a bright scuff; sand
+    assert lit_and_coloured(core, mads, sure).tolist() == [True, False, False, False]
+    # each cue at its own sure level alone is enough; darkness never adds to the colour
+    assert lit_and_coloured(np.array([sure, 0.0, 9.9]), np.array([-5.0, BRIGHTER_MADS, -50.0]), sure).tolist() == [
+        True, True, False]
 
 
 def test_a_ball_reaching_unseen_ground_or_the_frame_is_cut():
@@ -89,3 +101,13 @@ def test_group_shadow_is_not_counted_as_members(tmp_path):
     blur with its neighbours' colours, was read as four more members on the group's lamp-away side."""
     doc, truth = _rendered_group(tmp_path, 6)
     assert _marbles_near_centre(doc["pieces"]) == _marbles_near_centre(truth["pieces"])
+
+
+def test_pale_tinted_marble_touching_a_rendered_group_is_counted(tmp_path):
+    """The bench's render 29 of seed 2026: a 14-ball group at 6.4 px per marble with a pale clear marble at its edge
+    (r = 23 mm) that the silhouette leaves out; its core is tinted (9.7) and its disc brighter than the sand (4.4
+    MADs), neither alone surely, so it is counted (flagged) and the count is exact."""
+    doc, truth = _rendered_group(tmp_path, 29)
+    assert _marbles_near_centre(doc["pieces"]) == _marbles_near_centre(truth["pieces"])
+    ball = min(truth["pieces"], key=lambda p: math.dist(p["center_mm"], (-11.762, 19.716)))
+    assert min(math.dist(p["center_mm"], ball["center_mm"]) for p in doc["pieces"]) < 8.0

@@ -9,7 +9,10 @@ generator and camera), so the ball is seen as the bench saw it:
   spheres, two coloured cores (``MarblesParams.split_touching``);
 - bench_7_000 (a development seed of this work): a dark marble on the ground (r = 998 mm) whose blob's centroid lies
   in its own shadow, where neither its colour nor its highlight shows; both show within half a diameter
-  (``MarblesParams.lit_within_ball``).
+  (``MarblesParams.lit_within_ball``);
+- bench_311_009 (seed 311, last stop's untouched seed, now seen): a clear cat's eye lying on a paving joint on the
+  ground (r = 1159 mm, 4.9 px per marble): opened away from the joint it holds a ball's disc, but its core is grey;
+  its specular highlight, which a joint's crossing lacks, tells it (``MarblesParams.ground_line_highlight``).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def _truth_at(truth: dict, radius_mm: float) -> dict:
     return min(truth["pieces"], key=lambda p: abs(math.hypot(*p["center_mm"]) - radius_mm))
 
 
-@pytest.mark.parametrize(("seed", "i", "radius_mm"), [(2026, 25, 971.0), (7, 0, 998.0)])
+@pytest.mark.parametrize(("seed", "i", "radius_mm"), [(2026, 25, 971.0), (7, 0, 998.0), (311, 9, 1159.0)])
 def test_a_marble_at_the_rims_foot_or_in_its_shadow_is_found(tmp_path, seed, i, radius_mm):
     photo, cam, truth = _bench_render(tmp_path, i, seed)
     ball = _truth_at(truth, radius_mm)
