@@ -27,6 +27,7 @@ from geometry.pyramids import (
     SIZES,
     PyramidPose,
     base_mm,
+    height_mm,
     lying_centroid_mm,
     lying_pose,
     points_for,
@@ -394,6 +395,26 @@ LEAN_DIRECTIONS = 16
 LEAN_OVERLAP_RATIOS = (0.25, 0.4, 0.55)
 
 
+# Where along its own axis a lying piece is tried about the centre of what is seen of it (shares of its
+# length): a piece leaning on it hides one end of it (its apex or its open base), so the centre of its visible
+# part lies off its own face's centroid by up to about a quarter of its length, towards the end left in view.
+LYING_SLIDE_RATIOS = (-0.25, 0.0, 0.25)
+
+
+def _turned_lying(centre_mm) -> list[PieceHypothesis]:
+    """Lying pieces of each size about ``centre_mm`` (the plan centre of what is seen of one), turned every
+    30 deg and slid along their own axis (``LYING_SLIDE_RATIOS``): the part a leaning piece hides need not be
+    centred on the part in view."""
+    out = []
+    for size in SIZES:
+        for yaw in np.radians(np.arange(0, 360, 30)):
+            axis = np.array([math.sin(yaw), -math.cos(yaw)])  # the apex's plan direction, yaw - 90 deg
+            for ratio in LYING_SLIDE_RATIOS:
+                x, y = np.asarray(centre_mm, float) + ratio * height_mm(size) * axis
+                out.append(PieceHypothesis("lying", size, (float(x), float(y), float(yaw))))
+    return out
+
+
 def _leaning_seeds(a: PieceHypothesis) -> list[PieceHypothesis]:
     """Pieces of each size leaning on the lying piece ``a`` from evenly spread directions, each at the tilt
     at which its base comes to rest on ``a`` (IT I-1): physical starting points for a pair's fit, found
@@ -416,6 +437,25 @@ def _leaning_seeds(a: PieceHypothesis) -> list[PieceHypothesis]:
                     tilt = resting_tilt_rad(size, lying, hinge, toward, surface)
                     if tilt is not None:
                         out.append(PieceHypothesis("tilted", size, (hinge[0], hinge[1], toward - math.pi / 2, tilt)))
+    return out
+
+
+# Lying readings of one size closer than this in plan (mm) and yaw (deg) are one reading for the pair search.
+SAME_READING_MM = 2.0
+SAME_READING_DEG = 10.0
+
+
+def _distinct_lying(reads: list[PieceHypothesis]) -> list[PieceHypothesis]:
+    """``reads`` without repeats (the rest of the blob beside each single fit often reads the same)."""
+    out: list[PieceHypothesis] = []
+    for r in reads:
+        if not any(
+            o.size == r.size
+            and math.dist(o.params[:2], r.params[:2]) < SAME_READING_MM
+            and abs((math.degrees(o.params[2] - r.params[2]) + 180.0) % 360.0 - 180.0) < SAME_READING_DEG
+            for o in out
+        ):
+            out.append(r)
     return out
 
 
@@ -567,8 +607,7 @@ def _fit_blob(
             # pulled off its axis by the leaning piece; its axis along the rest's principal axis or turned every
             # 30 deg (what ``a`` leaves of a lying piece's long triangle may point anywhere)
             c0 = plan_points_mm(camera, rp, 0.0).mean(axis=0)
-            turned = [PieceHypothesis("lying", z, (c0[0], c0[1], math.radians(yaw)))
-                      for z in SIZES for yaw in range(0, 360, 30)]
+            turned = _turned_lying(c0)
             # scored beside ``a``, not on the rest alone: the part of it that ``a`` hides is no penalty
             rest_lying = sorted([s for s in seeds if s.kind == "lying"] + turned,
                                 key=lambda s: fitter.score([a, s]), reverse=True)[:2]
@@ -583,13 +622,18 @@ def _fit_blob(
         pairs = sorted((c for c in candidates if len(c[1]) == 2), key=lambda t: -t[0])
         lying_reads += [p for _, pcs in pairs for p in pcs if p.kind == "lying"][: params.lean_lying_count]
         lying_reads += [a_list[0] for _, a_list in singles if a_list[0].kind == "lying"][: params.lean_lying_count]
-        pair_seeds = []
-        for a in lying_reads:  # the best two seeds on each reading, so that one good reading is not crowded out
-            pair_seeds += sorted(([a, b] for b in _leaning_seeds(a)), key=fitter.score, reverse=True)[:2]
+        pair_seeds, firsts = [], []
+        # the best two seeds on each reading, so that one good reading is not crowded out
+        for a in _distinct_lying(lying_reads):
+            own = sorted(([a, b] for b in _leaning_seeds(a)), key=fitter.score, reverse=True)[:2]
+            pair_seeds += own
+            firsts += own[:1]
         pair_seeds.sort(key=fitter.score, reverse=True)
-        # the lying piece read again beside the best leaning pieces (turned every 30 deg, each size, where it
-        # lies), and a piece leaning on that reading: the two readings correct each other
-        for lying, top in pair_seeds[:2]:
+        # the lying piece read again beside the best leaning piece on each reading (turned every 30 deg, each
+        # size, where it lies), and a piece leaning on that reading: the two readings correct each other. On
+        # each reading, not only the best two overall: a lying piece read at the right place but turned wrong
+        # scores its leaning pieces below those of a reading that the leaning piece's faces pulled off it
+        for lying, top in firsts:
             x, y = lying.params[:2]
             turned = [PieceHypothesis("lying", z, (x, y, math.radians(yaw))) for z in SIZES for yaw in range(0, 360, 30)]
             better = max(turned, key=lambda s: fitter.score([s, top]))
