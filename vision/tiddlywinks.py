@@ -28,6 +28,7 @@ from vision.core_colour import tinted_felt
 from vision.crescents import crescent_lowers
 from vision.felt_cores import felt_core_winks, felt_label_rims
 from vision.felt_discs import felt_discs
+from vision.hidden_twins import forget, hidden_twins
 from vision.ortho import OrthoGrid, pyramid_size, rectify_pyramid
 from vision.pile_echoes import refit_pile_echoes
 from vision.pot import PotDetection, PotParams, detect_pot
@@ -399,6 +400,18 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         return c.tilt_deg > 0 and moved and id(c) not in anchored
     refine_batch([c for c in live if posed_anew(c)], live, frame_bgr, camera, labels, grid, wp, bias,
                  mm_per_px, block)
+    # a wink under one of its own colour that the fit put inside that wink's image disc shows nothing: one wink
+    # read twice (its outline cut by the mat's edge band); the one left rests on nothing it was posed on
+    twins = hidden_twins(live, camera, wp.min_crescent_px)
+    if twins:
+        cands = [c for c in cands if not any(c is t for t in twins)]
+        live = [c for c in live if not any(c is t for t in twins)]
+        forget(live, twins)
+        before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}
+        assign_poses(live, params.order_confidence_min)
+        refine_batch([c for c in live if id(c) not in anchored and (
+            abs(c.z_mm - before[c.wink_id][0]) > 0.1 or abs(c.tilt_deg - before[c.wink_id][1]) > 0.5)],
+            live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
     # an order only as sure as the overlap it rests on, given the fitted centres and unconfirmed sizes
     cap_by_overlap(live, lambda c: c.fit_fraction < wp.size_fit_fraction)
     for c in live:
