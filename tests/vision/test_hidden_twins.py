@@ -4,10 +4,10 @@ import numpy as np
 
 from synth import default_camera
 from vision.hidden_twins import forget, hidden_twins
-from vision.winks import WinkCandidate
+from vision.winks import WinkCandidate, WinkDetectorParams
 
-#: ``WinkDetectorParams.min_crescent_px``: what blur leaves resolvable beyond an upper wink's rim.
-MIN_CRESCENT_PX = 2.0
+#: What blur leaves resolvable beyond an upper wink's rim, as the detector uses it.
+MIN_CRESCENT_PX = WinkDetectorParams().min_crescent_px
 
 
 def _wink(wid, color, center_mm, z_mm, cam, above=()):
