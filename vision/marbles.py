@@ -79,7 +79,7 @@ from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, MIN_HIGHLIGHT_MADS, SURE_C
                                 ground_hues, is_lit_ball, lit_ball_cues, lit_point_near)
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
 from vision.marbles_size import local_affine, model_fits, photo_lab
-from vision.ortho import OrthoGrid, ortho_maps
+from vision.ortho import OrthoGrid, image_outline_mm, in_view, ortho_maps
 from vision.types import VisionError
 
 __all__ = ["BallDetection", "MarblesParams", "analyze_marbles", "detect_marbles", "detect_ring"]
@@ -270,15 +270,7 @@ class BallDetection:
 
 
 def _footprint_mm(camera: CameraModel, z_mm: float) -> np.ndarray:
-    w, h = camera.image_size_wh_px
-    t = np.linspace(0, 1, 24)
-    edge = np.vstack([
-        np.column_stack([t * (w - 1), np.zeros_like(t)]),
-        np.column_stack([t * (w - 1), np.full_like(t, h - 1)]),
-        np.column_stack([np.zeros_like(t), t * (h - 1)]),
-        np.column_stack([np.full_like(t, w - 1), t * (h - 1)]),
-    ])
-    return camera.image_to_table_mm(edge, z_mm)
+    return image_outline_mm(camera, z_mm)
 
 
 def _ortho(frame_bgr, camera: CameraModel, z_mm: float, limit_mm: float, mm_per_px: float):
@@ -291,7 +283,7 @@ def _ortho(frame_bgr, camera: CameraModel, z_mm: float, limit_mm: float, mm_per_
     mx, my = ortho_maps(camera, grid, step_px=16)
     img = cv2.remap(frame_bgr, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     w, h = camera.image_size_wh_px
-    valid = (mx >= 1) & (my >= 1) & (mx <= w - 2) & (my <= h - 2)
+    valid = (mx >= 1) & (my >= 1) & (mx <= w - 2) & (my <= h - 2) & in_view(camera, grid)
     return grid, (img, valid)
 
 

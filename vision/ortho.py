@@ -58,6 +58,32 @@ class OrthoGrid:
         return (np.asarray(xy_mm, float).reshape(-1, 2) - self._origin) / self._step
 
 
+def image_outline_mm(camera: CameraModel, z_mm: float, n: int = 24) -> np.ndarray:
+    """The photo's border traced onto the plane z = ``z_mm``, in order round it (a closed polygon, ``(4n, 2)``)."""
+    w, h = camera.image_size_wh_px
+    t = np.linspace(0, 1, n)
+    border = np.vstack([
+        np.column_stack([t * (w - 1), np.zeros_like(t)]),  # top, left to right
+        np.column_stack([np.full_like(t, w - 1), t * (h - 1)]),  # right, top to bottom
+        np.column_stack([(1 - t) * (w - 1), np.full_like(t, h - 1)]),  # bottom, right to left
+        np.column_stack([np.zeros_like(t), (1 - t) * (h - 1)]),  # left, bottom to top
+    ])
+    return camera.image_to_table_mm(border, z_mm)
+
+
+def in_view(camera: CameraModel, grid: OrthoGrid) -> np.ndarray:
+    """Which pixels of ``grid`` lie inside the photo's outline on its plane.
+
+    A remapped pixel that lands inside the image is no proof that the photo sees its plan point: the lens's
+    radial polynomial (k1, k2 < 0) turns back beyond the field of view, so plan points far outside the photo
+    project into it (seed 587's render 11: ground 2.3 m away landed on the ring's centre, where the balls are).
+    """
+    poly = grid.ortho_from_table(image_outline_mm(camera, grid.z_mm))
+    mask = np.zeros((grid.height_px, grid.width_px), np.uint8)
+    cv2.fillPoly(mask, [np.round(poly).astype(np.int32)], 1)
+    return mask.astype(bool)
+
+
 def camera_key(camera: CameraModel) -> str:
     return hashlib.sha1(json.dumps(camera.to_dict(), sort_keys=True).encode()).hexdigest()
 

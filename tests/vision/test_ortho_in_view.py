@@ -1,0 +1,57 @@
+"""An ortho pixel counts as seen only inside the photo's outline on its plane, not wherever it remaps into the image.
+
+With barrel distortion (k1, k2 < 0) the lens's radial polynomial turns back beyond the field of view, so plan points
+far outside the photo project into it: seed 587's render 11 read three 'marbles on the ground' at the ring's
+centre from ground 2.3 m away that landed on the balls there."""
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from vision.ortho import OrthoGrid, in_view, ortho_maps
+
+
+def _camera() -> CameraModel:
+    # the render's own camera (bench_587_011: 22 deg tilt, focal 793 px, k1 -0.076, k2 -0.014)
+    return CameraModel.from_dict({
+        "K": [[792.842978780465, 0.0, 978.6905301571772], [0.0, 792.842978780465, 559.2905055466789],
+              [0.0, 0.0, 1.0]],
+        "dist": [-0.07553133096869305, -0.013615033507878443, 0.0003243116391691451, 0.0005627699236462246, 0.0],
+        "rvec": [2.6920080569353524, -0.6264193995374734, 0.12213258362442699],
+        "tvec": [23.577308938519366, 2.308393873788413, 1662.22438678494], "image_size_wh_px": [1920, 1080]})
+
+
+def test_a_far_plan_point_folds_into_the_image_but_is_not_in_view():
+    cam = _camera()
+    far = np.array([[-1214.8, -1957.3, -69.85]])
+    px = cam.project_mm(far)[0]
+    w, h = cam.image_size_wh_px
+    assert 0 <= px[0] < w and 0 <= px[1] < h  # the fold: it lands inside the photo
+    back = cam.image_to_table_mm(px[None], -69.85)[0]
+    assert np.hypot(*(back - far[0, :2])) > 1000.0  # ... where the photo shows another place
+    grid = OrthoGrid.covering(-2500.0, 2500.0, -2500.0, 2500.0, 10.0, -69.85)
+    seen = in_view(cam, grid)
+    c, r = np.round(grid.ortho_from_table(far[:, :2])[0]).astype(int)
+    assert not seen[r, c]
+    # a plan point the photo does show is in view, and every pixel in view (but the outline's own, rounded to
+    # the grid's 10 mm) remaps inside the photo
+    near = cam.image_to_table_mm(np.array([[960.0, 540.0]]), -69.85)[0]
+    c, r = np.round(grid.ortho_from_table(near[None])[0]).astype(int)
+    assert seen[r, c]
+    mx, my = ortho_maps(cam, grid, step_px=16)
+    inside = (mx >= 0) & (my >= 0) & (mx <= w - 1) & (my <= h - 1)
+    core = cv2.erode(seen.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    assert core.sum() > 10000 and inside[core].all()
+
+
+def test_the_ball_finders_ground_view_leaves_out_ground_the_lens_folds_in():
+    """The marbles finder's rectified ground (``vision.marbles._ortho``) marks the folded far ground unusable, and
+    keeps the ground the photo shows."""
+    from vision.marbles import _ortho
+
+    cam = _camera()
+    frame = np.full((1080, 1920, 3), 128, np.uint8)
+    grid, (_, valid) = _ortho(frame, cam, -69.85, 2500.0, 10.0)
+    far = np.round(grid.ortho_from_table(np.array([[-1214.8, -1957.3]]))[0]).astype(int)
+    near = np.round(grid.ortho_from_table(cam.image_to_table_mm(np.array([[960.0, 540.0]]), -69.85))[0]).astype(int)
+    assert not valid[far[1], far[0]] and valid[near[1], near[0]]
