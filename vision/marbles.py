@@ -269,12 +269,8 @@ class BallDetection:
 # --- orthophotos ---------------------------------------------------------------------------------------------
 
 
-def _footprint_mm(camera: CameraModel, z_mm: float) -> np.ndarray:
-    return image_outline_mm(camera, z_mm)
-
-
 def _ortho(frame_bgr, camera: CameraModel, z_mm: float, limit_mm: float, mm_per_px: float):
-    fp = _footprint_mm(camera, z_mm)
+    fp = image_outline_mm(camera, z_mm)
     lo = np.maximum(fp.min(0), -limit_mm)
     hi = np.minimum(fp.max(0), limit_mm)
     if np.any(hi <= lo):
@@ -283,7 +279,7 @@ def _ortho(frame_bgr, camera: CameraModel, z_mm: float, limit_mm: float, mm_per_
     mx, my = ortho_maps(camera, grid, step_px=16)
     img = cv2.remap(frame_bgr, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     w, h = camera.image_size_wh_px
-    valid = (mx >= 1) & (my >= 1) & (mx <= w - 2) & (my <= h - 2) & in_view(camera, grid)
+    valid = (mx >= 1) & (my >= 1) & (mx <= w - 2) & (my <= h - 2) & in_view(camera, grid, fp)
     return grid, (img, valid)
 
 

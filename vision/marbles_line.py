@@ -19,8 +19,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.marbles import RING_RADIUS_MM
-from vision.marbles import _footprint_mm  # the photo's outline on the sand, shared with the ball finder
-from vision.ortho import OrthoGrid, ortho_maps
+from vision.ortho import OrthoGrid, image_outline_mm, ortho_maps
 from vision.types import VisionError
 
 MM_PER_PX = 1.0  # the groove is ~1.6 mm wide: coarser sampling averages its two shading lobes away
@@ -73,7 +72,7 @@ def _kernel(theta: float) -> np.ndarray:
 def _sand_view(frame_bgr: np.ndarray, camera: CameraModel, balls_mm) -> tuple[OrthoGrid, np.ndarray, np.ndarray]:
     """Grey sand rectified to millimetre pixels, its local mean removed, and where it is usable."""
     w, h = camera.image_size_wh_px
-    fp = _footprint_mm(camera, 0.0)
+    fp = image_outline_mm(camera, 0.0)
     lo = np.maximum(np.nanmin(fp, 0), -RING_RADIUS_MM)
     hi = np.minimum(np.nanmax(fp, 0), RING_RADIUS_MM)
     if np.any(hi - lo < MIN_LENGTH_MM / 2):

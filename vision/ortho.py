@@ -71,14 +71,14 @@ def image_outline_mm(camera: CameraModel, z_mm: float, n: int = 24) -> np.ndarra
     return camera.image_to_table_mm(border, z_mm)
 
 
-def in_view(camera: CameraModel, grid: OrthoGrid) -> np.ndarray:
-    """Which pixels of ``grid`` lie inside the photo's outline on its plane.
+def in_view(camera: CameraModel, grid: OrthoGrid, outline_mm: np.ndarray | None = None) -> np.ndarray:
+    """Which pixels of ``grid`` lie inside the photo's outline on its plane (``image_outline_mm``, if not given).
 
     A remapped pixel that lands inside the image is no proof that the photo sees its plan point: the lens's
     radial polynomial (k1, k2 < 0) turns back beyond the field of view, so plan points far outside the photo
     project into it (seed 587's render 11: ground 2.3 m away landed on the ring's centre, where the balls are).
     """
-    poly = grid.ortho_from_table(image_outline_mm(camera, grid.z_mm))
+    poly = grid.ortho_from_table(image_outline_mm(camera, grid.z_mm) if outline_mm is None else outline_mm)
     mask = np.zeros((grid.height_px, grid.width_px), np.uint8)
     cv2.fillPoly(mask, [np.round(poly).astype(np.int32)], 1)
     return mask.astype(bool)
