@@ -41,7 +41,9 @@ class CrescentParams:
     min_off_blend: float = 0.35  # distance from the upper-wink/felt blend line, in units of their difference
     mat_edge_clear_mm: float = 3.0  # the mat's edge band (mixed felt and table pixels)
     first_look_mm: float = 6.0  # the first look's reach beyond the rim (1 mm raster of the label image)
-    first_look_min_mm2: float = 3.0  # another colour's label area there that calls for the fine search
+    first_look_min_mm2: float = 3.0  # another colour's label area there that calls for the fine search (or, of
+    # neutral foreground, the area that reads as a pigment in the light, ``lit_pigment``)
+    pigment_max_darker_l: float = 1.0  # L* a pigment in the light may fall below its felt (noise, the felt's grain)
     same_clear_mm: float = 0.5  # a same-colour lower wink is looked for this far beyond the upper's rim and blur
     same_first_look_mm2: float = 4.0  # own-colour label area there that calls for that search
     same_min_blend: float = 0.7  # blend fraction (felt 0, upper wink 1) of a sample of a same-colour lower wink
@@ -79,6 +81,20 @@ def felt_pigment(lab: np.ndarray, felt_lab: np.ndarray, ref: np.ndarray, k: floa
     d_l = lab[:, 0] - felt_lab[:, 0]
     s_c, s_l = robust_sigma(d_c[ref]), robust_sigma(d_l[ref])
     return (d_c >= k * max(s_c, 1.0)) & (d_l >= -max(s_l, 1.0))
+
+
+def lit_pigment(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: ColourScene,
+                params: CrescentParams) -> np.ndarray:
+    """Samples that are a pigment in the light: more saturated than their felt (white-balanced Lab C*), not darker
+    than it by more than one L* unit (``felt_pigment``'s floor), and off the upper wink's blend with it by the
+    fine search's margin. A shadow (a raised wink's, its own halo's) darkens the felt and takes chroma away; a
+    blurred rim lies on the blend. ``upper_bgr``: one colour (3,), or each sample's (N, 3)."""
+    lab = lab_rows(np.clip(bgr * cs.gains_bgr, 0, 1))
+    felt_lab = lab_rows(np.clip(felt_bgr * cs.gains_bgr, 0, 1))
+    more_chroma = np.hypot(lab[:, 1], lab[:, 2]) > np.hypot(felt_lab[:, 1], felt_lab[:, 2])
+    lit = lab[:, 0] >= felt_lab[:, 0] - params.pigment_max_darker_l
+    _, off_line, vv = blend_line(bgr, felt_bgr, upper_bgr.T, segment=True)  # (by channel: [0] is B)
+    return more_chroma & lit & (off_line >= params.min_off_blend * np.sqrt(vv))
 
 
 def wink_classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: ColourScene,
@@ -282,6 +298,47 @@ def _may_show_crescents(cps: list[np.ndarray], centers_mm: np.ndarray, k_ups: np
     return (other >= params.first_look_min_mm2) | same_called
 
 
+def _lit_neutral_counts(cps: list[np.ndarray], inners: list[np.ndarray], image_bgr: np.ndarray, camera: CameraModel,
+                        cs: ColourScene, grid: OrthoGrid, params: CrescentParams) -> np.ndarray:
+    """Per upper wink, how many of its first-look samples ``cps[i]`` the labels call neutral foreground and the
+    image reads as a pigment in the light (``lit_pigment``, against the upper's colour: the median at its
+    ``inners[i]``). A crescent of the felt's own hue, or a sliver narrower than the labels' opening, is labelled
+    so, as are a shadow and a blurred rim (most winks show one). The same reads on a superset of the samples the
+    search's own look reads, so a necessary condition of its call, for every upper in one sampling."""
+    n = len(cps)
+    counts = np.zeros(n)
+    if n == 0:
+        return counts
+    owner = np.repeat(np.arange(n), [len(c) for c in cps])
+    cp = np.concatenate(cps)
+    neutral = _sample_labels(cs.labels, grid.ortho_from_table(cp)) == CLASS_NEUTRAL
+    asks = np.bincount(owner, weights=neutral, minlength=n) >= params.first_look_min_mm2
+    if not asks.any():
+        return counts
+    idx = np.flatnonzero(asks)
+    row = np.full(n, -1)
+    row[idx] = np.arange(len(idx))
+    upper_bgr = _median_colours(image_bgr, camera, [inners[i] for i in idx])
+    sel = neutral & asks[owner]
+    pts = cp[sel]
+    lit = lit_pigment(sample_bgr_at(image_bgr, camera, pts, WINK_THICKNESS_MM), felt_at(cs.background_bgr, grid, pts),
+                      upper_bgr[row[owner[sel]]], cs, params)
+    return np.bincount(owner[sel], weights=lit, minlength=n)
+
+
+def _median_colours(image_bgr: np.ndarray, camera: CameraModel, pts: list[np.ndarray]) -> np.ndarray:
+    """Per set of table points (a wink's middle), the median BGR seen there: one sampling for them all, one
+    median per set size (a wink's middle has as many points as any of its size)."""
+    bgr = sample_bgr_at(image_bgr, camera, np.concatenate(pts), WINK_THICKNESS_MM)
+    n = np.array([len(p) for p in pts])
+    start = np.concatenate([[0], np.cumsum(n)[:-1]])
+    out = np.empty((len(pts), 3), np.float32)
+    for m in np.unique(n).tolist():
+        rows = np.flatnonzero(n == m)
+        out[rows] = np.median(bgr[start[rows, None] + np.arange(m)[None, :]], axis=1)
+    return out
+
+
 def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel, cs: ColourScene,
                     grid: OrthoGrid, exclude_mask: np.ndarray | None = None,
                     params: CrescentParams = CrescentParams()) -> list[WinkCandidate]:
@@ -310,8 +367,12 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
     far_mm = np.array([u.radius_mm + b + params.same_clear_mm for u, b in zip(live, blends)])
     k_ups = np.array([COLOR_NAMES.index(u.color) + 1 for u in live], int)
     centers = np.array([u.center_mm for u in live]).reshape(-1, 2)
-    may = _may_show_crescents(cps, centers, k_ups, far_mm, cs, grid, params)
-    for upper, mmpp, blend, cp, may_show in zip(live, mmpps, blends, cps, may.tolist()):
+    inner_offs = {size: offsets[d_off < r - 1.5][::4] for size, r in RADII_MM.items()}
+    inners = [u.center_mm + inner_offs[u.size] for u in live]
+    lit_look = _lit_neutral_counts(cps, inners, image_bgr, camera, cs, grid, params) >= params.first_look_min_mm2
+    may = _may_show_crescents(cps, centers, k_ups, far_mm, cs, grid, params) | lit_look
+    for upper, inner, mmpp, blend, cp, may_show, lit_may in zip(live, inners, mmpps, blends, cps, may.tolist(),
+                                                                 lit_look.tolist()):
         if not may_show:
             continue
         r_up = upper.radius_mm
@@ -330,6 +391,18 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
         lab_cls = np.where((lab >= 1) & (lab < CLASS_NEUTRAL), lab - 1, -1)
         lab = np.where(own_colour_shows(lab_cls, cp_in[ok], near), 0, lab)
         want_other = int(((lab >= 1) & (lab < CLASS_NEUTRAL) & (lab != k_up)).sum()) >= params.first_look_min_mm2
+        upper_bgr = None
+        neutral = (lab == CLASS_NEUTRAL) & (cp_in[ok] < 0)
+        if not want_other and lit_may and int(neutral.sum()) >= params.first_look_min_mm2:
+            # a crescent of the felt's own hue (green on green felt), or a sliver under a raised wink narrower
+            # than the labels' opening, is labelled neutral foreground, as are a shadow and a blurred rim: the
+            # fine search is called where those samples, read in the image, hold some pigment off the upper's
+            # blend with the felt (a shadow takes chroma away, a blurred rim lies on that blend)
+            upper_bgr = np.median(sample_bgr_at(image_bgr, camera, inner, WINK_THICKNESS_MM), axis=0)
+            seen = cp[ok][neutral]
+            lit = lit_pigment(sample_bgr_at(image_bgr, camera, seen, WINK_THICKNESS_MM), felt_at(felt, grid, seen),
+                              upper_bgr, cs, params)
+            want_other = int(lit.sum()) >= params.first_look_min_mm2
         # a lower wink of the upper's own colour: its colour well beyond the upper's rim and blur (not on a
         # felt of that hue, where the labels cannot tell it from the felt's own bands)
         far = distances_mm(cp[ok], upper.center_mm) > r_up + blend + params.same_clear_mm
@@ -337,8 +410,8 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
                      and int(((lab == k_up) & far).sum()) >= params.same_first_look_mm2)
         if not (want_other or want_same):
             continue
-        inner = upper.center_mm + offsets[d_off < r_up - 1.5]
-        upper_bgr = np.median(sample_bgr_at(image_bgr, camera, inner[::4], WINK_THICKNESS_MM), axis=0)
+        if upper_bgr is None:
+            upper_bgr = np.median(sample_bgr_at(image_bgr, camera, inner, WINK_THICKNESS_MM), axis=0)
         ring = (d_off > r_up + blend) & (d_off < r_up + params.reach_mm)
         pts, pts_in = _clear_of(upper.center_mm + offsets[ring], near, blend, exclude_mask, grid, params)
         if len(pts) < 20:

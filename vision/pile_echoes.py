@@ -167,14 +167,18 @@ def refit_pile_echoes(cands: list[WinkCandidate], image_bgr: np.ndarray, camera:
         near = [o for j, o in enumerate(live) if j != i and gap[i, j] < half]
         keep = np.ones(len(pts), bool)
         inside = np.full(len(pts), -1)
+        # in its twin's disc its colour is the twin's, whatever other found disc overlaps there too (a wink
+        # found under the twin: tw_8991_001's green-S2 under red-L1 took red-L1's red for red-S1's own)
+        twin = np.zeros(len(pts), bool)
         for j, o in enumerate(near):
             d = distances_mm(pts, o.center_mm)
             keep &= np.abs(d - o.radius_mm) > blend  # a found rim's blur mixes two colours
             inside[d < o.radius_mm] = j
+            if o.color == c.color:
+                twin |= d < o.radius_mm
         k = COLOR_NAMES.index(c.color)
         colours = sample_bgr_at(image_bgr, camera, pts, WINK_THICKNESS_MM)
         felt = felt_at(cs.background_bgr, grid, pts)
-        twin = np.array([j >= 0 and near[j].color == c.color for j in inside.tolist()])
         # its own colour as it shows in its disc and its twin's (a felt-hued wink too: read against the felt)
         ref = _own_reference(colours, (twin | (distances_mm(pts, c.center_mm) < r_c)) & keep, k, cs)
         if ref is None:
