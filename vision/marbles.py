@@ -529,8 +529,11 @@ def _split_chain(b: _Blob, mag: np.ndarray, chroma: np.ndarray, c_med: float, ma
     cover = cv2.filter2D(m, -1, _disc_kernel(0.45 * marble_px), borderType=cv2.BORDER_CONSTANT)
     sal = cv2.filter2D(np.pad(mag[y:y + bh, x:x + bw] * b.mask, pad).astype(np.float32), -1,
                        _disc_kernel(0.5 * marble_px), borderType=cv2.BORDER_CONSTANT)
+    # a ball's centre is the highest within a marble's own disc: a square's corners reach 0.7 of a marble away,
+    # onto the flank of a brighter ball touching it (bench_419_001: a clear marble beside a red tolley)
     k = int(marble_px) | 1
-    peaks = (sal >= cv2.dilate(sal, np.ones((k, k), np.uint8))) & (cover >= params.lattice_cover) & (sal > 0)
+    peaks = ((sal >= cv2.dilate(sal, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))))
+             & (cover >= params.lattice_cover) & (sal > 0))
     rr, cc = np.nonzero(peaks)
     order = np.argsort(-sal[rr, cc])
     cand = np.column_stack([x + cc[order] - pad, y + rr[order] - pad]).astype(float).reshape(-1, 2)

@@ -12,7 +12,11 @@ generator and camera), so the ball is seen as the bench saw it:
   (``MarblesParams.lit_within_ball``);
 - bench_311_009 (seed 311, last stop's untouched seed, now seen): a clear cat's eye lying on a paving joint on the
   ground (r = 1159 mm, 4.9 px per marble): opened away from the joint it holds a ball's disc, but its core is grey;
-  its specular highlight, which a joint's crossing lacks, tells it (``MarblesParams.ground_line_highlight``).
+  its specular highlight, which a joint's crossing lacks, tells it (``MarblesParams.ground_line_highlight``);
+- bench_419_001 (seed 419, stop 30's untouched seed, now seen): a green cat's eye touching a red 18.9 mm tolley corner
+  on (r = 637 mm, 11.5 px per marble in the ortho): the square window of the pair's peak test reached past the
+  marble's own disc onto the brighter tolley's flank, so only the tolley was a peak; a ball's centre is the
+  highest within its own disc.
 """
 
 from __future__ import annotations
@@ -59,9 +63,8 @@ def test_a_marble_at_the_rims_foot_or_in_its_shadow_is_found(tmp_path, seed, i, 
         assert _nearest([p["center_mm"] for p in truth["pieces"]], f.center_mm) < POSITION_TOL_MM
 
 
-def test_a_marble_touching_a_tolley_is_two_balls(tmp_path):
-    photo, cam, truth = _bench_render(tmp_path, 10)
-    marble, tolley = _truth_at(truth, 985.0), _truth_at(truth, 997.0)
+def _assert_two_balls(photo, cam, truth: dict, marble: dict, tolley: dict) -> None:
+    """A marble and a tolley that touch are found as two balls, each of its kind, and nothing else is."""
     assert marble["kind"] == "marble" and tolley["kind"] == "tolley"
     assert math.dist(marble["center_mm"], tolley["center_mm"]) < (marble["diameter_mm"] + tolley["diameter_mm"]) / 2 + 1
     found = detect_marbles(photo, cam)
@@ -71,3 +74,17 @@ def test_a_marble_touching_a_tolley_is_two_balls(tmp_path):
     assert math.dist(near_m.center_mm, marble["center_mm"]) < POSITION_TOL_MM and near_m.kind == "marble"
     assert math.dist(near_t.center_mm, tolley["center_mm"]) < POSITION_TOL_MM and near_t.kind == "tolley"
     assert len(found) == len(truth["pieces"])
+
+
+def test_a_marble_touching_a_tolley_is_two_balls(tmp_path):
+    photo, cam, truth = _bench_render(tmp_path, 10)
+    _assert_two_balls(photo, cam, truth, _truth_at(truth, 985.0), _truth_at(truth, 997.0))
+
+
+def test_a_marble_touching_a_brighter_tolley_corner_on_is_two_balls(tmp_path):
+    photo, cam, truth = _bench_render(tmp_path, 1, 419)
+    marble = _truth_at(truth, 637.0)
+    assert marble["on_ring"]
+    tolley = min((p for p in truth["pieces"] if p["kind"] == "tolley"),
+                 key=lambda p: math.dist(p["center_mm"], marble["center_mm"]))
+    _assert_two_balls(photo, cam, truth, marble, tolley)
