@@ -668,7 +668,8 @@ def _fit_blob(
     runner = max((c for c in rivals if _describe(c[1]) != desc), key=lambda t: t[0], default=(0.0, []))
     if params.open_base_evals > 0 and edges is not None and len(chosen[1]) == 1 and chosen[1][0].kind == "lying":
         longer = _open_base_size(fitter, chosen[1][0], shade_near, params.open_base_evals)
-        if longer is not None:
+        # below ``min_blob_iou`` the blob would be dropped: a poor fit is flagged, never a piece missed
+        if longer is not None and longer[0][0] >= params.min_blob_iou:
             # the reading it replaces is its runner-up, in the same (open base) model
             (score, piece), (old_score, old) = longer
             others = [c for c in rivals if _describe(c[1]) not in (desc, _describe([piece]))]
