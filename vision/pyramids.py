@@ -40,6 +40,7 @@ from vision.pyramids_fit import (
     fit_single,
     hull_px,
     plan_points_mm,
+    refine_open_base,
     single_seeds,
 )
 from vision.pyramids_edges import EdgeMap
@@ -138,6 +139,10 @@ class PyramidDetectorParams:
     # foreshorten the pips into its edges and are not read. On the 43 development images' lying verdicts the
     # rivals of right unflagged ones reach 3.9 (a sample photo's weak pips), the 3 wrong sizes caught 8.2-13.0.
     pip_margin: float = 4.0
+    # a single lying verdict is read again with the table seen through its open base forgiven and its base
+    # rim's edges weighed (``pyramids_fit.open_base_score``), itself and each larger size sharing its apex,
+    # refined with this many evaluations each; 0: off
+    open_base_evals: int = 120
     pip_rival_gap: float = 0.25
     # flag a piece whose colour reads like another colour's settled pieces of the same photo (``pyramids_palette``);
     # on the 43 development images' verdicts it flagged 5 of the 11 silent wrong colours and 2 right ones, on seed
@@ -661,11 +666,38 @@ def _fit_blob(
         chosen = best_pair
     desc = _describe(chosen[1])
     runner = max((c for c in rivals if _describe(c[1]) != desc), key=lambda t: t[0], default=(0.0, []))
+    if params.open_base_evals > 0 and edges is not None and len(chosen[1]) == 1 and chosen[1][0].kind == "lying":
+        longer = _open_base_size(fitter, chosen[1][0], shade_near, params.open_base_evals)
+        # below ``min_blob_iou`` the blob would be dropped: a poor fit is flagged, never a piece missed
+        if longer is not None and longer[0][0] >= params.min_blob_iou:
+            # the reading it replaces is its runner-up, in the same (open base) model
+            (score, piece), (old_score, old) = longer
+            others = [c for c in rivals if _describe(c[1]) not in (desc, _describe([piece]))]
+            runner = max([(old_score, [old])] + others, key=lambda t: t[0])
+            chosen, desc = (score, [piece]), _describe([piece])
     reading = None
     if shade_near is not None and shade_near.area > params.shade_min_ratio * blob.area:
         reading = _shade_reading(fitter, shade_near, candidates, desc, chosen[0], params)
     return _Verdict(pieces=chosen[1], iou=chosen[0], runner_up_iou=runner[0],
                     runner_up_desc=_describe(runner[1]), shade_reading=reading, singles=singles)
+
+
+def _open_base_size(fitter: BlobFitter, hyp: PieceHypothesis, shade, max_evals: int):
+    """A longer lying piece on ``hyp``'s axis that fits better once its open base is forgiven
+    (``open_base_score``), as ((score, piece), (score of ``hyp``, ``hyp`` refined alike)); None if none does.
+
+    Only larger sizes sharing the apex are tried: the table seen through the open base only ever shortens a
+    lying piece's silhouette from its base end, and the apex end is solid plastic.
+    """
+    own, own_score = refine_open_base(fitter, hyp, shade, max_evals)
+    best = None
+    for size in SIZES:
+        if base_mm(size) <= base_mm(hyp.size):
+            continue
+        alt, score = refine_open_base(fitter, apex_aligned_lying(hyp, size), shade, max_evals)
+        if score > own_score and (best is None or score > best[0]):
+            best = (score, alt)
+    return None if best is None else (best, (own_score, own))
 
 
 def apex_aligned_lying(hyp: PieceHypothesis, size: str) -> PieceHypothesis:

@@ -166,6 +166,53 @@ class BlobFitter:
         return best, 1.0 - float(res.fun)
 
 
+def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None) -> float:
+    """A lying piece's fit with the table seen through its open base forgiven, held to its base rim's edges.
+
+    A ray through the projected base square crosses one wall only (the one the piece lies on), so the photo
+    there shows the table, barely tinted: a notch the hull model counts against the true size, which makes a
+    smaller piece along the same axis fit better. Here the part of that square the blob leaves uncovered is
+    no penalty, except over grey shade (an upright piece's face turned from the light dims the table alike).
+    Forgiving it alone lets a longer reading hang its base over bare table, so the outline's edge support is
+    taken over the hull *and* the square's four sides: the rim is a step in the photo all round (the walls'
+    cut edge against the table), where a wrong size's square crosses the plain faces or the bare table.
+    Needs the fitter's ``EdgeMap``.
+    """
+    pose = hyp.pose()
+    hull_pts = hull_px(fitter.camera, pose)
+    rim_pts = fitter.camera.project_mm(pose.corners_mm())
+    free = _polygon(rim_pts).convex_hull.difference(fitter.blob)
+    if shade is not None:
+        free = free.difference(shade)
+    shape = _polygon(hull_pts).difference(free)
+    inter = shape.intersection(fitter.blob).area
+    union = shape.area + fitter.blob_area - inter
+    iou = inter / union if union > 0 else 0.0
+    s_hull, n_hull = fitter.edges.outline_support(hull_pts)
+    s_rim, n_rim = fitter.edges.outline_support(rim_pts)
+    support = (s_hull + s_rim) / max(n_hull + n_rim, 1)
+    return (iou + fitter.edge_weight * support) / (1.0 + fitter.edge_weight)
+
+
+def refine_open_base(fitter: BlobFitter, hyp: PieceHypothesis, shade=None,
+                     max_evals: int = 120) -> tuple[PieceHypothesis, float]:
+    """``hyp`` (lying) moved to the best ``open_base_score`` nearby (Nelder-Mead over x, y, yaw)."""
+    b = base_mm(hyp.size)
+    x0 = np.asarray(hyp.params, float)
+    steps = [0.15 * b, 0.15 * b, math.radians(6.0)]
+    simplex = np.vstack([x0] + [x0 + np.eye(3)[i] * s for i, s in enumerate(steps)])
+
+    def cost(x):
+        try:
+            return 1.0 - open_base_score(fitter, PieceHypothesis("lying", hyp.size, tuple(float(v) for v in x)), shade)
+        except Exception:  # noqa: BLE001 - degenerate polygon while searching: scored as no fit
+            return 1.0
+
+    res = minimize(cost, x0, method="Nelder-Mead",
+                   options={"maxfev": max_evals, "initial_simplex": simplex, "xatol": 0.05, "fatol": 1e-4})
+    return PieceHypothesis("lying", hyp.size, tuple(float(v) for v in res.x)), 1.0 - float(res.fun)
+
+
 def plan_points_mm(camera: CameraModel, contour_px: np.ndarray, z_mm: float = 0.0) -> np.ndarray:
     return camera.image_to_table_mm(contour_px.reshape(-1, 2).astype(np.float64), z_mm)
 
