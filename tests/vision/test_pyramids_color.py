@@ -17,20 +17,22 @@ from vision.pyramids import detect_pyramids
 from vision.pyramids_color import walls_crossed
 
 
+def _render_and_detect(out, seed, *, upright, lying, colors):
+    """A 960 x 540 render of a few upright and lying pieces of the given plastics, its truth and detections."""
+    spec = IceSceneSpec(upright=upright, lying=lying, standing_on_lying=0, stacked=0, covered=0, colors=colors)
+    jpg, js = generate_ice_tiddlywinks(np.random.default_rng(seed), out, "scene", size_wh=(960, 540), spec=spec,
+                                       tilt_range_deg=(0.0, 15.0))
+    frame, truth = cv2.imread(str(jpg)), json.loads(Path(js).read_text())
+    return truth, detect_pyramids(frame, CameraModel.from_dict(truth["calibration"]["camera"]))
+
+
 @pytest.fixture(scope="module")
 def yellow_and_orange_on_light_wood(tmp_path_factory):
     """A render (seed [8080, 3], used by no bench) of yellow and orange pieces on light wood, where the ratio
     shows each plastic's full tint: the code before this test, its prototypes pooled over every table (over
     dark wood the walls' own scattered light fades yellow's tint), read two of its upright yellows orange."""
-    spec = IceSceneSpec(upright=5, lying=2, standing_on_lying=0, stacked=0, covered=0,
-                        colors=("yellow", "orange", "clear", "white"))
-    out = tmp_path_factory.mktemp("ice_color")
-    jpg, js = generate_ice_tiddlywinks(
-        np.random.default_rng([8080, 3]), out, "light_wood", size_wh=(960, 540), spec=spec,
-        tilt_range_deg=(0.0, 15.0),
-    )
-    frame, truth = cv2.imread(str(jpg)), json.loads(Path(js).read_text())
-    return truth, detect_pyramids(frame, CameraModel.from_dict(truth["calibration"]["camera"]))
+    return _render_and_detect(tmp_path_factory.mktemp("ice_color"), [8080, 3], upright=5, lying=2,
+                              colors=("yellow", "orange", "clear", "white"))
 
 
 def test_yellow_and_orange_on_light_wood_keep_their_colours(yellow_and_orange_on_light_wood):
@@ -62,15 +64,8 @@ def tinted_lying_pieces(tmp_path_factory):
     """A render (seed [1212, 4], used by no bench) of blue, purple and cyan pieces, four of them lying: the code
     before this test read its small lying cyan piece green, the colour pooled over its whole outline, the open
     base's barely tinted pixels included."""
-    spec = IceSceneSpec(upright=2, lying=5, standing_on_lying=0, stacked=0, covered=0,
-                        colors=("blue", "purple", "cyan", "clear"))
-    out = tmp_path_factory.mktemp("ice_lying_color")
-    jpg, js = generate_ice_tiddlywinks(
-        np.random.default_rng([1212, 4]), out, "tinted_lying", size_wh=(960, 540), spec=spec,
-        tilt_range_deg=(0.0, 15.0),
-    )
-    frame, truth = cv2.imread(str(jpg)), json.loads(Path(js).read_text())
-    return truth, detect_pyramids(frame, CameraModel.from_dict(truth["calibration"]["camera"]))
+    return _render_and_detect(tmp_path_factory.mktemp("ice_lying_color"), [1212, 4], upright=2, lying=5,
+                              colors=("blue", "purple", "cyan", "clear"))
 
 
 def test_tinted_lying_pieces_keep_their_colours(tinted_lying_pieces):
