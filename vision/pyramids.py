@@ -33,7 +33,13 @@ from geometry.pyramids import (
     points_for,
 )
 from geometry.pyramids import pips as pip_count
-from vision.pyramids_color import OPAQUE, classify_descriptor, classify_stacked_color, color_descriptor
+from vision.pyramids_color import (
+    OPAQUE,
+    classify_descriptor,
+    classify_stacked_color,
+    color_descriptor,
+    walls_crossed,
+)
 from vision.pyramids_fit import (
     BlobFitter,
     PieceHypothesis,
@@ -108,6 +114,9 @@ class PyramidDetectorParams:
     flag_margin_iou: float = 0.02  # runner-up hypothesis of another verdict within this IoU: flag
     flag_min_iou: float = 0.70  # best hypothesis below this IoU: flag
     flag_min_color_confidence: float = 0.12
+    # a lying piece's colour is read from the pixels whose ray crosses two of its walls (``walls_crossed``) when
+    # at least this share of its own pixels are such (a piece partly hidden keeps all its pixels)
+    lying_min_crossed_fraction: float = 0.25
     # three-way segmentation: grey shade or a faint tint (chroma z-score over the table's own tint noise above
     # this) within ``uncertain_reach_mm`` of a piece is left for the silhouette fit (``uncertain_mask``); 0: off.
     # Off by default: at 3.0 pose/size/exact score rose a little (43 images: 86.7 -> 87.1 %, 85.2 -> 86.4 %,
@@ -883,6 +892,11 @@ def detect_pyramids(
             if er.sum() >= 12:
                 region = er
             sel = region > 0
+            if hyp.kind == "lying":
+                # the tint is read where the light crossed two walls, not through the open base
+                crossed = sel & (walls_crossed(cam.project_mm(pose.vertices_mm()), (h, w)) >= 2)
+                if crossed.sum() >= max(12, params.lying_min_crossed_fraction * sel.sum()):
+                    sel = crossed
             stack = None
             if hyp.kind == "upright" and calibrated:
                 stack = find_stacked_piece(work, cam, pose, params.stack)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import cv2
 import numpy as np
 
 COLORS = ("red", "yellow", "green", "blue", "purple", "orange", "cyan", "clear", "black", "white")
@@ -19,6 +20,26 @@ COLORS = ("red", "yellow", "green", "blue", "purple", "orange", "cyan", "clear",
 def _linear(bgr: np.ndarray) -> np.ndarray:
     x = np.asarray(bgr, float)[..., ::-1] / 255.0
     return np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
+
+
+def walls_crossed(vertices_px: np.ndarray, shape_hw: tuple[int, int]) -> np.ndarray:
+    """How many of a pyramid's four walls each pixel's ray crosses before the table (uint8 map, 0-4).
+
+    ``vertices_px`` are the four base corners and the apex projected into the photo. A wall is a flat
+    triangle, so a ray crosses it exactly where the pixel lies inside the wall's projection. A lying piece
+    shows its tint where the ray crosses an upper wall and the wall it lies on (2); through its open base the
+    ray meets only the lower wall, or none, and sees the table and the piece's own dark inside barely tinted
+    (1): pooled with the rest, those pixels pull a blue or purple piece's ratio towards clear's.
+    """
+    q = np.asarray(vertices_px, float)
+    h, w = shape_hw
+    count = np.zeros((h, w), np.uint8)
+    face = np.zeros((h, w), np.uint8)
+    for i in range(4):
+        face[:] = 0
+        cv2.fillConvexPoly(face, np.round(np.array([q[i], q[(i + 1) % 4], q[4]])).astype(np.int32), 1)
+        count += face
+    return count
 
 
 def color_feature(piece_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
