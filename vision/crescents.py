@@ -44,6 +44,8 @@ class CrescentParams:
     first_look_min_mm2: float = 3.0  # another colour's label area there that calls for the fine search (or, of
     # neutral foreground, the area that reads as a pigment in the light, ``lit_pigment``)
     pigment_max_darker_l: float = 1.0  # L* a pigment in the light may fall below its felt (noise, the felt's grain)
+    dark_noise_k: float = 7.0  # a darker pigment's chromaticity off the felt/upper blend, in the felt's robust
+    # sigmas (the colour scene's foreground threshold, ``ColourParams.noise_k``)
     same_clear_mm: float = 0.5  # a same-colour lower wink is looked for this far beyond the upper's rim and blur
     same_first_look_mm2: float = 4.0  # own-colour label area there that calls for that search
     same_min_blend: float = 0.7  # blend fraction (felt 0, upper wink 1) of a sample of a same-colour lower wink
@@ -87,14 +89,31 @@ def lit_pigment(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs
                 params: CrescentParams) -> np.ndarray:
     """Samples that are a pigment in the light: more saturated than their felt (white-balanced Lab C*), not darker
     than it by more than one L* unit (``felt_pigment``'s floor), and off the upper wink's blend with it by the
-    fine search's margin. A shadow (a raised wink's, its own halo's) darkens the felt and takes chroma away; a
-    blurred rim lies on the blend. ``upper_bgr``: one colour (3,), or each sample's (N, 3)."""
+    fine search's margin; or, more saturated and darker, of a chromaticity of their own (``dark_pigment``: a
+    green or blue wink on beige). A shadow (a raised wink's, its own halo's) darkens the felt and takes chroma
+    away; a blurred rim lies on the blend.
+    ``upper_bgr``: one colour (3,), or each sample's (N, 3)."""
     lab = lab_rows(np.clip(bgr * cs.gains_bgr, 0, 1))
     felt_lab = lab_rows(np.clip(felt_bgr * cs.gains_bgr, 0, 1))
     more_chroma = np.hypot(lab[:, 1], lab[:, 2]) > np.hypot(felt_lab[:, 1], felt_lab[:, 2])
     lit = lab[:, 0] >= felt_lab[:, 0] - params.pigment_max_darker_l
     _, off_line, vv = blend_line(bgr, felt_bgr, upper_bgr.T, segment=True)  # (by channel: [0] is B)
-    return more_chroma & lit & (off_line >= params.min_off_blend * np.sqrt(vv))
+    return more_chroma & np.where(lit, off_line >= params.min_off_blend * np.sqrt(vv),
+                                  dark_pigment(bgr, felt_bgr, upper_bgr, cs, params))
+
+
+def dark_pigment(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: ColourScene,
+                 params: CrescentParams) -> np.ndarray:
+    """Samples whose chromaticity (BGR over its sum: what shading leaves) lies off the segment from the felt's
+    to the upper wink's by the fine search's blend margin and by ``dark_noise_k`` of the felt's chromaticity
+    noise: a wink darker than the felt (green or blue on beige). A shadow scales the felt and keeps its
+    chromaticity; a blurred rim, shaded or not, mixes the felt's with the upper's and stays on that segment."""
+    def chromaticity(x: np.ndarray) -> np.ndarray:
+        return x / np.maximum(x.sum(axis=-1, keepdims=True), 1e-6)
+    c_up = chromaticity(np.broadcast_to(upper_bgr, bgr.shape))
+    c_felt = chromaticity(felt_bgr)
+    _, off_line, vv = blend_line(chromaticity(bgr), c_felt, c_up.T, segment=True)
+    return off_line >= np.maximum(params.min_off_blend * np.sqrt(vv), params.dark_noise_k * cs.mat_noise[0])
 
 
 def wink_classes(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs: ColourScene,

@@ -24,8 +24,10 @@ from vision.tiddlywinks import measure_tiddlywinks
 CENTRE_TOL_MM = 2.0
 
 
-@pytest.fixture(scope="module")
-def sliver_on_grey():
+@pytest.fixture(scope="module", params=["grey", "beige"])
+def sliver_on_felt(request):
+    """On grey felt the green sliver is lighter than the felt; on beige darker, the first look's dark pigment
+    (``vision.crescents.dark_pigment``, ``test_crescent_dark_look``)."""
     blue = Wink(wink_id="blue-S3", color="blue", size="small", center_mm=(106.62, -208.43), above=())
     red_s = Wink(wink_id="red-S1", color="red", size="small", center_mm=(107.94, -200.22), z_mm=2.203,
                  tilt_deg=10.56, tilt_azimuth_deg=260.88, above=("blue-S3",))
@@ -35,7 +37,7 @@ def sliver_on_grey():
                  tilt_deg=19.35, tilt_azimuth_deg=15.59, above=("green-S2", "red-S1"))
     winks = (blue, red_s, green, red_l)
     cam = random_camera(np.random.default_rng([5, 7777]), image_size_wh_px=(1920, 1080))
-    style = random_style(np.random.default_rng([5, 8888]), mat_color="grey")
+    style = random_style(np.random.default_rng([5, 8888]), mat_color=request.param)
     photo = PhotoSettings.random(np.random.default_rng(5))
     img = render_tiddlywinks(TiddlywinksScene(winks=winks), cam, np.random.default_rng(5), style=style,
                              photo=photo).bgr
@@ -48,14 +50,14 @@ def sliver_on_grey():
     return winks, m, found
 
 
-def test_every_wink_of_the_pile_is_found_where_it_lies(sliver_on_grey):
-    winks, m, found = sliver_on_grey
+def test_every_wink_of_the_pile_is_found_where_it_lies(sliver_on_felt):
+    winks, m, found = sliver_on_felt
     assert len(m.winks) == len(winks)
     assert all(found[w.wink_id] is not None for w in winks), {k: v is not None for k, v in found.items()}
 
 
-def test_the_green_sliver_is_reported_under_the_large_red_and_over_the_small_one(sliver_on_grey):
-    _, _, found = sliver_on_grey
+def test_the_green_sliver_is_reported_under_the_large_red_and_over_the_small_one(sliver_on_felt):
+    _, _, found = sliver_on_felt
     green, red_s, red_l = found["green-S2"], found["red-S1"], found["red-L1"]
     assert green is not None
     assert green.wink_id in red_l.above
