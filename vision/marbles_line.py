@@ -19,7 +19,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.marbles import RING_RADIUS_MM
-from vision.ortho import OrthoGrid, image_outline_mm, ortho_maps
+from vision.ortho import OrthoGrid, image_outline_mm, in_view, ortho_maps
 from vision.types import VisionError
 
 MM_PER_PX = 1.0  # the groove is ~1.6 mm wide: coarser sampling averages its two shading lobes away
@@ -82,6 +82,7 @@ def _sand_view(frame_bgr: np.ndarray, camera: CameraModel, balls_mm) -> tuple[Or
     grey = cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY).astype(np.float32)
     g = cv2.remap(grey, mx, my, cv2.INTER_LINEAR)
     valid = ((mx >= 1) & (my >= 1) & (mx <= w - 2) & (my <= h - 2)).astype(np.float32)
+    valid *= in_view(camera, grid, fp)  # sand beyond the photo that the lens folds back into it is not seen
     cols, rows = np.meshgrid(np.arange(grid.width_px), np.arange(grid.height_px))
     xy = grid.table_from_ortho(np.column_stack([cols.ravel(), rows.ravel()]).astype(np.float64))
     valid *= (np.hypot(xy[:, 0], xy[:, 1]) < RING_RADIUS_MM - 20.0).reshape(valid.shape)

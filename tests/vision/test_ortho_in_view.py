@@ -55,3 +55,38 @@ def test_the_ball_finders_ground_view_leaves_out_ground_the_lens_folds_in():
     far = np.round(grid.ortho_from_table(np.array([[-1214.8, -1957.3]]))[0]).astype(int)
     near = np.round(grid.ortho_from_table(cam.image_to_table_mm(np.array([[960.0, 540.0]]), -69.85))[0]).astype(int)
     assert not valid[far[1], far[0]] and valid[near[1], near[0]]
+
+
+def test_the_drop_lines_sand_view_leaves_out_ring_sand_the_lens_folds_in():
+    """The scribed line's sand view (``vision.marbles_line._sand_view``) is the ring's own sand, so a fold matters
+    only for a close camera: the render's camera lowered to 600 mm shows part of the ring, and ring sand outside
+    the photo folds back into it. That sand is unusable there; the sand the photo shows stays usable."""
+    from shapely.geometry import Point, Polygon
+
+    from vision.marbles_line import _sand_view
+    from vision.ortho import image_outline_mm
+
+    d = _camera().to_dict()
+    d["tvec"] = [d["tvec"][0], d["tvec"][1], 600.0]
+    cam = CameraModel.from_dict(d)
+    w, h = cam.image_size_wh_px
+    outline = Polygon(image_outline_mm(cam, 0.0))
+    folded = None
+    for x in np.arange(-880.0, 881.0, 20.0):  # a ring point outside the photo's outline that lands in the photo
+        for y in np.arange(-880.0, 881.0, 20.0):
+            if np.hypot(x, y) > 860.0 or outline.buffer(40.0).contains(Point(x, y)):
+                continue
+            px = cam.project_mm(np.array([[x, y, 0.0]]))[0]
+            if 20 <= px[0] < w - 20 and 20 <= px[1] < h - 20:
+                folded = (x, y)
+                break
+        if folded:
+            break
+    assert folded is not None  # the lens does fold ring sand in at this height
+    frame = np.full((h, w, 3), 128, np.uint8)
+    grid, _, valid = _sand_view(frame, cam, ())
+    c, r = np.round(grid.ortho_from_table(np.array([folded]))[0]).astype(int)
+    assert not valid[r, c]
+    seen = cam.image_to_table_mm(np.array([[960.0, 540.0]]), 0.0)[0]
+    c, r = np.round(grid.ortho_from_table(seen[None])[0]).astype(int)
+    assert np.hypot(*seen) < 860.0 and valid[r, c]
