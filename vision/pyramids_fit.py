@@ -139,8 +139,11 @@ class BlobFitter:
         uni = area + self.blob_area - inter
         return inter / uni if uni > 0 else 0.0
 
-    def refine(self, pieces: list[PieceHypothesis], max_evals: int = 240) -> tuple[list[PieceHypothesis], float]:
-        """Nelder-Mead over all continuous parameters of the pieces (sizes and kinds fixed)."""
+    def refine(self, pieces: list[PieceHypothesis], max_evals: int = 240, *, score=None, step_frac: float = 0.25,
+               step_yaw_deg: float = 12.0) -> tuple[list[PieceHypothesis], float]:
+        """Nelder-Mead over all continuous parameters of the pieces (sizes and kinds fixed), maximising ``score``
+        (``self.score`` unless given); the first simplex steps ``step_frac`` of a base and ``step_yaw_deg``."""
+        score = self.score if score is None else score
         lens = [len(p.params) for p in pieces]
         x0 = np.concatenate([np.asarray(p.params, float) for p in pieces])
 
@@ -154,10 +157,11 @@ class BlobFitter:
         steps = []
         for p in pieces:
             b = base_mm(p.size)
-            steps += [0.25 * b, 0.25 * b, math.radians(12.0)] + ([math.radians(8.0)] if p.kind == "tilted" else [])
+            steps += ([step_frac * b, step_frac * b, math.radians(step_yaw_deg)]
+                      + ([math.radians(8.0)] if p.kind == "tilted" else []))
         simplex = np.vstack([x0] + [x0 + np.eye(len(x0))[i] * s for i, s in enumerate(steps)])
         res = minimize(
-            lambda x: 1.0 - self.score(unpack(x)),
+            lambda x: 1.0 - score(unpack(x)),
             x0,
             method="Nelder-Mead",
             options={"maxfev": max_evals, "initial_simplex": simplex, "xatol": 0.05, "fatol": 1e-4},
@@ -196,21 +200,15 @@ def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None) -> flo
 
 def refine_open_base(fitter: BlobFitter, hyp: PieceHypothesis, shade=None,
                      max_evals: int = 120) -> tuple[PieceHypothesis, float]:
-    """``hyp`` (lying) moved to the best ``open_base_score`` nearby (Nelder-Mead over x, y, yaw)."""
-    b = base_mm(hyp.size)
-    x0 = np.asarray(hyp.params, float)
-    steps = [0.15 * b, 0.15 * b, math.radians(6.0)]
-    simplex = np.vstack([x0] + [x0 + np.eye(3)[i] * s for i, s in enumerate(steps)])
-
-    def cost(x):
+    """``hyp`` (lying) moved to the best ``open_base_score`` nearby (``BlobFitter.refine``, a tighter simplex)."""
+    def score(pieces: list[PieceHypothesis]) -> float:
         try:
-            return 1.0 - open_base_score(fitter, PieceHypothesis("lying", hyp.size, tuple(float(v) for v in x)), shade)
+            return open_base_score(fitter, pieces[0], shade)
         except Exception:  # noqa: BLE001 - degenerate polygon while searching: scored as no fit
-            return 1.0
+            return 0.0
 
-    res = minimize(cost, x0, method="Nelder-Mead",
-                   options={"maxfev": max_evals, "initial_simplex": simplex, "xatol": 0.05, "fatol": 1e-4})
-    return PieceHypothesis("lying", hyp.size, tuple(float(v) for v in res.x)), 1.0 - float(res.fun)
+    (best,), value = fitter.refine([hyp], max_evals, score=score, step_frac=0.15, step_yaw_deg=6.0)
+    return best, value
 
 
 def plan_points_mm(camera: CameraModel, contour_px: np.ndarray, z_mm: float = 0.0) -> np.ndarray:
