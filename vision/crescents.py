@@ -318,22 +318,23 @@ def _may_show_crescents(cps: list[np.ndarray], centers_mm: np.ndarray, k_ups: np
 
 
 def _lit_neutral_counts(cps: list[np.ndarray], inners: list[np.ndarray], image_bgr: np.ndarray, camera: CameraModel,
-                        cs: ColourScene, grid: OrthoGrid, params: CrescentParams) -> np.ndarray:
+                        cs: ColourScene, grid: OrthoGrid, params: CrescentParams) -> tuple[np.ndarray, dict]:
     """Per upper wink, how many of its first-look samples ``cps[i]`` the labels call neutral foreground and the
     image reads as a pigment in the light (``lit_pigment``, against the upper's colour: the median at its
     ``inners[i]``). A crescent of the felt's own hue, or a sliver narrower than the labels' opening, is labelled
     so, as are a shadow and a blurred rim (most winks show one). The same reads on a superset of the samples the
-    search's own look reads, so a necessary condition of its call, for every upper in one sampling."""
+    search's own look reads, so a necessary condition of its call, for every upper in one sampling. Also the
+    medians read (upper's index -> BGR), for the search to reuse."""
     n = len(cps)
     counts = np.zeros(n)
     if n == 0:
-        return counts
+        return counts, {}
     owner = np.repeat(np.arange(n), [len(c) for c in cps])
     cp = np.concatenate(cps)
     neutral = _sample_labels(cs.labels, grid.ortho_from_table(cp)) == CLASS_NEUTRAL
     asks = np.bincount(owner, weights=neutral, minlength=n) >= params.first_look_min_mm2
     if not asks.any():
-        return counts
+        return counts, {}
     idx = np.flatnonzero(asks)
     row = np.full(n, -1)
     row[idx] = np.arange(len(idx))
@@ -342,7 +343,7 @@ def _lit_neutral_counts(cps: list[np.ndarray], inners: list[np.ndarray], image_b
     pts = cp[sel]
     lit = lit_pigment(sample_bgr_at(image_bgr, camera, pts, WINK_THICKNESS_MM), felt_at(cs.background_bgr, grid, pts),
                       upper_bgr[row[owner[sel]]], cs, params)
-    return np.bincount(owner[sel], weights=lit, minlength=n)
+    return np.bincount(owner[sel], weights=lit, minlength=n), dict(zip(idx.tolist(), upper_bgr))
 
 
 def _median_colours(image_bgr: np.ndarray, camera: CameraModel, pts: list[np.ndarray]) -> np.ndarray:
@@ -388,10 +389,11 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
     centers = np.array([u.center_mm for u in live]).reshape(-1, 2)
     inner_offs = {size: offsets[d_off < r - 1.5][::4] for size, r in RADII_MM.items()}
     inners = [u.center_mm + inner_offs[u.size] for u in live]
-    lit_look = _lit_neutral_counts(cps, inners, image_bgr, camera, cs, grid, params) >= params.first_look_min_mm2
+    lit_counts, inner_bgr = _lit_neutral_counts(cps, inners, image_bgr, camera, cs, grid, params)
+    lit_look = lit_counts >= params.first_look_min_mm2
     may = _may_show_crescents(cps, centers, k_ups, far_mm, cs, grid, params) | lit_look
-    for upper, inner, mmpp, blend, cp, may_show, lit_may in zip(live, inners, mmpps, blends, cps, may.tolist(),
-                                                                 lit_look.tolist()):
+    for n_up, (upper, inner, mmpp, blend, cp, may_show, lit_may) in enumerate(zip(live, inners, mmpps, blends, cps,
+                                                                                   may.tolist(), lit_look.tolist())):
         if not may_show:
             continue
         r_up = upper.radius_mm
@@ -417,7 +419,7 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
             # than the labels' opening, is labelled neutral foreground, as are a shadow and a blurred rim: the
             # fine search is called where those samples, read in the image, hold some pigment off the upper's
             # blend with the felt (a shadow takes chroma away, a blurred rim lies on that blend)
-            upper_bgr = np.median(sample_bgr_at(image_bgr, camera, inner, WINK_THICKNESS_MM), axis=0)
+            upper_bgr = inner_bgr[n_up]  # read by the first look: ``lit_look`` implies it
             seen = cp[ok][neutral]
             lit = lit_pigment(sample_bgr_at(image_bgr, camera, seen, WINK_THICKNESS_MM), felt_at(felt, grid, seen),
                               upper_bgr, cs, params)
@@ -429,6 +431,8 @@ def crescent_lowers(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
                      and int(((lab == k_up) & far).sum()) >= params.same_first_look_mm2)
         if not (want_other or want_same):
             continue
+        if upper_bgr is None:
+            upper_bgr = inner_bgr.get(n_up)
         if upper_bgr is None:
             upper_bgr = np.median(sample_bgr_at(image_bgr, camera, inner, WINK_THICKNESS_MM), axis=0)
         ring = (d_off > r_up + blend) & (d_off < r_up + params.reach_mm)
