@@ -48,6 +48,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from calibration.errors import CalibrationError
 from geometry.marbles import (
+    GROUP_CENTROID_TOL_MM,
     LATTICE_SPACING_MM,
     MARBLE_DIAMETER_MM,
     MARBLE_TOLLEY_SPLIT_MM,
@@ -69,6 +70,7 @@ from vision.marbles_group import (
     lightness_departure,
     lit_and_coloured,
     outline_arc_radii,
+    setup_shape,
 )
 from vision.marbles_group_shadow import on_shadow_side, shadow_direction
 from vision.marbles_outline import lab_gradients, outline_diameter_mm
@@ -79,7 +81,7 @@ from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, MIN_HIGHLIGHT_MADS, SURE_C
                                 ground_hues, is_lit_ball, lit_ball_cues, lit_point_near)
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
 from vision.marbles_size import local_affine, model_fits, photo_lab
-from vision.ortho import OrthoGrid, image_outline_mm, in_view, ortho_maps
+from vision.ortho import OrthoGrid, before_fold, image_outline_mm, in_view, ortho_maps
 from vision.types import VisionError
 
 __all__ = ["BallDetection", "MarblesParams", "analyze_marbles", "detect_marbles", "detect_ring"]
@@ -183,6 +185,15 @@ class MarblesParams:
     # shadow, where neither shows. What that finds within a tolley's diameter of a ball already lit is that ball
     # (the candidate was its shadow) and is dropped; otherwise the ball is there (seeds 7, 99: 7_000, 99_000)
     lit_within_ball: bool = True
+    # A close-packed group whose sure members fill a set-up group's shape (the N lattice points nearest the ring's
+    # centre, RULES.md 4.1) but for a hole or two holds no member beyond it (there lies its shade: bench_503_009's
+    # two 'members' a row beyond a 37) and a member at each point inside it that the silhouette covers, flagged
+    # (bench_2026_017's near-black swirl in its 49's shaded edge) (``vision.marbles_group.setup_shape``)
+    group_setup_shape: bool = True
+    # A ground candidate whose centre lies within a marble's radius of the shoulder's foot (less its position
+    # uncertainty) is no ball at rest on the ground: the foot's shade and the rim's lit lip make ball-sized blobs
+    # there (bench_503_001: three 'balls' at r 955-959 mm, the lip 7 ground MADs bright read as their highlight)
+    ground_beyond_foot: bool = True
     # Under 9 px per marble, size single balls whose shadow is cast whole (opaque glass) by their image and shadow
     # fitted together under the photo's lamp (``vision.marbles_shadow``; the lamp from the sure marbles' shadows
     # stacked on the ground): an opaque (swirl) tolley is read small by every size read, its shadow, 2R wide across
@@ -279,7 +290,8 @@ def _ortho(frame_bgr, camera: CameraModel, z_mm: float, limit_mm: float, mm_per_
     mx, my = ortho_maps(camera, grid, step_px=16)
     img = cv2.remap(frame_bgr, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     w, h = camera.image_size_wh_px
-    valid = (mx >= 1) & (my >= 1) & (mx <= w - 2) & (my <= h - 2) & in_view(camera, grid, fp)
+    valid = ((mx >= 1) & (my >= 1) & (mx <= w - 2) & (my <= h - 2) & in_view(camera, grid, fp)
+             & before_fold(camera, grid))
     return grid, (img, valid)
 
 
@@ -1056,6 +1068,23 @@ def detect_marbles(
                     members = np.vstack([members, nb])
                     presence += [1.0 if b else INTERIOR_PRESENCE for b in bright]
                     conf += [0.75] * len(nb)
+                if params.group_setup_shape and len(members):
+                    # a set-up group (RULES.md 4.1) has no member beyond its shape and none missing inside it
+                    fit = setup_shape(members, np.asarray(presence) >= KIND_SURE,
+                                      grid.ortho_from_table(np.zeros((1, 2)))[0], turn, spacing_px,
+                                      GROUP_CENTROID_TOL_MM / mm_per_px)
+                    if fit is not None:
+                        inside, holes = fit
+                        members = members[inside]
+                        presence = [p for p, k in zip(presence, inside) if k]
+                        conf = [c for c, k in zip(conf, inside) if k]
+                        for q in holes:
+                            j = int(np.argmin(np.hypot(*(pts - q).T)))
+                            if (math.hypot(*(pts[j] - q)) < 0.25 * spacing_px and cov[j] >= params.lattice_cover
+                                    and not _near_any(q, accepted_ortho, marble_px)):
+                                members = np.vstack([members, pts[j][None]])
+                                presence.append(INTERIOR_PRESENCE)
+                                conf.append(float(min(1.0, 0.5 + cov[j] / 2)))
                 centers = list(members)
                 diam = [MARBLE_DIAMETER_MM] * len(centers)
                 kinds = _member_kind_confidences(grid, members, 2 * mm_per_px * outline_arc_radii(
@@ -1081,6 +1110,14 @@ def detect_marbles(
             if params.lit_within_ball:
                 _lit_beside(lab_img, pending, lit, marble_px, tolley_px)
             pending[:] = [e for e, ok in zip(pending, lit) if ok]
+            if params.ground_beyond_foot:
+                # a ball at rest on the ground touches it beyond the shoulder's foot, its centre at least a marble's
+                # radius out (nearer, it would lie on the slope and roll down); less one position uncertainty
+                sigma_mm = max(params.min_position_sigma_mm,
+                               params.position_sigma_native_px * MARBLE_DIAMETER_MM / native_px)
+                r_min = RING_RADIUS_MM + RIM_WIDTH_MM + 0.5 * MARBLE_DIAMETER_MM - sigma_mm
+                pending[:] = [e for e in pending
+                              if math.hypot(*grid.table_from_ortho(np.asarray(e[0], float)[None])[0]) >= r_min]
             accepted_ortho[:] = [e[0] for e in pending]
         # single balls in a sharp enough photo are sized by their outline (their silhouette's sharp edge), which
         # neither the contact shadow nor clear glass biases; in coarser photos the outline is too few pixels

@@ -29,6 +29,11 @@ INTERIOR_PRESENCE = 0.75
 # that is within 10 mm of the ring's centre (RULES.md 4.1); a cluster elsewhere formed after shots and may hold
 # anything
 SETUP_RADIUS_MM = 52.0 + GROUP_CENTROID_TOL_MM
+# The set-up group's sizes (MB 9(e), 11(b), (d), (e); RULES.md 4.1): the N lattice points nearest the ring's centre
+SETUP_COUNTS = (13, 25, 37, 49)
+# A group is read as a set-up group only when its sure members fill that shape but for at most this many points
+# (a doubtful member in a hole, or a marble no cue finds there): more, and it has been played into
+SETUP_MAX_HOLES = 2
 # A group's outline reads are calibrated by their own median (the group's edge balls are mostly marbles) only
 # when at least this many of its members form part of the outline
 MIN_ARC_READS = 6
@@ -186,3 +191,66 @@ def arc_sizes_mm(reads_mm: np.ndarray, model_sigma_mm: float) -> tuple[np.ndarra
     spread = float(np.sqrt(np.mean((reads_mm[ok] - med) ** 2)))
     sigma = math.hypot(max(spread, model_sigma_mm), spread / math.sqrt(int(ok.sum())))
     return reads_mm - med + MARBLE_DIAMETER_MM, sigma
+
+
+def setup_shape(members_px: np.ndarray, sure: np.ndarray, centre_px: np.ndarray, angle_rad: float, spacing_px: float,
+                centre_tol_px: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """Which members lie in the set-up group their sure members nearly fill, and that shape's points no member holds.
+
+    Why. A group set up for the opening (RULES.md 4.1) is the N lattice points nearest the ring's centre (N one of
+    ``SETUP_COUNTS``, its centre within the centroid tolerance of the ring's). Beyond a set-up group's edge lies its
+    shade, never a member: the doubtful points there (cores faintly tinted by blur, bench_503_009: two 'members'
+    a row beyond a 37's edge, 41-44 darker than the sand) are shade; and inside it a point the silhouette covers is
+    a member, however dark (bench_2026_017: a near-black swirl in the 49's lamp-away edge, grey core 4.3). A group
+    played into is no set-up shape, so nothing is read from it: its sure members must all lie in the shape and
+    fill it but for ``SETUP_MAX_HOLES`` points.
+
+    ``members_px`` (N, 2) on the fitted lattice (turned by ``angle_rad``), ``sure`` (N,) bool, ``centre_px`` the ring's
+    centre; the shape's centre is searched within ``centre_tol_px`` of it (it settles which of a shell's equidistant
+    points the N nearest take). Returns (in-shape mask over members, holes (K, 2)) or None when no set-up shape fits.
+
+    >>> a = np.arange(6) * np.pi / 3
+    >>> shell1 = np.column_stack([np.cos(a), np.sin(a)]) * 10.0
+    >>> shell2 = np.column_stack([np.cos(a + np.pi / 6), np.sin(a + np.pi / 6)]) * 10.0 * np.sqrt(3)
+    >>> members = np.vstack([shell1, shell2, [[20.0, 0.0]]])  # a 13 less its centre, and a doubtful point beyond
+    >>> inside, holes = setup_shape(members, np.arange(13) < 12, np.zeros(2), 0.0, 10.0, 1.0)
+    >>> int(inside.sum()), bool(inside[12]), holes.round(1).tolist()
+    (12, False, [[0.0, 0.0]])
+    """
+    members_px = np.asarray(members_px, float).reshape(-1, 2)
+    sure = np.asarray(sure, bool)
+    if int(sure.sum()) < SETUP_COUNTS[0] - SETUP_MAX_HOLES:
+        return None
+    ref = members_px[sure][np.argmin(np.hypot(*(members_px[sure] - centre_px).T))]
+    a1 = np.array([math.cos(angle_rad), math.sin(angle_rad)]) * spacing_px
+    a2 = np.array([math.cos(angle_rad + math.pi / 3), math.sin(angle_rad + math.pi / 3)]) * spacing_px
+    k = np.arange(-9, 10)
+    ii, jj = np.meshgrid(k, k)
+    lattice = ref + ii.reshape(-1, 1) * a1 + jj.reshape(-1, 1) * a2
+    # each member's lattice point (members sit on the fitted lattice, within a quarter spacing)
+    d = np.linalg.norm(members_px[:, None] - lattice[None], axis=2)
+    slot = np.argmin(d, axis=1)
+    on = d[np.arange(len(members_px)), slot] < 0.25 * spacing_px
+    step = max(0.5, 0.1 * spacing_px)
+    offs = np.arange(-centre_tol_px, centre_tol_px + 1e-9, step)
+    best = None
+    for dx in offs:
+        for dy in offs:
+            if dx * dx + dy * dy > centre_tol_px * centre_tol_px:
+                continue
+            order = np.argsort(np.hypot(*(lattice - (centre_px + (dx, dy))).T), kind="stable")
+            for n in SETUP_COUNTS:
+                shape = np.zeros(len(lattice), bool)
+                shape[order[:n]] = True
+                inside = on & shape[slot]
+                if not inside[sure].all():
+                    continue
+                held = np.zeros(len(lattice), bool)
+                held[slot[inside]] = True
+                holes = int((shape & ~held).sum())
+                if holes > SETUP_MAX_HOLES:
+                    continue
+                cost = holes + int((~inside).sum())
+                if best is None or cost < best[0]:
+                    best = (cost, inside, lattice[shape & ~held])
+    return None if best is None else (best[1], best[2])

@@ -84,6 +84,35 @@ def in_view(camera: CameraModel, grid: OrthoGrid, outline_mm: np.ndarray | None 
     return mask.astype(bool)
 
 
+def fold_radius(camera: CameraModel) -> float:
+    """The undistorted radius (normalized camera coordinates) where the lens's radial polynomial turns back: the
+    first zero of d/dr [r (1 + k1 r^2 + k2 r^4 + k3 r^6)] (infinite where it never turns)."""
+    k = np.zeros(5)
+    k[:min(5, camera.dist.size)] = np.ravel(camera.dist)[:5]
+    k1, k2, k3 = k[0], k[1], k[4]
+    roots = np.roots([7 * k3, 5 * k2, 3 * k1, 1.0]) if k3 else (
+        np.roots([5 * k2, 3 * k1, 1.0]) if k2 else (np.array([-1 / (3 * k1)]) if k1 else np.array([])))
+    s = [float(v.real) for v in np.atleast_1d(roots) if abs(v.imag) < 1e-12 and v.real > 0]
+    return math.sqrt(min(s)) if s else math.inf
+
+
+def before_fold(camera: CameraModel, grid: OrthoGrid) -> np.ndarray:
+    """Which pixels of ``grid`` lie in front of the camera and within the lens's fold (``fold_radius``).
+
+    Beyond the fold the projection maps plan points back into the photo where nearer ones already show: bench_503_011's
+    wide lens (k1 -0.039, k2 -0.028, fold at 1.51) put far ground 1.97 m out on a ring marble's pixels, where its
+    photo border (1.24 from the axis, beyond the polynomial's largest radius 1.16) has no true ray to trace an
+    outline (``in_view``) with.
+    """
+    x = grid.table_from_ortho(np.column_stack([np.arange(grid.width_px), np.zeros(grid.width_px)]))[:, 0]
+    y = grid.table_from_ortho(np.column_stack([np.zeros(grid.height_px), np.arange(grid.height_px)]))[:, 1]
+    R, t = camera.R, camera.tvec
+    cam = [(R[i, 0] * x[None, :] + R[i, 1] * y[:, None] + (R[i, 2] * grid.z_mm + t[i])) for i in range(3)]
+    rf = fold_radius(camera)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (cam[2] > 0) & (cam[0] ** 2 + cam[1] ** 2 < (rf * cam[2]) ** 2)
+
+
 def camera_key(camera: CameraModel) -> str:
     return hashlib.sha1(json.dumps(camera.to_dict(), sort_keys=True).encode()).hexdigest()
 

@@ -90,3 +90,34 @@ def test_the_drop_lines_sand_view_leaves_out_ring_sand_the_lens_folds_in():
     seen = cam.image_to_table_mm(np.array([[960.0, 540.0]]), 0.0)[0]
     c, r = np.round(grid.ortho_from_table(seen[None])[0]).astype(int)
     assert np.hypot(*seen) < 860.0 and valid[r, c]
+
+
+def _wide_camera() -> CameraModel:
+    # bench_503_011's camera: focal 777 px, k1 -0.039, k2 -0.028; the photo's side edges lie 1.24 from the axis,
+    # beyond the largest radius its polynomial reaches (1.16), so no ray traces them and the outline is no guide
+    return CameraModel.from_dict({
+        "K": [[777.1603548608081, 0.0, 966.8656630811553], [0.0, 777.1603548608081, 537.2082068085433],
+              [0.0, 0.0, 1.0]],
+        "dist": [-0.038916214997430434, -0.02801514973886933, 0.00018159340572067295, -0.0003434488660531897, 0.0],
+        "rvec": [1.2937710067837824, -2.705322136321452, 0.37712580843535776],
+        "tvec": [-759.9708242897838, 70.82765143558781, 1610.1159875081323], "image_size_wh_px": [1920, 1080]})
+
+
+def test_ground_beyond_the_lens_fold_is_not_seen_where_the_outline_cannot_be_traced():
+    """bench_503_011 read an 'off-ring marble' at r 861 mm, under the ring: the ground 1.97 m out projected, past the
+    lens's fold, onto a ring marble's pixels, and lay inside the photo's outline as traced (its side edges have no
+    true ray). The ball finder's ground view leaves it out; the ground the photo shows there stays in."""
+    from vision.marbles import _ortho
+
+    cam = _wide_camera()
+    far = np.array([[335.0, 1945.0, -69.85]])
+    px = cam.project_mm(far)[0]
+    back = cam.image_to_table_mm(px[None], -69.85)[0]
+    assert 0 <= px[0] < 1920 and 0 <= px[1] < 1080 and np.hypot(*(back - far[0, :2])) > 1000.0
+    frame = np.full((1080, 1920, 3), 128, np.uint8)
+    grid, (_, valid) = _ortho(frame, cam, -69.85, 2500.0, 10.0)
+    c, r = np.round(grid.ortho_from_table(far[:, :2])[0]).astype(int)
+    assert not valid[r, c]
+    for u, v in ((960.0, 540.0), (600.0, 900.0), (1500.0, 300.0)):
+        c, r = np.round(grid.ortho_from_table(cam.image_to_table_mm(np.array([[u, v]]), -69.85))[0]).astype(int)
+        assert valid[r, c]
