@@ -28,10 +28,10 @@ more apart, and no further than two touching tolleys, is two touching balls. Eac
 uncertainty (which grows with the photo's pixel size), so an undecidable size says so. In photos under 9 px per
 marble a clear ball whose caustic (the lamp focused through it onto the ground) lies clear of it is sized again by
 that spot's distance, which grows with its radius and no blurred edge biases (``vision.marbles_caustic``);
-and an opaque ball (``shadow_sizes``) by its image and cast shadow fitted together under the
-photo's one lamp (``vision.marbles_shadow``). ``on_ring`` compares the plan centre with R = 914.4 mm (MB P1); calls
-within the position uncertainty are flagged for the referee (MB I-1) by the adjudicator, not here (vision makes no
-rulings).
+and an opaque ball (``shadow_sizes``; in sharper photos too, where its dark shadow joins its silhouette) by its
+image and cast shadow fitted together under the photo's one lamp (``vision.marbles_shadow``). ``on_ring``
+compares the plan centre with R = 914.4 mm (MB P1); calls within the position uncertainty are flagged for the
+referee (MB I-1) by the adjudicator, not here (vision makes no rulings).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ from vision.marbles_kind import join_reads, marble_probability, photo_scale
 from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, MIN_HIGHLIGHT_MADS, SURE_CORE_CHROMA, ground_hue_share,
                                 ground_hues, is_lit_ball, lit_ball_cues, lit_point_near)
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
-from vision.marbles_size import local_affine, model_fits, photo_lab
+from vision.marbles_size import local_affine, measured_psf_px, model_fits, photo_lab
 from vision.ortho import OrthoGrid, before_fold, image_outline_mm, in_view, ortho_maps
 from vision.types import VisionError
 
@@ -203,6 +203,11 @@ class MarblesParams:
     # confident wrong kinds 1 -> 0, 1 -> 1, 2 -> 1; about 1.16-1.30x the CPU per photo (the shadow stage's process
     # time over the pipeline's)
     shadow_sizes: bool = True
+    # ... and at min_marble_px and more too, where no blurred-sphere read is taken: at 13-23 px per marble an opaque
+    # marble's dark cast shadow joins its silhouette (its blob's area reads 15-16 mm) and leans its centre into the
+    # shadow (its outline's chords then reach the shadow's end), while its image and shadow fitted together under
+    # the photo's lamp place both where they are
+    shadow_sizes_sharp: bool = True
     # Look for knocked-off balls on the far ground too (``FAR_GROUND_MM``), in a layer of its own: balls knocked off
     # roll on towards the benches (development set and seeds 7, 99: 4 beyond the near ground's reach). Every ground
     # candidate must show a lit ball's own colour or highlight (``vision.marbles_lit``), which a pavement joint's
@@ -870,6 +875,8 @@ def detect_marbles(
     found: list[BallDetection] = []
     # each found ball's image centre from the blurred-sphere fit, where its caustic may size it again
     fitted_px: list[np.ndarray | None] = []
+    # ... and whether its size is read in full (sized again by its shadow, ``_shadow_sizes``)
+    shadowed: list[bool] = []
     sand_ab = None  # the ring top's sand colour (CIELAB a*, b*), from the ring-top layer
     model: dict[str, Any] = {"lab": None, "psf": None}  # the photo for the blurred-sphere fits, and its PSF
     # (surface height, region in plan radius) for the ring top and for the ground beyond the rim
@@ -1126,7 +1133,16 @@ def detect_marbles(
         # reads balls small by an amount that depends on their size; the blurred-sphere model fitted in the
         # photo's own pixels reads both kinds true in the median, and its errors (tinted shadow, vanes) differ
         fits: list = [None] * len(pending)
-        if native_px < params.min_marble_px and pending:
+        sharp = native_px >= params.min_marble_px
+        shadow_sharp = sharp and params.shadow_sizes and params.shadow_sizes_sharp
+        if shadow_sharp and pending and model["psf"] is None:
+            # the photo's PSF for the shadow fit, measured on its single balls (their sizes are not used)
+            if model["lab"] is None:
+                model["lab"] = photo_lab(frame_bgr)
+            ctrs = np.array([[*grid.table_from_ortho(np.asarray(e[0], float)[None])[0], z_mid] for e in pending])
+            model["psf"] = measured_psf_px(model["lab"], camera, ctrs, np.array([not e[3] for e in pending]),
+                                           None if base_z == 0.0 else _shows_ground(camera, base_z))
+        if not sharp and pending:
             if model["lab"] is None:
                 model["lab"] = photo_lab(frame_bgr)
             ctrs = np.array([[*grid.table_from_ortho(np.asarray(e[0], float)[None])[0], z_mid] for e in pending])
@@ -1148,6 +1164,7 @@ def detect_marbles(
             kind_conf = group_kind_conf if grouped else None
             # a ball whose size is read in full (not a guess, not a lower bound) may be sized again by its caustic
             caustic_px = None if fits[i] is None or dmm is None else np.asarray(fits[i].center_px, float)
+            shadow_ok = caustic_px is not None or (shadow_sharp and not grouped and dmm is not None)
             if dmm is None:
                 # a ball parted from a chain with no outline to size it: the common ball, a marble, but its
                 # kind is a guess (too close to call)
@@ -1162,6 +1179,7 @@ def detect_marbles(
                 if dmm <= MARBLE_TOLLEY_SPLIT_MM and _disc_cut(c, seen, 0.5 * tolley_px + 1.0):
                     kind_conf = min(kind_conf, 0.5)
                     caustic_px = None
+                    shadow_ok = False
                     size_sigma = None
             if near_found and _seen_before(grid.table_from_ortho(np.asarray(c, float)[None])[0], near_found):
                 continue
@@ -1171,10 +1189,11 @@ def detect_marbles(
                        kind_conf, base_z,
                        z_mid, native_px, params, presence, size_sigma, reads)
             fitted_px.append(caustic_px)
+            shadowed.append(shadow_ok)
     caustics: dict = {}
+    if params.shadow_sizes and any(shadowed):
+        found = _shadow_sizes(model["lab"], camera, found, shadowed, model["psf"], native_px, params)
     if any(p is not None for p in fitted_px):
-        if params.shadow_sizes:
-            found = _shadow_sizes(model["lab"], camera, found, fitted_px, model["psf"], native_px, params)
         caustics = _caustic_reads(frame_bgr, camera, found, fitted_px)
     joined = _joined_marble_probabilities(found, caustics)
     if caustics:
@@ -1282,23 +1301,26 @@ def _photo_kinds(camera: CameraModel, found: list[BallDetection], params: Marble
 
 
 def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetection],
-                  fitted_px: list[np.ndarray | None], psf_px: tuple[float, float] | None, native_px: float,
+                  shadowed: list[bool], psf_px: tuple[float, float] | None, native_px: float,
                   params: MarblesParams) -> list[BallDetection]:
-    """Single balls fitted by the blurred-sphere model, sized again with their cast shadow
-    (``vision.marbles_shadow``): the photo's lamp from its sure single marbles, then each ball's image and shadow
-    fitted together. The read's own bias in this photo (a width of blur or penumbra it misplaces on every ball
-    alike) is what the sure marbles, whose size is known, lack of 12.7 mm, and its scatter over them is its
-    uncertainty. Where it calls the ball's other kind beyond SHADOW_DECISIVE it replaces the size read (the
-    blurred-sphere model it extends took the shadow for ground: an opaque tolley read small, and the silhouette's
-    area and outline err the same way on it); where it calls the other kind less surely it only lowers the kind's
-    confidence to its own; where it agrees it leaves the ball as it is. Replacing every size read with it (each kind
-    called at the split) lost 2 of the development set's 39 counts and 1 of seed 99's first 17: a swirl tolley read
-    13.2 mm by its shadow (marbles_07), marbles read 14.4-15.4 mm (its scatter over the photo's marbles understates
-    a single ball's)."""
+    """Single balls read in full (``shadowed``: fitted by the blurred-sphere model, or any single ball of a sharp
+    photo), sized again with their cast shadow (``vision.marbles_shadow``): the photo's lamp from its sure single
+    marbles, then each ball's image and shadow fitted together. The read's own bias in this photo (a width of
+    blur or penumbra it misplaces on every ball alike) is what the sure marbles, whose size is known, lack of
+    12.7 mm, and its scatter over them is its uncertainty. Where it calls the ball's other kind beyond
+    SHADOW_DECISIVE it replaces the size read (the blurred-sphere model it extends took the shadow for ground: an
+    opaque tolley read small, and the silhouette's area and outline err the same way on it); where it calls the
+    other kind less surely it only lowers the kind's confidence to its own; where it agrees it leaves the ball as
+    it is. Replacing every size read with it (each kind called at the split) lost 2 of the development set's 39
+    counts and 1 of seed 99's first 17: a swirl tolley read 13.2 mm by its shadow (marbles_07), marbles read
+    14.4-15.4 mm (its scatter over the photo's marbles understates a single ball's). A sharp photo whose sure
+    marbles are too few opaque ones to calibrate it on (their clear glass lets the lamp through, so their shadows
+    are too shallow to be read) takes the read as it is: at 12-26 px per marble the seen renders' opaque balls
+    read 0.7-1.1 mm small by it (medians), both kinds alike."""
     if psf_px is None:
         return found
-    single = [i for i, (b, p) in enumerate(zip(found, fitted_px))
-              if p is not None and not b.in_group and b.measured_diameter_mm is not None]
+    single = [i for i, (b, ok) in enumerate(zip(found, shadowed))
+              if ok and not b.in_group and b.measured_diameter_mm is not None]
     contact = {i: np.asarray(found[i].center_mm, float) for i in single}
     every = np.array([[*b.center_mm, b.center_z_mm] for b in found]).reshape(-1, 3)
     sure = [i for i in single if found[i].kind == "marble" and found[i].kind_confidence >= KIND_SURE]
@@ -1321,12 +1343,17 @@ def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetectio
     deep = float(np.quantile([f.shadow_depth_ratio for f in fits.values()], DEEP_SHADOW_QUANTILE))
     reads = {i: f.diameter_mm for i, f in fits.items() if f.shadow_depth_ratio >= SHADOW_DEPTH_SHARE * deep > 0.0}
     known = np.array([reads[i] for i in sure if i in reads])
-    if len(known) < SHADOW_MIN_MARBLES:
+    if len(known) >= SHADOW_MIN_MARBLES:
+        bias = MARBLE_DIAMETER_MM - float(np.median(known))
+        # the read's scatter over balls of one size, and the bias's error from so few of them
+        spread = 1.4826 * float(np.median(np.abs(known - np.median(known))))
+        sigma_shadow = math.hypot(max(spread, params.size_sigma_mm), spread / math.sqrt(len(known)))
+    elif native_px >= params.min_marble_px:
+        # too few sure opaque marbles to measure its bias on: in a sharp photo the read is taken as it is (blur
+        # and penumbra move its edges by a fraction of a millimetre), with a single ball's size sigma
+        bias, sigma_shadow = 0.0, _size_sigma_mm(native_px, params)
+    else:
         return found
-    bias = MARBLE_DIAMETER_MM - float(np.median(known))
-    # the read's scatter over balls of one size, and the bias's error from so few of them
-    spread = 1.4826 * float(np.median(np.abs(known - np.median(known))))
-    sigma_shadow = math.hypot(max(spread, params.size_sigma_mm), spread / math.sqrt(len(known)))
     out = list(found)
     for i, d in reads.items():
         b, dmm = found[i], d + bias

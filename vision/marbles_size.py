@@ -222,19 +222,31 @@ def model_fits(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit
     left out of the others' windows and only the pixels ``shows_model`` keeps (``fit_ball``) in its own; and the
     photo's PSF widths used (measured from the first PSF_BALLS fitted balls when not given)."""
     centers_mm = np.asarray(centers_mm, float).reshape(-1, 3)
-    px = camera.project_mm(centers_mm) if len(centers_mm) else np.zeros((0, 2))
     todo = [i for i in range(len(centers_mm)) if fit[i]]
-    guess = 0.5 * MARBLE_TOLLEY_SPLIT_MM
-
-    def one(i, psf):
-        return fit_ball(lab, camera, centers_mm[i], radius_guess_mm=guess, psf_px=psf,
-                        others_px=np.delete(px, i, axis=0), shows_model=shows_model)
-
     if psf_px is None:
-        psf_px = photo_psf_px([one(i, None) for i in todo[:PSF_BALLS]])
+        psf_px = measured_psf_px(lab, camera, centers_mm, fit, shows_model)
     out: list[BallFit | None] = [None] * len(centers_mm)
     if psf_px is None:
         return out, None
     for i in todo:
-        out[i] = one(i, psf_px)
+        out[i] = _fit_one(lab, camera, centers_mm, i, psf_px, shows_model)
     return out, psf_px
+
+
+def measured_psf_px(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit: np.ndarray,
+                    shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+                    ) -> tuple[float, float] | None:
+    """The photo's PSF widths (``photo_psf_px``) from the first PSF_BALLS of the balls at ``centers_mm`` where
+    ``fit`` is set, each fitted with its own width (``model_fits``' arguments)."""
+    centers_mm = np.asarray(centers_mm, float).reshape(-1, 3)
+    todo = [i for i in range(len(centers_mm)) if fit[i]]
+    return photo_psf_px([_fit_one(lab, camera, centers_mm, i, None, shows_model) for i in todo[:PSF_BALLS]])
+
+
+def _fit_one(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, i: int,
+             psf_px: tuple[float, float] | None,
+             shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None) -> BallFit | None:
+    """Ball ``i`` of ``centers_mm`` fitted with the others' discs left out of its window."""
+    px = camera.project_mm(centers_mm)
+    return fit_ball(lab, camera, centers_mm[i], radius_guess_mm=0.5 * MARBLE_TOLLEY_SPLIT_MM, psf_px=psf_px,
+                    others_px=np.delete(px, i, axis=0), shows_model=shows_model)

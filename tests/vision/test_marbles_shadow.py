@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from calibration.camera import CameraModel
 from geometry.marbles import MARBLE_DIAMETER_MM, MARBLE_TOLLEY_SPLIT_MM
 from simulation.marbles import Ball
 from tests.vision.test_marbles_caustic import lit_photo
@@ -118,3 +119,46 @@ def test_default_detector_sizes_opaque_tolleys_by_their_shadow_and_keeps_clear_m
             assert near[0].measured_diameter_mm == pytest.approx(b.diameter_mm, abs=SHADOW_SIZE_TOL_MM)
         elif b.style == "cats_eye":
             assert near[0].kind == "marble", near[0]
+
+
+def _detection(cam, xy, dmm: float, kind_conf: float):
+    from vision.marbles import BallDetection, _placed
+    px = cam.project_mm(np.array([[xy[0], xy[1], MARBLE_DIAMETER_MM / 2]]))[0]
+    return BallDetection(**_placed(cam, px, dmm, 0.0), center_px=(float(px[0]), float(px[1])), confidence=kind_conf,
+                         position_sigma_mm=0.5, kind_confidence=kind_conf, measured_diameter_mm=dmm,
+                         size_sigma_mm=0.7, size_reads_mm=(dmm, dmm, math.nan))
+
+
+@pytest.mark.parametrize("native_px, called", [(22.0, "marble"), (6.5, "tolley")])
+def test_sharp_photo_without_sure_opaque_marbles_takes_the_shadow_read_as_it_is(monkeypatch, native_px, called):
+    # seed 503's renders 006 (22 px per marble): opaque swirl marbles whose dark cast shadow joins their silhouette
+    # read 14.6-15.2 mm (tolleys) by area and outline, while their image and shadow fitted together read 12.2-12.4;
+    # the photo's sure marbles are clear, their shadows shallow, so no opaque marble calibrates the read. At 22 px
+    # the read's own bias is a fraction of a millimetre (opaque marbles of the seen renders read 0.7-0.9 mm
+    # small), so it is taken as it is; under the photo's blur (6.5 px) it is still left unused there
+    import vision.marbles as vm
+    from vision.marbles_shadow import Lamp, ShadowFit
+    cam = CameraModel.look_at(eye_mm=EYE_MM, target_mm=(0.0, 0.0, 0.0), focal_px=22.0 * 2424.0 / 12.7,
+                              image_size_wh_px=(960, 720))
+    clear = [(-60.0, -40.0), (-20.0, -50.0), (30.0, -45.0), (60.0, 0.0), (-60.0, 30.0), (20.0, 45.0)]
+    found = [_detection(cam, xy, 12.9, 1.0) for xy in clear]
+    found += [_detection(cam, (-20.0, 5.0), 15.2, 0.88), _detection(cam, (25.0, 10.0), 17.3, 1.0)]
+    # shadow reads by contact point: the clear marbles' shadows are shallow (lit through), the opaque balls' deep
+    reads = {xy: (12.0, 0.05) for xy in clear}
+    reads[(-20.0, 5.0)], reads[(25.0, 10.0)] = (12.4, 0.35), (16.4, 0.6)
+
+    def fake_fit(lab, camera, contact, base_z, lamp, psf, others, shows=None):
+        key = min(reads, key=lambda k: math.dist(k, contact[:2]))
+        d, depth = reads[key]
+        return ShadowFit(diameter_mm=d, diameter_sigma_mm=0.2, contact_mm=tuple(contact[:2]), shadow_depth_ratio=depth)
+
+    monkeypatch.setattr(vm, "fit_lamp", lambda *a, **k: Lamp(to_light=(0.4, 0.6, 0.69), penumbra_per_mm=0.02,
+                                                             cost_drop=0.2))
+    monkeypatch.setattr(vm, "fit_ball_shadow", fake_fit)
+    out = vm._shadow_sizes(np.zeros((720, 960, 3), np.float32), cam, found, [True] * len(found), (0.9, 1.3),
+                           native_px, DEFAULT_PARAMS)
+    assert out[6].kind == called
+    if called == "marble":
+        assert out[6].kind_confidence >= KIND_SURE
+    assert out[7].kind == "tolley" and out[7].kind_confidence == found[7].kind_confidence
+    assert [b.kind for b in out[:6]] == ["marble"] * 6
