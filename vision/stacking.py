@@ -258,7 +258,7 @@ def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandid
         if any(len(arc) >= MIN_ARC_SAMPLES > len(clear) for arc, clear in zip(whole, (arc_u, arc_l))):
             # two colours, a rim there to read but along a third wink's outline: the rims cannot be compared, and
             # the lens's colour (read clear of the third, ``winks.judge_pair``) holds. tw_3333_001: green-L2's rim
-            # inside blue-S4 runs 8 of its 10 samples within 1.4 mm of yellow-L1's edge, which, read as green-L2's,
+            # inside blue-S4 runs 8 of its 10 samples within 1.8 mm of yellow-L1's edge, which, read as green-L2's,
             # put green-L2 over blue-S4 at 4.8 standard errors, the wrong way
             return None
         n_min = min(n_min, len(arc_u))

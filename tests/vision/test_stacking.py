@@ -917,7 +917,7 @@ def test_a_one_colour_order_one_cue_reads_at_a_size_the_outline_did_not_confirm_
 
 def test_a_rim_along_a_third_winks_outline_is_not_read_as_the_pairs_cut_rim():
     # seed 3333 #1's pile, drawn by ``synth``: blue S raised and tilted 19 deg on green L (itself on a flat blue), half
-    # under yellow L, whose edge runs within 1.4 mm of green L's rim inside blue S. That edge is yellow against blue,
+    # under yellow L, whose edge runs within 1.8 mm of green L's rim inside blue S. That edge is yellow against blue,
     # the step a visible green rim would show; read as green's, it left the pair undecided here, and on the render
     # put green over blue at 4.8 standard errors. Read clear of the yellow's outline (the lens's colour holds where
     # too little of a rim is clear of it), blue is over green, and no order is claimed the wrong way
