@@ -87,8 +87,8 @@ def clear_of_third(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandida
     """The plan angles of ``w``'s rim (as posed) clear of every wink of another colour but the pair's: near
     one the colour step read is that wink's own outline, far stronger than the faint step between two winks of
     one colour (a third wink of their colour is as faint, and its rim is the pile's own evidence). Clear of the
-    third's whole disc, or with ``outline_only`` of its outline alone (a sample well inside it reads the pair's
-    rim over it, or no edge under it, not its outline)."""
+    third's whole disc, or with ``outline_only`` of its outline alone: well inside a third the rim lies over it,
+    read as any rim, or under it, where neither hypothesis shows an edge (no step read against either)."""
     if len(angles) == 0:
         return angles
     p = top_rim_points(w, angles, w.radius_mm)[:, :2]
@@ -100,17 +100,15 @@ def clear_of_third(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandida
     return angles[keep]
 
 
-def _clear_arc(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], pair: tuple[str, str],
-               one_colour: bool) -> np.ndarray:
-    """The arc clear of third winks of another colour, or, when too little of it is: for a pair of one colour the
-    whole arc (the order then rests on all of it, as before, and the flat test's opinion caps it); for two colours
-    the arc clear of the thirds' outlines (inside a third's disc it runs over that wink, or hidden under it), however
-    short: along a third's outline the step read is that wink's colour against the pair's, no evidence of the pair's
-    rims, and no flat opinion caps a two-colour order."""
+def _clear_arc(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], pair: tuple[str, str]
+               ) -> np.ndarray:
+    """The arc clear of third winks of another colour, or, when too little of it is, clear of their outlines and of
+    where one lies over ``w`` (``clear_of_third``), however short: along a third's outline the step read is that
+    wink's colour against the pair's, no evidence of the pair's rims, and under a third no rim of the pair shows.
+    (Read whole, such an arc put green-L2 over blue-S4 on tw_3333_001 at 4.8 standard errors, and yellow-L1 over
+    yellow-S3 on tw_2223_001 at 3.5, along and under blue-L2 lying on both: both the wrong way.)"""
     clear = clear_of_third(w, angles, winks, pair)
-    if len(clear) >= MIN_ARC_SAMPLES:
-        return clear
-    return angles if one_colour else clear_of_third(w, angles, winks, pair, outline_only=True)
+    return clear if len(clear) >= MIN_ARC_SAMPLES else clear_of_third(w, angles, winks, pair, outline_only=True)
 
 
 def _flat_read_third(a: WinkCandidate, b: WinkCandidate, winks: list[WinkCandidate]) -> bool:
@@ -254,12 +252,11 @@ def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandid
     for up, lo in ((a, b), (b, a)):
         pu, pl = reads.posed(up, lo)
         whole = [rim_angles_inside(w, o) for w, o in ((pu, pl), (pl, pu))]
-        arc_u, arc_l = (_clear_arc(w, arc, winks, pair, a.color == b.color) for w, arc in zip((pu, pl), whole))
+        arc_u, arc_l = (_clear_arc(w, arc, winks, pair) for w, arc in zip((pu, pl), whole))
         if any(len(arc) >= MIN_ARC_SAMPLES > len(clear) for arc, clear in zip(whole, (arc_u, arc_l))):
-            # two colours, a rim there to read but along a third wink's outline: the rims cannot be compared, and
-            # the lens's colour (read clear of the third, ``winks.judge_pair``) holds. tw_3333_001: green-L2's rim
-            # inside blue-S4 runs 8 of its 10 samples within 1.8 mm of yellow-L1's edge, which, read as green-L2's,
-            # put green-L2 over blue-S4 at 4.8 standard errors, the wrong way
+            # a rim there to read but along a third wink's outline or under it: the rims cannot be compared, and the
+            # first order holds (two colours: the lens's colour, read clear of the third, ``winks.judge_pair``).
+            # tw_3333_001: green-L2's rim inside blue-S4 runs 8 of its 10 samples within 1.8 mm of yellow-L1's edge
             return None
         n_min = min(n_min, len(arc_u))
         if len(arc_u) < MIN_ARC_SAMPLES:
@@ -910,6 +907,11 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             reads.next_pair()
             read = _pair_order_z(winks, a, b, image_bgr, camera, noise_level, reads)
             if read is None:
+                if a.color == b.color and _flat_read_third(a, b, winks):
+                    # the posed rims cannot be read clear of a third wink, and the flat read took its outline for
+                    # the pair's rims: no order is read at all (tw_2223_001: yellow-L1 over yellow-S3 at 0.95, the
+                    # wrong way, along and under blue-L2 lying on both)
+                    a.order_confidence[b.wink_id] = b.order_confidence[a.wink_id] = min(conf, DISAGREEMENT_CONFIDENCE)
                 continue
             z, both_sure, split = read
             # reported (confidence_min) from DECIDE_SIGMAS standard errors on
