@@ -83,32 +83,39 @@ def _posed_pair(winks: list[WinkCandidate], upper: WinkCandidate, lower: WinkCan
 
 
 def clear_of_third(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], pair: tuple[str, str],
-                   clear_mm: float = THIRD_RIM_CLEAR_MM, outline_only: bool = False) -> np.ndarray:
+                   clear_mm: float = THIRD_RIM_CLEAR_MM, outline_only: bool = False,
+                   pair_colours: tuple[str, ...] = ()) -> np.ndarray:
     """The plan angles of ``w``'s rim (as posed) clear of every wink of another colour but the pair's: near
     one the colour step read is that wink's own outline, far stronger than the faint step between two winks of
     one colour (a third wink of their colour is as faint, and its rim is the pile's own evidence). Clear of the
     third's whole disc, or with ``outline_only`` of its outline alone: well inside a third the rim lies over it,
-    read as any rim, or under it, where neither hypothesis shows an edge (no step read against either)."""
+    read as any rim, or under it, where neither hypothesis shows an edge (no step read against either). Thirds of
+    ``pair_colours`` are then not counted: one of the other wink's colour beside ``w``'s rim inside that wink steps
+    the pair's two colours only where ``w``'s top lies between them, as the pair's own cut rim does."""
     if len(angles) == 0:
         return angles
     p = top_rim_points(w, angles, w.radius_mm)[:, :2]
     keep = np.ones(len(angles), bool)
     for o in winks:
-        if o.wink_id not in pair and not o.potted and o.color != w.color:
+        if o.wink_id not in pair and not o.potted and o.color != w.color and o.color not in pair_colours:
             d = np.linalg.norm(p - o.center_mm, axis=1) - o.radius_mm
             keep &= (np.abs(d) if outline_only else d) > clear_mm
     return angles[keep]
 
 
-def _clear_arc(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], pair: tuple[str, str]
-               ) -> np.ndarray:
-    """The arc clear of third winks of another colour, or, when too little of it is, clear of their outlines and of
-    where one lies over ``w`` (``clear_of_third``), however short: along a third's outline the step read is that
-    wink's colour against the pair's, no evidence of the pair's rims, and under a third no rim of the pair shows.
+def _clear_arc(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], pair: tuple[str, str],
+               pair_colours: tuple[str, ...]) -> np.ndarray:
+    """The arc clear of third winks of another colour; when too little of it is, clear of their outlines; when too
+    little of that is, clear of the outlines of those of neither of the pair's colours (``clear_of_third``), however
+    short: along such an outline the step read is that wink's colour against the pair's, no evidence of the pair's
+    rims.
     (Read whole, such an arc put green-L2 over blue-S4 on tw_3333_001 at 4.8 standard errors, and yellow-L1 over
     yellow-S3 on tw_2223_001 at 3.5, along and under blue-L2 lying on both: both the wrong way.)"""
-    clear = clear_of_third(w, angles, winks, pair)
-    return clear if len(clear) >= MIN_ARC_SAMPLES else clear_of_third(w, angles, winks, pair, outline_only=True)
+    for outline_only, colours in ((False, ()), (True, ()), (True, pair_colours)):
+        clear = clear_of_third(w, angles, winks, pair, outline_only=outline_only, pair_colours=colours)
+        if len(clear) >= MIN_ARC_SAMPLES:
+            break
+    return clear
 
 
 def _flat_read_third(a: WinkCandidate, b: WinkCandidate, winks: list[WinkCandidate]) -> bool:
@@ -252,7 +259,7 @@ def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandid
     for up, lo in ((a, b), (b, a)):
         pu, pl = reads.posed(up, lo)
         whole = [rim_angles_inside(w, o) for w, o in ((pu, pl), (pl, pu))]
-        arc_u, arc_l = (_clear_arc(w, arc, winks, pair) for w, arc in zip((pu, pl), whole))
+        arc_u, arc_l = (_clear_arc(w, arc, winks, pair, (a.color, b.color)) for w, arc in zip((pu, pl), whole))
         if any(len(arc) >= MIN_ARC_SAMPLES > len(clear) for arc, clear in zip(whole, (arc_u, arc_l))):
             # a rim there to read but along a third wink's outline or under it: the rims cannot be compared, and the
             # first order holds (two colours: the lens's colour, read clear of the third, ``winks.judge_pair``).
