@@ -83,26 +83,39 @@ def _posed_pair(winks: list[WinkCandidate], upper: WinkCandidate, lower: WinkCan
 
 
 def clear_of_third(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], pair: tuple[str, str],
-                   clear_mm: float = THIRD_RIM_CLEAR_MM) -> np.ndarray:
+                   clear_mm: float = THIRD_RIM_CLEAR_MM, outline_only: bool = False,
+                   pair_colours: tuple[str, ...] = ()) -> np.ndarray:
     """The plan angles of ``w``'s rim (as posed) clear of every wink of another colour but the pair's: near
     one the colour step read is that wink's own outline, far stronger than the faint step between two winks of
-    one colour (a third wink of their colour is as faint, and its rim is the pile's own evidence)."""
+    one colour (a third wink of their colour is as faint, and its rim is the pile's own evidence). Clear of the
+    third's whole disc, or with ``outline_only`` of its outline alone: well inside a third the rim lies over it,
+    read as any rim, or under it, where neither hypothesis shows an edge (no step read against either). Thirds of
+    ``pair_colours`` are then not counted: one of the other wink's colour beside ``w``'s rim inside that wink steps
+    the pair's two colours only where ``w``'s top lies between them, as the pair's own cut rim does."""
     if len(angles) == 0:
         return angles
     p = top_rim_points(w, angles, w.radius_mm)[:, :2]
     keep = np.ones(len(angles), bool)
     for o in winks:
-        if o.wink_id not in pair and not o.potted and o.color != w.color:
-            keep &= np.linalg.norm(p - o.center_mm, axis=1) > o.radius_mm + clear_mm
+        if o.wink_id not in pair and not o.potted and o.color != w.color and o.color not in pair_colours:
+            d = np.linalg.norm(p - o.center_mm, axis=1) - o.radius_mm
+            keep &= (np.abs(d) if outline_only else d) > clear_mm
     return angles[keep]
 
 
-def _clear_arc(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], pair: tuple[str, str]
-               ) -> np.ndarray:
-    """The arc clear of third winks of another colour, or the whole arc when too little of it is (the order
-    then rests on all of it, as before, and the flat test's opinion caps it)."""
-    clear = clear_of_third(w, angles, winks, pair)
-    return clear if len(clear) >= MIN_ARC_SAMPLES else angles
+def _clear_arc(w: WinkCandidate, angles: np.ndarray, winks: list[WinkCandidate], pair: tuple[str, str],
+               pair_colours: tuple[str, ...]) -> np.ndarray:
+    """The arc clear of third winks of another colour; when too little of it is, clear of their outlines; when too
+    little of that is, clear of the outlines of those of neither of the pair's colours (``clear_of_third``), however
+    short: along such an outline the step read is that wink's colour against the pair's, no evidence of the pair's
+    rims.
+    (Read whole, such an arc put green-L2 over blue-S4 on tw_3333_001 at 4.8 standard errors, and yellow-L1 over
+    yellow-S3 on tw_2223_001 at 3.5, along and under blue-L2 lying on both: both the wrong way.)"""
+    for outline_only, colours in ((False, ()), (True, ()), (True, pair_colours)):
+        clear = clear_of_third(w, angles, winks, pair, outline_only=outline_only, pair_colours=colours)
+        if len(clear) >= MIN_ARC_SAMPLES:
+            break
+    return clear
 
 
 def _flat_read_third(a: WinkCandidate, b: WinkCandidate, winks: list[WinkCandidate]) -> bool:
@@ -245,7 +258,13 @@ def cut_rim_evidence(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandid
     pair = (a.wink_id, b.wink_id)
     for up, lo in ((a, b), (b, a)):
         pu, pl = reads.posed(up, lo)
-        arc_u, arc_l = (_clear_arc(w, rim_angles_inside(w, o), winks, pair) for w, o in ((pu, pl), (pl, pu)))
+        whole = [rim_angles_inside(w, o) for w, o in ((pu, pl), (pl, pu))]
+        arc_u, arc_l = (_clear_arc(w, arc, winks, pair, (a.color, b.color)) for w, arc in zip((pu, pl), whole))
+        if any(len(arc) >= MIN_ARC_SAMPLES > len(clear) for arc, clear in zip(whole, (arc_u, arc_l))):
+            # a rim there to read but along a third wink's outline or under it: the rims cannot be compared, and the
+            # first order holds (two colours: the lens's colour, read clear of the third, ``winks.judge_pair``).
+            # tw_3333_001: green-L2's rim inside blue-S4 runs 8 of its 10 samples within 1.8 mm of yellow-L1's edge
+            return None
         n_min = min(n_min, len(arc_u))
         if len(arc_u) < MIN_ARC_SAMPLES:
             return None
@@ -895,6 +914,11 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             reads.next_pair()
             read = _pair_order_z(winks, a, b, image_bgr, camera, noise_level, reads)
             if read is None:
+                if a.color == b.color and _flat_read_third(a, b, winks):
+                    # the posed rims cannot be read clear of a third wink, and the flat read took its outline for
+                    # the pair's rims: no order is read at all (tw_2223_001: yellow-L1 over yellow-S3 at 0.95, the
+                    # wrong way, along and under blue-L2 lying on both)
+                    a.order_confidence[b.wink_id] = b.order_confidence[a.wink_id] = min(conf, DISAGREEMENT_CONFIDENCE)
                 continue
             z, both_sure, split = read
             # reported (confidence_min) from DECIDE_SIGMAS standard errors on
