@@ -59,7 +59,7 @@ def _centroid(p) -> np.ndarray:
 def white_on_cyan():
     # a white medium piece leaning on the apex end of a cyan medium lying one; the code before this test read
     # them as two upright pieces here (and on the full bench photo the white one lying, the cyan one on it)
-    photo, cam, truth = _bench_scene_window(7007, 4, (-56.0, -40.0))
+    photo, cam, truth = _bench_scene_window(7007, 4, (-51.51, -40.76))
     pieces = {p["id"]: p for p in truth["pieces"]}
     return pieces["p10"], pieces["p11"], detect_pyramids(photo, cam)
 
