@@ -140,6 +140,9 @@ class PyramidDetectorParams:
     # other piece), the best this many seeds refined (3 left true pairs scoring 0.92 read at 0.82)
     lean_lying_count: int = 2
     lean_refine_count: int = 6
+    # the best this many pairs are read again with each piece taken as the lying one (``_pair_lying_reads``): a
+    # piece standing on a lying one is otherwise put under the wrong one of the two
+    reread_pair_count: int = 2
     stack: StackParams = field(default_factory=StackParams)  # pieces stacked on upright ones (vision/pyramids_stack.py)
     # a lying piece is flagged when a rival size (a larger one sharing its apex; for a piece fitted alone, the
     # best fit of another size scoring within ``pip_rival_gap`` of it) shows its own pip count more clearly by
@@ -388,6 +391,30 @@ def _describe(pieces) -> str:
     return "+".join(sorted(f"{p.kind}:{p.size}" for p in pieces))
 
 
+# Pieces of one kind and size whose plan centroids lie closer than this (mm, half the smallest base) are at one
+# place: refits of one reading. A pair whose pieces are elsewhere (the lying piece read under the other one of
+# the two, the roles swapped) is another verdict, though its kinds and sizes are the same.
+SAME_PLACE_MM = 0.5 * base_mm("small")
+
+
+def _same_reading(a, b) -> bool:
+    """Whether hypotheses ``a`` and ``b`` are one verdict: the same kinds and sizes and, for a pair, each piece
+    at the place of its counterpart (``SAME_PLACE_MM``)."""
+    if _describe(a) != _describe(b):
+        return False
+    if len(a) < 2:
+        return True
+    free = list(b)
+    for p in a:
+        c = p.pose().vertices_mm()[:, :2].mean(axis=0)
+        match = next((q for q in free if q.kind == p.kind and q.size == p.size
+                      and math.dist(c, q.pose().vertices_mm()[:, :2].mean(axis=0)) < SAME_PLACE_MM), None)
+        if match is None:
+            return False
+        free.remove(match)
+    return True
+
+
 def _tilted_seed(b: PieceHypothesis, a: PieceHypothesis) -> PieceHypothesis:
     """Turn an upright hypothesis ``b`` into one leaning towards piece ``a``."""
     pa = a.pose().vertices_mm()[:, :2].mean(axis=0)
@@ -470,6 +497,33 @@ def _distinct_lying(reads: list[PieceHypothesis]) -> list[PieceHypothesis]:
             for o in out
         ):
             out.append(r)
+    return out
+
+
+def _pair_lying_reads(fitter: BlobFitter, pairs) -> list[PieceHypothesis]:
+    """Each piece of ``pairs`` read as the lying one, where it is seen beside the other.
+
+    A piece standing on a lying one hides one end of it, and what is left of the lying piece's long
+    triangle may fit an upright or tilted piece as well as the lying one: the search then puts the lying
+    piece under the wrong one of the two and the standing piece on the other (the roles swapped), or reads the
+    lying piece at its place but of a size and turn that the partner's faces pulled it to. Read where each
+    piece is seen (its hull less its partner's), in turn, as a lying piece of each size (the best turn and
+    slide beside the partner, refined), so that a piece leaning on that reading is tried too (``_leaning_seeds``).
+    """
+    out: list[PieceHypothesis] = []
+    for _, pcs in pairs:
+        for k, x in enumerate(pcs):
+            other = pcs[1 - k]
+            seen = (Polygon(hull_px(fitter.camera, x.pose())).buffer(0)
+                    .difference(fitter.union([other], with_shadow=False)).intersection(fitter.blob))
+            if seen.is_empty or seen.area <= 0:
+                continue
+            c = plan_points_mm(fitter.camera, np.asarray(seen.centroid.coords), 0.0)[0]
+            turned = _turned_lying(c)
+            # the best of each size: a larger one covers more of the pair and would crowd out the true size
+            for size in SIZES:
+                s = max((t for t in turned if t.size == size), key=lambda t: fitter.score([other, t]))
+                out.append(fitter.refine([other, s], max_evals=200)[0][1])
     return out
 
 
@@ -635,6 +689,7 @@ def _fit_blob(
         # the best pairs, the rests read as lying above, the best lying fits of the whole blob
         pairs = sorted((c for c in candidates if len(c[1]) == 2), key=lambda t: -t[0])
         lying_reads += [p for _, pcs in pairs for p in pcs if p.kind == "lying"][: params.lean_lying_count]
+        lying_reads += _pair_lying_reads(fitter, pairs[: params.reread_pair_count])
         lying_reads += [a_list[0] for _, a_list in singles if a_list[0].kind == "lying"][: params.lean_lying_count]
         pair_seeds, firsts = [], []
         # the best two seeds on each reading, so that one good reading is not crowded out
@@ -674,7 +729,7 @@ def _fit_blob(
     ):
         chosen = best_pair
     desc = _describe(chosen[1])
-    runner = max((c for c in rivals if _describe(c[1]) != desc), key=lambda t: t[0], default=(0.0, []))
+    runner = max((c for c in rivals if not _same_reading(c[1], chosen[1])), key=lambda t: t[0], default=(0.0, []))
     if params.open_base_evals > 0 and edges is not None and len(chosen[1]) == 1 and chosen[1][0].kind == "lying":
         longer = _open_base_size(fitter, chosen[1][0], shade_near, params.open_base_evals)
         # below ``min_blob_iou`` the blob would be dropped: a poor fit is flagged, never a piece missed
@@ -687,8 +742,11 @@ def _fit_blob(
     reading = None
     if shade_near is not None and shade_near.area > params.shade_min_ratio * blob.area:
         reading = _shade_reading(fitter, shade_near, candidates, desc, chosen[0], params)
+    runner_desc = _describe(runner[1])
+    if runner[1] and runner_desc == desc:
+        runner_desc += " with the pieces elsewhere"  # the lying piece under the other one: the roles swapped
     return _Verdict(pieces=chosen[1], iou=chosen[0], runner_up_iou=runner[0],
-                    runner_up_desc=_describe(runner[1]), shade_reading=reading, singles=singles)
+                    runner_up_desc=runner_desc, shade_reading=reading, singles=singles)
 
 
 def _open_base_size(fitter: BlobFitter, hyp: PieceHypothesis, shade, max_evals: int):
