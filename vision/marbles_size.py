@@ -228,8 +228,9 @@ def model_fits(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit
     out: list[BallFit | None] = [None] * len(centers_mm)
     if psf_px is None:
         return out, None
+    px = _projected(camera, centers_mm)
     for i in todo:
-        out[i] = _fit_one(lab, camera, centers_mm, i, psf_px, shows_model)
+        out[i] = _fit_one(lab, camera, centers_mm, px, i, psf_px, shows_model)
     return out, psf_px
 
 
@@ -240,13 +241,17 @@ def measured_psf_px(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray
     ``fit`` is set, each fitted with its own width (``model_fits``' arguments)."""
     centers_mm = np.asarray(centers_mm, float).reshape(-1, 3)
     todo = [i for i in range(len(centers_mm)) if fit[i]]
-    return photo_psf_px([_fit_one(lab, camera, centers_mm, i, None, shows_model) for i in todo[:PSF_BALLS]])
+    px = _projected(camera, centers_mm)
+    return photo_psf_px([_fit_one(lab, camera, centers_mm, px, i, None, shows_model) for i in todo[:PSF_BALLS]])
 
 
-def _fit_one(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, i: int,
+def _projected(camera: CameraModel, centers_mm: np.ndarray) -> np.ndarray:
+    return camera.project_mm(centers_mm) if len(centers_mm) else np.zeros((0, 2))
+
+
+def _fit_one(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, px: np.ndarray, i: int,
              psf_px: tuple[float, float] | None,
              shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None) -> BallFit | None:
-    """Ball ``i`` of ``centers_mm`` fitted with the others' discs left out of its window."""
-    px = camera.project_mm(centers_mm)
+    """Ball ``i`` of ``centers_mm`` (projected: ``px``) fitted with the others' discs left out of its window."""
     return fit_ball(lab, camera, centers_mm[i], radius_guess_mm=0.5 * MARBLE_TOLLEY_SPLIT_MM, psf_px=psf_px,
                     others_px=np.delete(px, i, axis=0), shows_model=shows_model)
