@@ -52,6 +52,10 @@ LAMP_MIN_BALLS = 4
 # The per-window fallback's marbles, as it was built
 WINDOW_LAMP_BALLS = 10
 WINDOW_LAMP_MIN_BALLS = 3
+# ... read at no finer than this many pixels per marble (every k-th pixel of a sharper photo's windows): it was
+# built under 9 px per marble, and the lamp is a direction the windows' coarse grid fixes as well, while each
+# window's pixels, and the fit's cost, grow with the square of the photo's sharpness (bench_2026_027 at 23 px)
+WINDOW_LAMP_MARBLE_PX = 9.0
 STACK_STEP_MM = 1.0
 STACK_REACH_MM = 4.5 * 0.5 * MARBLE_DIAMETER_MM
 STACK_MIN_SHOWN = 0.3
@@ -115,9 +119,11 @@ class _Window:
 
 def _window(lab: np.ndarray, camera: CameraModel, contact_mm: np.ndarray, base_z_mm: float, reach_mm: float,
             others: np.ndarray, lamp: np.ndarray | None, others_r_mm: float,
-            shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> _Window | None:
+            shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+            max_marble_px: float | None = None) -> _Window | None:
     """The window of ground within ``reach_mm`` of the contact point, less other balls' discs and shadows and the
-    pixels ``shows_model`` (as ``vision.marbles_size.fit_ball``'s) says show neither the ball nor its ground."""
+    pixels ``shows_model`` (as ``vision.marbles_size.fit_ball``'s) says show neither the ball nor its ground;
+    with ``max_marble_px``, every k-th pixel each way, k the marble's width in pixels over it (rounded down)."""
     c3 = np.array([contact_mm[0], contact_mm[1], base_z_mm + 0.5 * MARBLE_DIAMETER_MM])
     A = local_affine(camera, c3)
     try:
@@ -134,7 +140,9 @@ def _window(lab: np.ndarray, camera: CameraModel, contact_mm: np.ndarray, base_z
     h, w = lab.shape[:2]
     if x0 < 0 or y0 < 0 or x0 + 2 * half + 1 > w or y0 + 2 * half + 1 > h:
         return None
-    yy, xx = np.mgrid[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1]
+    k = 1 if max_marble_px is None else max(1, int(MARBLE_DIAMETER_MM * math.sqrt(abs(np.linalg.det(A)))
+                                                   // max_marble_px))
+    yy, xx = np.mgrid[y0:y0 + 2 * half + 1:k, x0:x0 + 2 * half + 1:k]
     px = np.column_stack([xx.ravel(), yy.ravel()]).astype(float)
     ground = camera.image_to_table_mm(px, base_z_mm)
     keep = np.hypot(ground[:, 0] - contact_mm[0], ground[:, 1] - contact_mm[1]) <= reach_mm
@@ -151,7 +159,7 @@ def _window(lab: np.ndarray, camera: CameraModel, contact_mm: np.ndarray, base_z
         keep[keep] = shows_model(px[keep], c3)
     if keep.sum() < MIN_FIT_PX:
         return None
-    vals = lab[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1].reshape(-1, 3).astype(np.float64)
+    vals = lab[y0:y0 + 2 * half + 1:k, x0:x0 + 2 * half + 1:k].reshape(-1, 3).astype(np.float64)
     return _Window(contact_mm=np.asarray(contact_mm, float), base_z_mm=base_z_mm, px=px[keep], ground_mm=P[keep],
                    vals=vals[keep], affine=A, affine_inv=A_inv,
                    ground_px_per_mm=math.sqrt(abs(np.linalg.det(G))))
@@ -349,7 +357,8 @@ def _window_lamp(lab: np.ndarray, camera: CameraModel, sure_mm: np.ndarray, othe
         c3 = np.array([c[0], c[1], c[2] + r])
         oth = np.array([o for o in others_mm if np.hypot(*(o[:2] - c3[:2])) > 1.0]).reshape(-1, 3)
         oth = oth[np.hypot(oth[:, 0] - c[0], oth[:, 1] - c[1]) < reach + TOLLEY_MAX_DIAMETER_MM]
-        w = _window(lab, camera, c[:2], float(c[2]), reach, oth, None, 0.5 * TOLLEY_MAX_DIAMETER_MM)
+        w = _window(lab, camera, c[:2], float(c[2]), reach, oth, None, 0.5 * TOLLEY_MAX_DIAMETER_MM,
+                    max_marble_px=WINDOW_LAMP_MARBLE_PX)
         if w is not None:
             wins.append(w)
     if len(wins) < 2 * WINDOW_LAMP_MIN_BALLS:

@@ -11,10 +11,12 @@ import pytest
 
 from calibration.camera import CameraModel
 from geometry.marbles import MARBLE_DIAMETER_MM, MARBLE_TOLLEY_SPLIT_MM
-from simulation.marbles import Ball
+from simulation.marbles import Ball, MarblesScene, render_marbles_scene
+from simulation.photo import PhotoSettings, finish_photo
+from simulation.pyramids_marbles_common import Lighting
 from tests.vision.test_marbles_caustic import lit_photo
 from vision.marbles import DEFAULT_PARAMS, KIND_SURE, detect_marbles
-from vision.marbles_shadow import fit_ball_shadow, fit_lamp
+from vision.marbles_shadow import WINDOW_LAMP_MARBLE_PX, _window, fit_ball_shadow, fit_lamp
 from vision.marbles_size import model_fits, photo_lab
 
 EYE_MM = (0.0, -600.0, 2350.0)
@@ -162,3 +164,42 @@ def test_sharp_photo_without_sure_opaque_marbles_takes_the_shadow_read_as_it_is(
         assert out[6].kind_confidence >= KIND_SURE
     assert out[7].kind == "tolley" and out[7].kind_confidence == found[7].kind_confidence
     assert [b.kind for b in out[:6]] == ["marble"] * 6
+
+
+# a sharp photo (20 px per marble) with too few marbles to stack their shadows: the lamp is fitted window by window
+SHARP_MARBLE_PX = 20.0
+SHARP_XY = [(-50.0, -25.0), (0.0, -25.0), (50.0, -25.0), (-50.0, 25.0), (0.0, 25.0), (50.0, 25.0)]
+
+
+def _sharp_photo(balls: list[Ball]) -> tuple[CameraModel, np.ndarray]:
+    dist = math.dist(EYE_MM, (0.0, 0.0, 0.0))
+    cam = CameraModel.look_at(eye_mm=EYE_MM, target_mm=(0.0, 0.0, 0.0),
+                              focal_px=SHARP_MARBLE_PX * dist / MARBLE_DIAMETER_MM, image_size_wh_px=(520, 440))
+    e, a = math.radians(ELEVATION_DEG), math.radians(AZIMUTH_DEG)
+    light = Lighting(to_light=np.array([math.cos(e) * math.cos(a), math.cos(e) * math.sin(a), math.sin(e)]),
+                     radius_deg=4.0, key_rgb=np.array([1.0, 1.0, 1.0]), ambient_rgb=np.array([0.35, 0.35, 0.35]))
+    rng = np.random.default_rng(13)
+    linear = render_marbles_scene(MarblesScene(balls=tuple(balls), ground="earth"), cam, light, rng, supersample=2)
+    return cam, finish_photo(linear, rng, settings=PhotoSettings())
+
+
+def test_sharp_photo_window_lamp_reads_every_kth_pixel_and_finds_the_lamp():
+    balls = [_ball(f"m{i}", xy, MARBLE_DIAMETER_MM) for i, xy in enumerate(SHARP_XY)]
+    cam, photo = _sharp_photo(balls)
+    lab = photo_lab(photo)
+    centres = np.array([b.center_mm for b in balls])
+    _, psf = model_fits(lab, cam, centres, np.ones(len(balls), bool))
+    contact = np.array(SHARP_XY[1])
+    none = np.zeros((0, 3))
+    full = _window(lab, cam, contact, 0.0, 20.0, none, None, 9.5)
+    coarse = _window(lab, cam, contact, 0.0, 20.0, none, None, 9.5, max_marble_px=WINDOW_LAMP_MARBLE_PX)
+    assert full is not None and coarse is not None
+    # at 20 px per marble every second pixel each way: about a quarter of them, on the same ground
+    assert len(coarse.px) == pytest.approx(len(full.px) / 4, rel=0.1)
+    assert (np.mod(coarse.px - coarse.px.min(axis=0), 2) == 0).all()
+    # six marbles, fewer than the stacked lamp needs: the per-window lamp, still in the right direction
+    lamp = fit_lamp(lab, cam, _contacts(balls, "marble"), centres, psf)
+    assert lamp is not None
+    az = math.degrees(math.atan2(lamp.to_light[1], lamp.to_light[0]))
+    assert abs((az - AZIMUTH_DEG + 180.0) % 360.0 - 180.0) < ANGLE_TOL_DEG
+    assert lamp.elevation_deg == pytest.approx(ELEVATION_DEG, abs=ANGLE_TOL_DEG)
