@@ -33,18 +33,20 @@ def _ball(pid: str, xy, d: float, style: str, tint) -> Ball:
                 tint_rgb=tint, vane_rgb=(0.05, 0.18, 0.70), orientation=np.eye(3))
 
 
-def lit_photo(balls: list[Ball], eye_mm, elevation_deg: float, azimuth_deg: float, seed: int
+def lit_photo(balls: list[Ball], eye_mm, elevation_deg: float, azimuth_deg: float, seed: int,
+              marble_px: float = MARBLE_PX, size_wh_px: tuple[int, int] = (360, 300), supersample: int = 3
               ) -> tuple[CameraModel, np.ndarray]:
-    """A 360 x 300 photo of ``balls`` on earth at MARBLE_PX per marble, lit by one lamp at that elevation and
-    azimuth (deg) plus the sky."""
+    """A photo of ``balls`` on earth at ``marble_px`` per marble, lit by one lamp at that elevation and azimuth
+    (deg) plus the sky."""
     dist = math.dist(eye_mm, (0.0, 0.0, 0.0))
     cam = CameraModel.look_at(eye_mm=eye_mm, target_mm=(0.0, 0.0, 0.0),
-                              focal_px=MARBLE_PX * dist / MARBLE_DIAMETER_MM, image_size_wh_px=(360, 300))
+                              focal_px=marble_px * dist / MARBLE_DIAMETER_MM, image_size_wh_px=size_wh_px)
     e, a = math.radians(elevation_deg), math.radians(azimuth_deg)
     light = Lighting(to_light=np.array([math.cos(e) * math.cos(a), math.cos(e) * math.sin(a), math.sin(e)]),
                      radius_deg=4.0, key_rgb=np.array([1.0, 1.0, 1.0]), ambient_rgb=np.array([0.35, 0.35, 0.35]))
     rng = np.random.default_rng(seed)
-    linear = render_marbles_scene(MarblesScene(balls=tuple(balls), ground="earth"), cam, light, rng, supersample=3)
+    linear = render_marbles_scene(MarblesScene(balls=tuple(balls), ground="earth"), cam, light, rng,
+                                  supersample=supersample)
     return cam, finish_photo(linear, rng, settings=PhotoSettings())
 
 

@@ -11,9 +11,7 @@ import pytest
 
 from calibration.camera import CameraModel
 from geometry.marbles import MARBLE_DIAMETER_MM, MARBLE_TOLLEY_SPLIT_MM
-from simulation.marbles import Ball, MarblesScene, render_marbles_scene
-from simulation.photo import PhotoSettings, finish_photo
-from simulation.pyramids_marbles_common import Lighting
+from simulation.marbles import Ball
 from tests.vision.test_marbles_caustic import lit_photo
 from vision.marbles import DEFAULT_PARAMS, KIND_SURE, detect_marbles
 from vision.marbles_shadow import WINDOW_LAMP_MARBLE_PX, _window, fit_ball_shadow, fit_lamp
@@ -171,21 +169,10 @@ SHARP_MARBLE_PX = 20.0
 SHARP_XY = [(-50.0, -25.0), (0.0, -25.0), (50.0, -25.0), (-50.0, 25.0), (0.0, 25.0), (50.0, 25.0)]
 
 
-def _sharp_photo(balls: list[Ball]) -> tuple[CameraModel, np.ndarray]:
-    dist = math.dist(EYE_MM, (0.0, 0.0, 0.0))
-    cam = CameraModel.look_at(eye_mm=EYE_MM, target_mm=(0.0, 0.0, 0.0),
-                              focal_px=SHARP_MARBLE_PX * dist / MARBLE_DIAMETER_MM, image_size_wh_px=(520, 440))
-    e, a = math.radians(ELEVATION_DEG), math.radians(AZIMUTH_DEG)
-    light = Lighting(to_light=np.array([math.cos(e) * math.cos(a), math.cos(e) * math.sin(a), math.sin(e)]),
-                     radius_deg=4.0, key_rgb=np.array([1.0, 1.0, 1.0]), ambient_rgb=np.array([0.35, 0.35, 0.35]))
-    rng = np.random.default_rng(13)
-    linear = render_marbles_scene(MarblesScene(balls=tuple(balls), ground="earth"), cam, light, rng, supersample=2)
-    return cam, finish_photo(linear, rng, settings=PhotoSettings())
-
-
 def test_sharp_photo_window_lamp_reads_every_kth_pixel_and_finds_the_lamp():
     balls = [_ball(f"m{i}", xy, MARBLE_DIAMETER_MM) for i, xy in enumerate(SHARP_XY)]
-    cam, photo = _sharp_photo(balls)
+    cam, photo = lit_photo(balls, EYE_MM, ELEVATION_DEG, AZIMUTH_DEG, seed=13, marble_px=SHARP_MARBLE_PX,
+                           size_wh_px=(520, 440), supersample=2)
     lab = photo_lab(photo)
     centres = np.array([b.center_mm for b in balls])
     _, psf = model_fits(lab, cam, centres, np.ones(len(balls), bool))
