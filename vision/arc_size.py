@@ -624,6 +624,9 @@ class UnionSplitParams:
     min_share_deg: float = 60.0  # each disc owns this much of the outline
     max_offset_px: float = 1.0  # the edge offset (blur, bevel, shading) the union's outline may have
     n_rays: int = 36
+    # rays from the blob's coarse centre reach past the union's farthest rim (a small disc's beyond a large one's
+    # lies up to 16 mm out; with the felt read beyond it): a lone disc's rays end at 15.5 mm, inside that rim
+    end_mm: float = LARGE_WINK_RADIUS_MM + SMALL_WINK_RADIUS_MM + 4.5
 
 
 def _fit_union(p: np.ndarray, c1: np.ndarray, c2: np.ndarray, r1: float, r2: float, max_bias_mm: float,
@@ -664,7 +667,8 @@ def split_union(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndar
     flat = WinkCandidate(color=w.color, size="large", center_mm=w.center_mm.copy(), votes=w.votes)
     # a union shows at ten-degree steps already; ask for the whole arc needed before reading the image
     got = rim_edges(flat, [o for o in winks if o is not w], image_bgr, camera, cs, grid, exclude_mask,
-                    replace(arc_params, min_arc_deg=params.min_arc_deg, cautious_neighbours=False), params.n_rays)
+                    replace(arc_params, min_arc_deg=params.min_arc_deg, cautious_neighbours=False,
+                            end_mm=params.end_mm), params.n_rays)
     if got is None:
         return None
     p, arc_deg, mmpp = got
