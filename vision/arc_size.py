@@ -627,6 +627,13 @@ class UnionSplitParams:
     # rays from the blob's coarse centre reach past the union's farthest rim (a small disc's beyond a large one's
     # lies up to 16 mm out; with the felt read beyond it): a lone disc's rays end at 15.5 mm, inside that rim
     end_mm: float = LARGE_WINK_RADIUS_MM + SMALL_WINK_RADIUS_MM + 4.5
+    # Beside winks of other colours (over or under them) part of the union's outline meets no felt: less of it
+    # shows, and one disc may show little of its rim; its colour over its part of the blob speaks for it then
+    min_beside_arc_deg: float = 180.0  # the outline seen against the felt
+    min_beside_share_deg: float = 20.0  # the less-seen disc's share of it
+    min_hidden_rim: float = 0.8  # share of its rim beyond the other disc seen, or beside other winks (unreadable)
+    min_own_colour: float = 0.7  # share of its part beyond the other disc (and the blur) labelled its colour
+    blur_mm: float = 1.5
 
 
 def _fit_union(p: np.ndarray, c1: np.ndarray, c2: np.ndarray, r1: float, r2: float, max_bias_mm: float,
@@ -667,18 +674,60 @@ def split_union(w: WinkCandidate, winks: list[WinkCandidate], image_bgr: np.ndar
     flat = WinkCandidate(color=w.color, size="large", center_mm=w.center_mm.copy(), votes=w.votes)
     # a union shows at ten-degree steps already; ask for the whole arc needed before reading the image
     got = rim_edges(flat, [o for o in winks if o is not w], image_bgr, camera, cs, grid, exclude_mask,
-                    replace(arc_params, min_arc_deg=params.min_arc_deg, cautious_neighbours=False,
+                    replace(arc_params, min_arc_deg=min(params.min_arc_deg, params.min_beside_arc_deg),
+                            cautious_neighbours=False,
                             end_mm=params.end_mm), params.n_rays)
     if got is None:
         return None
     p, arc_deg, mmpp = got
-    if arc_deg < params.min_arc_deg:
-        return None
-    pair = union_of_two(p, mmpp, params)
+    pair = union_of_two(p, mmpp, params) if arc_deg >= params.min_arc_deg else None
+    if pair is None:
+        pair = _union_beside_others(w, p, arc_deg, mmpp, winks, cs, grid, params, arc_params)
     if pair is None:
         return None
     (s1, c1), (s2, c2) = pair
     return [(s1, _to_plan(flat, c1)), (s2, _to_plan(flat, c2))]
+
+
+def _union_beside_others(w: WinkCandidate, p: np.ndarray, arc_deg: float, mm_per_px: float,
+                         winks: list[WinkCandidate], cs: ColourScene, grid: OrthoGrid, params: UnionSplitParams,
+                         arc_params: ArcSizeParams) -> list[tuple[str, np.ndarray]] | None:
+    """Two discs' union (outline points ``p`` about ``w``'s centre) where one disc's rim lies on winks of other
+    colours (over or under them): that disc shows little outline against the felt, so its own part of the blob,
+    in its colour, and a rim either seen or where no rim can be read, must speak for it."""
+    if arc_deg < params.min_beside_arc_deg:
+        return None
+    pair = union_of_two(p, mm_per_px, replace(params, min_share_deg=params.min_beside_share_deg,
+                                              min_single_rms_px=0.0))
+    if pair is None:
+        return None
+    (s1, c1), (s2, c2) = pair
+    own1 = distances_mm(p, c1) - RADII_MM[s1] <= distances_mm(p, c2) - RADII_MM[s2]
+    (sa, ca), (sb, cb) = pair if own1.sum() <= (~own1).sum() else pair[::-1]  # a: the less-seen disc
+    ra, rb = RADII_MM[sa], RADII_MM[sb]
+    ang = np.linspace(0.0, 2 * math.pi, 72, endpoint=False)
+    rim = ca + ra * np.column_stack([np.cos(ang), np.sin(ang)])
+    rim = rim[distances_mm(rim, cb) > rb + params.blur_mm]  # its part of the union's outline
+    if len(rim) == 0:
+        return None
+    # each point of that rim is seen (an outline point on it), or lies where rim_edges reads no rim: beside another
+    # wink, within the blur and the felt window beyond the edge
+    hidden = np.sqrt(((rim[:, None, :] - p[None, :, :]) ** 2).sum(axis=2)).min(axis=1) < params.blur_mm
+    margin = arc_params.blend_px * mm_per_px + arc_params.clear_mm + arc_params.felt_within_mm
+    for o in winks:
+        if o is not w and o.color != w.color and not o.potted:
+            hidden |= distances_mm(rim + w.center_mm, o.center_mm) < o.radius_mm + margin
+    if hidden.mean() < params.min_hidden_rim:
+        return None
+    # its part of the blob beyond the other disc (and the blur) is of its colour
+    g = np.mgrid[-ra:ra:0.5, -ra:ra:0.5].reshape(2, -1).T
+    g = g[np.hypot(g[:, 0], g[:, 1]) < ra - params.blur_mm] + ca
+    g = g[distances_mm(g, cb) > rb + params.blur_mm]
+    k = COLOR_NAMES.index(w.color) + 1
+    if len(g) == 0 or float((_sample_labels(cs.labels, grid.ortho_from_table(g + w.center_mm)) == k).mean()) \
+            < params.min_own_colour:
+        return None
+    return pair
 
 
 def union_of_two(p: np.ndarray, mm_per_px: float, params: UnionSplitParams = UnionSplitParams()

@@ -61,3 +61,55 @@ def test_a_small_wink_under_a_large_one_of_the_felt_hue_is_split_from_their_one_
     large = next(f for f in m.winks if f.size == "large")
     small = next(f for f in m.winks if f.size == "small")
     assert small.wink_id in large.above  # the large one rests on the small one
+
+
+#: tw_6971_001's pile, moved: blue-L1 on the felt, yellow-S1 resting on it and yellow-S3 on both (in the photo the two
+#: yellows were reds on reddish felt, the lowest wink a yellow small), and a green beside the pile: of the yellows'
+#: outline 180 deg meets the felt, and of yellow-S1's rim beyond yellow-S3 only a few degrees (the rest lies on the
+#: blue wink, or beside the green). Each upper wink rests on the winks under it (``rest_on``).
+BESIDE = (("green-S2", "green", "small", (142.0, -197.0)),
+          ("blue-L1", "blue", "large", (170.75, -185.5)),
+          ("yellow-S1", "yellow", "small", (160.98, -178.46)),
+          ("yellow-S3", "yellow", "small", (154.30, -180.98)))
+#: Where the label stage put the one yellow large (the blob's middle), as it did on tw_6971_001.
+BLOB_MM = (157.74, -178.77)
+
+
+def _beside() -> list[SynthWink]:
+    placed: list[Wink] = []
+    for wid, colour, size, c in BESIDE:
+        r = 11.0 if size == "large" else 8.0
+        under = [w for w in placed if math.dist(w.center_mm, c) < w.radius_mm + r]
+        if not under:
+            placed.append(Wink(wink_id=wid, color=colour, size=size, center_mm=c))
+            continue
+        az = math.degrees(math.atan2(under[-1].center_mm[1] - c[1], under[-1].center_mm[0] - c[0])) % 360.0
+        z, tilt = rest_on(c, r, az, under)
+        placed.append(Wink(wink_id=wid, color=colour, size=size, center_mm=c, z_mm=z, tilt_deg=tilt,
+                           tilt_azimuth_deg=az, above=tuple(w.wink_id for w in under)))
+    return [SynthWink(w.wink_id, w.color.value, w.size.value, w.center_mm, z_mm=w.z_mm, tilt_deg=w.tilt_deg,
+                      tilt_azimuth_deg=w.tilt_azimuth_deg, above=list(w.above or ())) for w in placed]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_two_small_winks_of_the_felt_hue_on_another_colour_are_split_from_their_one_blob(monkeypatch, seed):
+    # issue 4 (tw_6971_001): red-S3 on red-S1 on yellow-S1, on reddish felt, was read as one red large: only 200
+    # deg of the reds' outline met the felt (220 needed) and of red-S1's rim beyond red-S3 only 30 deg (60 needed);
+    # the rest of its rim lies on the yellow, where no outline against the felt is read, and its own colour fills
+    # its part of the blob
+    winks = _beside()
+    real = tiddlywinks.find_candidates
+
+    def find(*args, **kwargs):
+        cands = [c for c in real(*args, **kwargs) if c.color != "yellow"]
+        return [*cands, WinkCandidate(color="yellow", size="large", center_mm=np.array(BLOB_MM), votes=1.0)]
+    monkeypatch.setattr(tiddlywinks, "find_candidates", find)
+    cam = default_camera()
+    m = measure_tiddlywinks(render(winks, cam, seed=seed, mat_bgr=BEIGE_BGR), cam)
+    got = {}
+    for w in winks[2:]:  # the yellows (the synthetic green, beside, is read as large with or without them)
+        near = [f for f in m.winks if math.dist(f.center_mm, w.center_mm) < FOUND_TOL_MM]
+        assert len(near) == 1, w.wink_id
+        assert near[0].color == w.color and near[0].size == w.size, w.wink_id
+        got[w.wink_id] = near[0]
+    assert got["yellow-S1"].wink_id in got["yellow-S3"].above  # the top yellow lies on the other
