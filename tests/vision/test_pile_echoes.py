@@ -5,11 +5,10 @@ import math
 
 import numpy as np
 import pytest
+from piles import synth_pile
 from synth import SynthWink, default_camera, render
 
 import vision.tiddlywinks as tiddlywinks
-from geometry.types import Wink, WinkSize
-from simulation.tiddlywinks_scenes import rest_on
 from vision.tiddlywinks import measure_tiddlywinks
 from vision.winks import WinkCandidate
 
@@ -34,19 +33,7 @@ def _pile() -> list[SynthWink]:
     """The pile built bottom-up as the simulator rests it (``rest_on``): each upper wink tilted over the winks
     under it, low edge on the felt: tilts 7.7, 14.6, 14.3 deg, heights within 0.01 mm of tw_8183_001's truth
     (0.75, 1.82, 2.74, 3.45 mm). Drawn flat at those heights, the pile had outlines no physical pile has."""
-    placed: list[Wink] = []
-    for wid, colour, size, c in PILE:
-        c, r = tuple(np.add(c, OFFSET_MM)), WinkSize(size).radius_mm
-        under = [w for w in placed if math.dist(w.center_mm, c) < w.radius_mm + r]
-        if not under:
-            placed.append(Wink(wink_id=wid, color=colour, size=size, center_mm=c))
-            continue
-        az = math.degrees(math.atan2(under[-1].center_mm[1] - c[1], under[-1].center_mm[0] - c[0])) % 360.0
-        z, tilt = rest_on(c, r, az, under)
-        placed.append(Wink(wink_id=wid, color=colour, size=size, center_mm=c, z_mm=z, tilt_deg=tilt,
-                           tilt_azimuth_deg=az, above=tuple(w.wink_id for w in under)))
-    return [SynthWink(w.wink_id, w.color.value, w.size.value, w.center_mm, z_mm=w.z_mm, tilt_deg=w.tilt_deg,
-                      tilt_azimuth_deg=w.tilt_azimuth_deg, above=list(w.above or ())) for w in placed]
+    return synth_pile(PILE, OFFSET_MM)
 
 
 #: Where the label circle search put yellow-S2 in tw_8183_001, from where it lies (mm): across the junction.

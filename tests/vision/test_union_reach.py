@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from piles import synth_pile
 from synth import SynthWink, default_camera, render
 
 import vision.tiddlywinks as tiddlywinks
@@ -75,29 +76,13 @@ BESIDE = (("green-S2", "green", "small", (142.0, -197.0)),
 BLOB_MM = (157.74, -178.77)
 
 
-def _beside() -> list[SynthWink]:
-    placed: list[Wink] = []
-    for wid, colour, size, c in BESIDE:
-        r = 11.0 if size == "large" else 8.0
-        under = [w for w in placed if math.dist(w.center_mm, c) < w.radius_mm + r]
-        if not under:
-            placed.append(Wink(wink_id=wid, color=colour, size=size, center_mm=c))
-            continue
-        az = math.degrees(math.atan2(under[-1].center_mm[1] - c[1], under[-1].center_mm[0] - c[0])) % 360.0
-        z, tilt = rest_on(c, r, az, under)
-        placed.append(Wink(wink_id=wid, color=colour, size=size, center_mm=c, z_mm=z, tilt_deg=tilt,
-                           tilt_azimuth_deg=az, above=tuple(w.wink_id for w in under)))
-    return [SynthWink(w.wink_id, w.color.value, w.size.value, w.center_mm, z_mm=w.z_mm, tilt_deg=w.tilt_deg,
-                      tilt_azimuth_deg=w.tilt_azimuth_deg, above=list(w.above or ())) for w in placed]
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_two_small_winks_of_the_felt_hue_on_another_colour_are_split_from_their_one_blob(monkeypatch, seed):
     # issue 4 (tw_6971_001): red-S3 on red-S1 on yellow-S1, on reddish felt, was read as one red large: only 200
     # deg of the reds' outline met the felt (220 needed) and of red-S1's rim beyond red-S3 only 30 deg (60 needed);
     # the rest of its rim lies on the yellow, where no outline against the felt is read, and its own colour fills
     # its part of the blob
-    winks = _beside()
+    winks = synth_pile(BESIDE)
     real = tiddlywinks.find_candidates
 
     def find(*args, **kwargs):
