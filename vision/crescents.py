@@ -94,17 +94,20 @@ def lit_pigment(bgr: np.ndarray, felt_bgr: np.ndarray, upper_bgr: np.ndarray, cs
                 params: CrescentParams) -> np.ndarray:
     """Samples that are a pigment in the light: more saturated than their felt (white-balanced Lab C*), not darker
     than it by more than one L* unit (``felt_pigment``'s floor), and off the upper wink's blend with it by the
-    fine search's margin; or, more saturated and darker, of a chromaticity of their own (``dark_pigment``: a
-    green or blue wink on beige). A shadow (a raised wink's, its own halo's) darkens the felt and takes chroma
-    away; a blurred rim lies on the blend.
+    fine search's margin, or lighter by that unit and off the blend near its felt's end by their chromaticity
+    (``_off_blend_near_felt``: the felt's own hue beside a wink far from the felt in colour); or, more saturated and
+    darker, of a chromaticity of their own (``dark_pigment``: a green or blue wink on beige). A shadow (a raised
+    wink's, its own halo's) darkens the felt and takes chroma away; a blurred rim lies on the blend.
     ``upper_bgr``: one colour (3,), or each sample's (N, 3)."""
     lab = lab_rows(np.clip(bgr * cs.gains_bgr, 0, 1))
     felt_lab = lab_rows(np.clip(felt_bgr * cs.gains_bgr, 0, 1))
     more_chroma = np.hypot(lab[:, 1], lab[:, 2]) > np.hypot(felt_lab[:, 1], felt_lab[:, 2])
     lit = lab[:, 0] >= felt_lab[:, 0] - params.pigment_max_darker_l
     _, off_line, vv = blend_line(bgr, felt_bgr, upper_bgr.T, segment=True)  # (by channel: [0] is B)
+    # a step this small from the felt is told from its grain and from a shadow by both: more saturated and lighter
+    lighter = lab[:, 0] >= felt_lab[:, 0] + params.pigment_max_darker_l
     return more_chroma & np.where(lit, (off_line >= params.min_off_blend * np.sqrt(vv))
-                                  | _off_blend_near_felt(bgr, felt_bgr, upper_bgr, cs, params),
+                                  | (lighter & _off_blend_near_felt(bgr, felt_bgr, upper_bgr, cs, params)),
                                   dark_pigment(bgr, felt_bgr, upper_bgr, cs, params))
 
 

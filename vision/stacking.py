@@ -889,7 +889,8 @@ def _on_a_third(a: WinkCandidate, b: WinkCandidate) -> bool:
 
 def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
                  params: WinkDetectorParams, noise_level: float, confidence_min: float = 0.75,
-                 other_size: Callable[[WinkCandidate], WinkCandidate | None] = lambda w: None) -> int:
+                 other_size: Callable[[WinkCandidate], WinkCandidate | None] = lambda w: None,
+                 one_outline: Callable[[WinkCandidate, WinkCandidate], bool] = lambda a, b: False) -> int:
     """Judge again, with posed rims, every overlapping pair that is same-coloured, undecided or in a pile of three or
     more (``_on_a_third``); returns changes.
 
@@ -897,7 +898,9 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
     other radius, or None where its size is confirmed) is judged under both sizes too: where the other size
     reads the opposite order (beyond a standard error), or does not read an order that one read alone asserts
     against the others' lean, the order rests on a size nobody measured, and it is left undecided (TW I-13)
-    rather than guessed."""
+    rather than guessed. Nor is a one-colour pair whose two winks were read as one outline and split by the union
+    of two discs (``one_outline``) claimed on one read alone sure against the others' lean: the split tells which
+    discs, not which lies on which."""
     by_id = {w.wink_id: w for w in winks}
     reads = ReviewReads(winks, image_bgr, camera)
     changed = 0
@@ -946,6 +949,12 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
                     (zo * z < 0.0 and abs(zo) > CONTRADICTION_SIGMAS and not (both_sure and abs(zo) < DECIDE_SIGMAS))
                     or (split and not both_sure and zo * math.copysign(1.0, z) < CONTRADICTION_SIGMAS)
                     for zo in _other_size_orders(winks, a, b, image_bgr, camera, noise_level, other_size)):
+                new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
+            if a.color == b.color and split and not both_sure and one_outline(a, b):
+                # the split found two discs, not their order; the rims are read on the poses the coarse order gave
+                # (one flat), and one read alone may follow that pose, not the pair (tw_5729_001: red-S2 tilted 15.5
+                # deg on red-L2, posed flat under it: the cut rim 2.66 sigma the wrong way, the other cues -0.12,
+                # -0.02, 0 and 0.55)
                 new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
             if a_upper != was_a_upper:
                 changed += 1

@@ -257,7 +257,11 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         for o in cands)}
     cands += lowers
     # winks of a found wink's own colour, partly under or over it: the part of their outline beyond its rim
-    cands += union_rim_winks(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
+    unions = union_rim_winks(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
+    # (each with the found wink of its colour whose outline it was split from: one outline, two discs)
+    one_outline = {frozenset((id(n), id(o))) for n in unions for o in cands
+                   if o.color == n.color and _dist(o.center_mm, n.center_mm) < o.radius_mm + n.radius_mm}
+    cands += unions
     # lone winks the labels left neutral (a wink of the felt's hue on noisy felt, a dull-lit one): their shape
     cands += felt_discs(cs, grid, cands, frame_bgr, camera, exclude_mask=pot_zone, near_misses=near_misses)
     # winks of the felt's hue whose labels were refused (in the shade at the mat's end, across a baseline, a pale
@@ -388,7 +392,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
             return None  # the other radius fits less of the seen outline, and that worse: the outline chose
         return replace(alt, center_mm=alt.center_mm.copy(), above=list(c.above),
                        order_confidence=dict(c.order_confidence))
-    review_order(live, frame_bgr, camera, wp, noise, params.order_confidence_min, other_size)
+    review_order(live, frame_bgr, camera, wp, noise, params.order_confidence_min, other_size,
+                 lambda a, b: frozenset((id(a), id(b))) in one_outline)
     drop_open_pairs(new_pairs, params.order_confidence_min)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
     before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}
