@@ -67,7 +67,7 @@ LAMP_AGREE_DEG = 15.0
 # The contact term is the ambient light a ball's body hides from the ground: it only darkens. A stacked fit whose
 # contact term brightens the ground by more than this share of its shadow's darkening has fitted the light that
 # clear glass focuses beside the ball (its caustic), not a shadow: its lamp is not the photo's (renders 631_004,
-# 419_002: lamps 88 and 100 deg off, the contact term 1.9 and 0.7 of the shadow; right lamps reach 0.3)
+# 419_002: lamps 56 and 100 deg off, the contact term 1.9 and 0.7 of the shadow; right lamps reach 0.3)
 MAX_CONTACT_BRIGHTENING = 0.5
 # A ball's first centre may be a few pixels off (a centroid leans into its shadow, up to ~9 mm under a low lamp
 # on the development renders): its centre is searched on a grid this far towards the lamp and across (mm)

@@ -200,7 +200,7 @@ LOW_LAMP_DEG = (42.0, 102.0)
 
 def test_lamp_is_not_taken_from_clear_marbles_caustics():
     # the marbles' stacked ground brightens round their contact (the caustics' light), which the stacked fit
-    # explained with a lamp 41 deg off (seeds 419_002 and 631_004: 100 and 88 deg off, whose shadow read then
+    # explained with a lamp 41 deg off (seeds 419_002 and 631_004: 100 and 56 deg off, whose shadow read then
     # called an opaque marble a tolley at 0.991); a wrong lamp reads every shadow wrong, so the photo's lamp or none
     from tests.vision.test_marbles_caustic import CLEAR as CATS_EYE
     from tests.vision.test_marbles_caustic import _ball as glass_ball
