@@ -64,6 +64,11 @@ STACK_MIN_WINDOWS = LAMP_MIN_BALLS
 CONTACT_RADII = 1.1
 # ... each half of them alone, and the halves' lamps agree within this angle (deg)
 LAMP_AGREE_DEG = 15.0
+# The contact term is the ambient light a ball's body hides from the ground: it only darkens. A stacked fit whose
+# contact term brightens the ground by more than this share of its shadow's darkening has fitted the light that
+# clear glass focuses beside the ball (its caustic), not a shadow: its lamp is not the photo's (renders 631_004,
+# 419_002: lamps 56 and 100 deg off, the contact term 1.9 and 0.7 of the shadow; right lamps reach 0.3)
+MAX_CONTACT_BRIGHTENING = 0.5
 # A ball's first centre may be a few pixels off (a centroid leans into its shadow, up to ~9 mm under a low lamp
 # on the development renders): its centre is searched on a grid this far towards the lamp and across (mm)
 # before the fit, which may move it this much further
@@ -79,6 +84,8 @@ class Lamp:
     to_light: tuple[float, float, float]
     penumbra_per_mm: float
     cost_drop: float  # how much its shadows lowered the sure marbles' robust cost, per window
+    # the stacked fit's contact term over its shadow's depth (> 0: the ground round the contact brightens)
+    contact_brightening: float = 0.0
 
     @property
     def elevation_deg(self) -> float:
@@ -213,7 +220,8 @@ def fit_lamp(lab: np.ndarray, camera: CameraModel, sure_mm: np.ndarray, others_m
              psf_px: tuple[float, float]) -> Lamp | None:
     """The photo's lamp from its sure single marbles' shadows stacked on the ground (contact points (N, 3): x, y,
     base z), ``others_mm`` every ball's centre (M, 3), whose images are left out. None when too few marbles, when
-    each half of them alone finds a different lamp, or when no shadow stands out.
+    each half of them alone finds a different lamp, when no shadow stands out, or when the stacked ground brightens
+    round the contact (``MAX_CONTACT_BRIGHTENING``: clear glass' caustics, not shadows).
 
     Why. A shadow lies on the ground, so in ground coordinates about each contact point every marble's shadow has
     the same shape (one lamp, one radius), while the sand's grain, a neighbour's shadow and the ball's own glass do
@@ -243,6 +251,10 @@ def fit_lamp(lab: np.ndarray, camera: CameraModel, sure_mm: np.ndarray, others_m
     lamp = _stacked_lamp(light, camera, sure_mm, balls, blur_mm)
     if lamp is None or lamp.cost_drop <= MIN_SHADOW_DROP:
         return _window_lamp(lab, camera, sure_mm, others, psf_px)
+    if lamp.contact_brightening > MAX_CONTACT_BRIGHTENING:
+        # the marbles' stacked ground holds light round their contact, which no shadow explains: the caustics of
+        # clear glass, which the fit placed as a shadow's surround; their windows hold the same light, so no lamp
+        return None
     return lamp
 
 
@@ -338,7 +350,8 @@ def _stacked_lamp(light: np.ndarray, camera: CameraModel, contacts: np.ndarray, 
         return None
     flat, *_ = np.linalg.lstsq(B[:, [0, 2]], y, rcond=None)
     drop = (float(np.sum((y - B[:, [0, 2]] @ flat) ** 2)) - float(np.sum((y - B @ coef) ** 2))) / len(y)
-    return Lamp(to_light=(float(L[0]), float(L[1]), float(L[2])), penumbra_per_mm=float(x[2]), cost_drop=drop)
+    return Lamp(to_light=(float(L[0]), float(L[1]), float(L[2])), penumbra_per_mm=float(x[2]), cost_drop=drop,
+                contact_brightening=float(coef[2] / -coef[1]))
 
 
 def _window_lamp(lab: np.ndarray, camera: CameraModel, sure_mm: np.ndarray, others_mm: np.ndarray,

@@ -190,3 +190,28 @@ def test_sharp_photo_window_lamp_reads_every_kth_pixel_and_finds_the_lamp():
     az = math.degrees(math.atan2(lamp.to_light[1], lamp.to_light[0]))
     assert abs((az - AZIMUTH_DEG + 180.0) % 360.0 - 180.0) < ANGLE_TOL_DEG
     assert lamp.elevation_deg == pytest.approx(ELEVATION_DEG, abs=ANGLE_TOL_DEG)
+
+
+
+# clear cat's eyes (the renders' common marble) under a low lamp: their shadows are shallow and their caustics,
+# focused into them, brighten the ground beside each ball (seed 419_002's lamp: elevation, azimuth deg)
+LOW_LAMP_DEG = (42.0, 102.0)
+
+
+def test_lamp_is_not_taken_from_clear_marbles_caustics():
+    # the marbles' stacked ground brightens round their contact (the caustics' light), which the stacked fit
+    # explained with a lamp 41 deg off (seeds 419_002 and 631_004: 100 and 56 deg off, whose shadow read then
+    # called an opaque marble a tolley at 0.991); a wrong lamp reads every shadow wrong, so the photo's lamp or none
+    from tests.vision.test_marbles_caustic import CLEAR as CATS_EYE
+    from tests.vision.test_marbles_caustic import _ball as glass_ball
+    elevation_deg, azimuth_deg = LOW_LAMP_DEG
+    balls = [glass_ball(f"m{i}", xy, MARBLE_DIAMETER_MM, "cats_eye", CATS_EYE) for i, xy in enumerate(MARBLES_XY)]
+    cam, photo = lit_photo(balls, EYE_MM, elevation_deg, azimuth_deg, seed=4)
+    lab = photo_lab(photo)
+    centres = np.array([b.center_mm for b in balls])
+    _, psf = model_fits(lab, cam, centres, np.ones(len(balls), bool))
+    lamp = fit_lamp(lab, cam, _contacts(balls, "marble"), centres, psf)
+    if lamp is not None:
+        az = math.degrees(math.atan2(lamp.to_light[1], lamp.to_light[0]))
+        assert abs((az - azimuth_deg + 180.0) % 360.0 - 180.0) < ANGLE_TOL_DEG
+        assert lamp.elevation_deg == pytest.approx(elevation_deg, abs=ANGLE_TOL_DEG)
