@@ -957,7 +957,7 @@ def detect_pyramids(
                     sel = crossed
             stack = None
             if hyp.kind == "upright" and calibrated:
-                stack = find_stacked_piece(work, cam, pose, params.stack)
+                stack = find_stacked_piece(work, cam, pose, params.stack, pip_map)
                 if stack.evidence is not None and stack.verdict != "none":
                     # the lower piece's own colour from its skirt, below the upper piece's rim
                     skirt = stack.evidence.skirt_sel & (mask > 0)
@@ -1089,7 +1089,11 @@ def _stacked_detection(
     color, ccon, rival = classify_stacked_color(
         cap, np.broadcast_to(skirt_bgr, cap.shape), table_ref[ev.cap_sel], colours
     )
-    if (
+    same_plastic = stack.pip_contrast is not None and ev.step_norm < params.stack.same_plastic_step
+    if same_plastic and (not colours or lower.color in colours):
+        # found by its pips, its cap steps no more than a second wall of the lower piece's own plastic does
+        color, ccon, rival = lower.color, lower.color_confidence, None
+    elif (
         color == lower.color
         and color not in OPAQUE
         and ev.step_norm >= params.stack.min_step
@@ -1099,6 +1103,8 @@ def _stacked_detection(
         # and reflect without tinting (a second wall of the same plastic steps by at most ~0.5), so they are clear
         color, rival = "clear", None
     reasons = list(stack.reasons)
+    if not same_plastic and ev.step_norm < params.stack.uncertain_step:
+        reasons.append(f"stacked piece's plastic uncertain (colour step {ev.step_norm:.2f} from the piece beneath)")
     if rival is not None:
         reasons.append(f"stacked piece {color} against the table, {rival} against the piece beneath")
     if ccon < params.flag_min_color_confidence:

@@ -16,6 +16,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.pyramids import PIP_LAYOUT_MM, PyramidPose, pip_sites_mm
+from geometry.pyramids import pips as pip_count
 
 # A face is read only when turned to the camera by at least this cosine (normal against the line of sight):
 # steeper, its pips are foreshortened into the face's edge.
@@ -75,16 +76,41 @@ def pip_contrast(pips: PipMap, camera: CameraModel, pose: PyramidPose) -> dict[i
     faces = np.nonzero(cos >= MIN_FACE_COS)[0]
     if len(faces) == 0:
         return {n: 0.0 for n in COUNTS}
-    across = {n: np.round([(k - (n - 1) / 2.0) for k in range(n)], 3) for n in COUNTS}
     sites = {n: pip_sites_mm(pose, n)[faces] for n in COUNTS}
     resp = {n: pips.sample(pose.size, camera.project_mm(sites[n].reshape(-1, 3))).reshape(len(faces), n) for n in COUNTS}
-    w = cos[faces]
+    return {n: float(v) for n, v in _contrast(resp, cos[faces]).items()}
+
+
+def pip_contrast_moved(
+    pips: PipMap, camera: CameraModel, pose: PyramidPose, moves: np.ndarray
+) -> np.ndarray:
+    """``pip_contrast`` of ``pose``'s own count, for each of the small rigid moves (K, 3) of the piece in the
+    table plane: (dx_mm, dy_mm, turn_rad about its axis). NaN for all when no face is turned to the camera."""
+    cos = face_view_cos(camera, pose)
+    faces = np.nonzero(cos >= MIN_FACE_COS)[0]
+    moves = np.asarray(moves, float).reshape(-1, 3)
+    if len(faces) == 0:
+        return np.full(len(moves), np.nan)
+    c, s = np.cos(moves[:, 2]), np.sin(moves[:, 2])
+    rot = np.zeros((len(moves), 3, 3))
+    rot[:, 0, 0], rot[:, 0, 1], rot[:, 1, 0], rot[:, 1, 1], rot[:, 2, 2] = c, -s, s, c, 1.0
+    shift = pose.base_center_mm + np.column_stack([moves[:, :2], np.zeros(len(moves))])
+    resp = {}
+    for n in COUNTS:
+        local = pip_sites_mm(pose, n)[faces].reshape(-1, 3) - pose.base_center_mm
+        pts = np.einsum("kij,pj->kpi", rot, local) + shift[:, None, :]
+        resp[n] = pips.sample(pose.size, camera.project_mm(pts.reshape(-1, 3))).reshape(len(moves), len(faces), n)
+    return _contrast(resp, cos[faces])[pip_count(pose.size)]
+
+
+def _contrast(resp: dict[int, np.ndarray], w: np.ndarray) -> dict[int, np.ndarray]:
+    """Per count: the faces' (..., F) weighted mean of own sites' response minus the other counts' sites'."""
+    across = {n: np.round([(k - (n - 1) / 2.0) for k in range(n)], 3) for n in COUNTS}
     out = {}
     for n in COUNTS:
-        own = resp[n].mean(axis=1)
+        own = resp[n].mean(axis=-1)
         # the other counts' sites that are not this count's own (in units of the spacing along the face)
-        others = [resp[m][:, k] for m in COUNTS if m != n for k in range(m) if across[m][k] not in across[n]]
+        others = [resp[m][..., k] for m in COUNTS if m != n for k in range(m) if across[m][k] not in across[n]]
         rest = np.mean(others, axis=0)
-        out[n] = float(np.sum(w * (own - rest)) / np.sum(w))
+        out[n] = np.sum(w * (own - rest), axis=-1) / np.sum(w)
     return out
-

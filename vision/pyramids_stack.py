@@ -6,6 +6,12 @@ is, the camera sees the lower piece through (translucent) or behind (opaque) the
 lower piece's image into a cap and a skirt whose colours differ by the upper piece's own walls. Without a
 stacked piece the cap and skirt show the same four faces in the same proportions (they are scaled about the
 apex), so their colours agree. The size of the upper piece is the rim where that difference is strongest.
+
+A piece of the lower one's own plastic steps by no more than the shading (one more wall of the same tint), and
+an opaque one hides the lower faces behind faces parallel to them. Its pips still show: each size moulds its
+own count in a row just above its rim, so the pose that ``stacked_pose`` gives each candidate size says where
+its pips must be (``pyramids_pips``). A bare upright piece has no pips there (its own sit at its foot), and a
+candidate of the wrong size finds none at its sites either, so the pips tell both whether and which.
 """
 
 from __future__ import annotations
@@ -16,8 +22,9 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from geometry.pyramids import PyramidPose, base_mm, stacked_pose
+from geometry.pyramids import PyramidPose, base_mm, pips, rot_z, stacked_pose
 from vision.pyramids_fit import hull_px
+from vision.pyramids_pips import MIN_FACE_COS, PipMap, face_view_cos, pip_contrast, pip_contrast_moved
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,34 +114,74 @@ class StackParams:
     min_step: float = 1.1  # at or above: a stacked piece
     uncertain_step: float = 0.8  # between this and min_step: a possible stacked piece, flagged for a look
     size_step_ratio: float = 1.1  # best rim's step over the next size's below this: size uncertain, flagged
+    # The pips of a candidate upper piece (``pip_contrast`` of its own count at its own sites, in median dot
+    # responses). On the 43 development photos, with the truth poses: upright pieces with nothing on them
+    # show at most 3.2 at any candidate's sites (1.6 but for one), a candidate of the wrong size on a real stack
+    # at most 0.9, real stacks 6 to 17 (black on black: 3.4, its pips barely lighter than its walls).
+    min_pip: float = 4.5  # at or above: a stacked piece of that size, whatever the colour step
+    uncertain_pip: float = 3.5  # between this and min_pip: a possible stacked piece, flagged for a look
+    # A second wall of the lower piece's own plastic steps the colour by at most this much (one plastic: 0.1 to
+    # 0.5; two plastics: 1.3 and up): below it, a stack found by its pips is of the lower piece's plastic.
+    same_plastic_step: float = 0.5
+    # The pips sit ~1.5 px across: a silhouette fit that a stack's overhang pulled by 0.8 mm misses them. The
+    # lower piece is first settled on its own pips (at its foot, away from any upper piece's) within this reach.
+    settle_reach_mm: float = 1.5
+    settle_step_mm: float = 0.25
+    settle_turn_deg: float = 2.0
+    settle_turn_step_deg: float = 0.5
+    settle_min_pip: float = 3.0  # the lower piece's own pips must show this clearly to move it
 
     def __post_init__(self) -> None:
         if not 0.0 < self.uncertain_step <= self.min_step:
             raise ValueError(
                 f"need 0 < uncertain_step <= min_step, got {self.uncertain_step}, {self.min_step}"
             )
+        if not 0.0 < self.uncertain_pip <= self.min_pip:
+            raise ValueError(f"need 0 < uncertain_pip <= min_pip, got {self.uncertain_pip}, {self.min_pip}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StackVerdict:
-    """``verdict`` is "stacked", "uncertain" or "none"; ``evidence`` the best rim (None if no size fits)."""
+    """``verdict`` is "stacked", "uncertain" or "none"; ``evidence`` the best rim (None if no size fits);
+    ``pip_contrast`` the pips at that rim's piece's sites (None: not read, no face turned to the camera)."""
 
     verdict: str
     evidence: StackEvidence | None
     confidence: float
     reasons: tuple[str, ...] = ()
+    pip_contrast: float | None = None
 
 
 def find_stacked_piece(
-    frame_bgr: np.ndarray, camera: CameraModel, lower: PyramidPose, params: StackParams = StackParams()
+    frame_bgr: np.ndarray,
+    camera: CameraModel,
+    lower: PyramidPose,
+    params: StackParams = StackParams(),
+    pip_map: PipMap | None = None,
 ) -> StackVerdict:
-    """Whether a smaller piece sits on the upright ``lower``, and which size, from the colour step at its rim."""
+    """Whether a smaller piece sits on the upright ``lower``, and which size: from the pips at each candidate's
+    sites (``pip_map``, when given) and from the colour step at its rim."""
+    if pip_map is not None:
+        lower = settle_on_own_pips(pip_map, camera, lower, params)
     cands = stack_candidates(frame_bgr, camera, lower)
     if not cands:
         return StackVerdict(verdict="none", evidence=None, confidence=1.0)
+    pip = {e.size: _pips_of(pip_map, camera, e.upper) for e in cands} if pip_map is not None else {}
+    seen = {s: v for s, v in pip.items() if v is not None}
+    by_pip = max(cands, key=lambda e: seen.get(e.size, -np.inf))
+    best_pip = seen.get(by_pip.size)
+    if best_pip is not None and best_pip >= params.min_pip:
+        # the pips settle whether and which; the colour step only says what plastic (the caller's)
+        conf = float(np.clip(0.5 + 0.5 * (best_pip - params.uncertain_pip) / (params.min_pip - params.uncertain_pip), 0, 1))
+        rivals = [s for s, v in seen.items() if s != by_pip.size and v >= params.uncertain_pip]
+        reasons = tuple(f"stacked piece {by_pip.size} or {s} (pips)" for s in rivals)
+        return StackVerdict(verdict="stacked", evidence=by_pip, confidence=conf, reasons=reasons, pip_contrast=best_pip)
     best = cands[0]
     if best.step_norm < params.uncertain_step:
-        return StackVerdict(verdict="none", evidence=best, confidence=1.0)
+        if best_pip is not None and best_pip >= params.uncertain_pip:
+            why = f"possible piece stacked on it (pips {best_pip:.1f})"
+            return StackVerdict(verdict="uncertain", evidence=by_pip, confidence=0.5, reasons=(why,), pip_contrast=best_pip)
+        return StackVerdict(verdict="none", evidence=best, confidence=1.0, pip_contrast=seen.get(best.size))
     reasons = []
     span = params.min_step - params.uncertain_step
     conf = float(np.clip(0.5 + 0.5 * (best.step_norm - params.min_step) / max(span, 1e-6), 0.0, 1.0))
@@ -144,4 +191,31 @@ def find_stacked_piece(
         reasons.append(f"possible piece stacked on it (colour step {best.step_norm:.2f})")
     if len(cands) > 1 and best.step_norm < params.size_step_ratio * cands[1].step_norm:
         reasons.append(f"stacked piece {best.size} or {cands[1].size}")
-    return StackVerdict(verdict=verdict, evidence=best, confidence=conf, reasons=tuple(reasons))
+    return StackVerdict(verdict=verdict, evidence=best, confidence=conf, reasons=tuple(reasons),
+                        pip_contrast=seen.get(best.size))
+
+
+def settle_on_own_pips(pip_map: PipMap, camera: CameraModel, lower: PyramidPose, params: StackParams) -> PyramidPose:
+    """``lower`` moved within the reach where its own pips show most clearly (unmoved if they show faintly)."""
+    r = np.arange(-params.settle_reach_mm, params.settle_reach_mm + 1e-9, params.settle_step_mm)
+    t = np.radians(np.arange(-params.settle_turn_deg, params.settle_turn_deg + 1e-9, params.settle_turn_step_deg))
+    moves = np.stack(np.meshgrid(r, r, t, indexing="ij"), axis=-1).reshape(-1, 3)
+    score = pip_contrast_moved(pip_map, camera, lower, moves)
+    if not np.isfinite(score).any():
+        return lower
+    k = int(np.nanargmax(score))
+    if score[k] < params.settle_min_pip:
+        return lower
+    dx, dy, turn = moves[k]
+    return PyramidPose(
+        size=lower.size,
+        rotation=rot_z(turn) @ lower.rotation,
+        base_center_mm=lower.base_center_mm + np.array([dx, dy, 0.0]),
+    )
+
+
+def _pips_of(pip_map: PipMap, camera: CameraModel, upper: PyramidPose) -> float | None:
+    """The dots at ``upper``'s own pip sites over those at the other counts' (None: no face to read)."""
+    if not (face_view_cos(camera, upper) >= MIN_FACE_COS).any():
+        return None
+    return pip_contrast(pip_map, camera, upper)[pips(upper.size)]
