@@ -258,9 +258,10 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     cands += lowers
     # winks of a found wink's own colour, partly under or over it: the part of their outline beyond its rim
     unions = union_rim_winks(cands, frame_bgr, camera, cs, grid, exclude_mask=pot_zone)
-    # (each with the found wink of its colour whose outline it was split from: one outline, two discs)
-    one_outline = {frozenset((id(n), id(o))) for n in unions for o in cands
-                   if o.color == n.color and _dist(o.center_mm, n.center_mm) < o.radius_mm + n.radius_mm}
+    # (each with the found wink of its colour whose outline it was split from: one outline, two discs; the
+    # candidates themselves are held, not their ids, which a dropped candidate's successor may reuse)
+    one_outline = [(n, o) for n in unions for o in cands
+                   if o.color == n.color and _dist(o.center_mm, n.center_mm) < o.radius_mm + n.radius_mm]
     cands += unions
     # lone winks the labels left neutral (a wink of the felt's hue on noisy felt, a dull-lit one): their shape
     cands += felt_discs(cs, grid, cands, frame_bgr, camera, exclude_mask=pot_zone, near_misses=near_misses)
@@ -393,7 +394,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         return replace(alt, center_mm=alt.center_mm.copy(), above=list(c.above),
                        order_confidence=dict(c.order_confidence))
     review_order(live, frame_bgr, camera, wp, noise, params.order_confidence_min, other_size,
-                 lambda a, b: frozenset((id(a), id(b))) in one_outline)
+                 lambda a, b: any((a is n and b is o) or (a is o and b is n) for n, o in one_outline))
     drop_open_pairs(new_pairs, params.order_confidence_min)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
     before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}
