@@ -14,26 +14,16 @@ import math
 import numpy as np
 import pytest
 
-from calibration.camera import CameraModel
 from simulation.photo import PhotoSettings, finish_photo
 from simulation.pyramids import IceScene, Lighting, lying_piece, render_ice_scene, standing_on_lying_piece
+from tests.vision.test_pyramids_open_base import _camera
+from tests.vision.test_pyramids_roles import MATCH_GATE_MM, _nearest
 from vision.pyramids import detect_pyramids
 
-MM_PER_PX = 0.4  # about the bench's 1080p scale
-DISTANCE_MM = 1400.0
-MATCH_GATE_MM = 12.0  # plan centroid of a detection within this of the truth piece's (the bench's gate)
 
-
-def _camera(tilt_deg: float) -> CameraModel:
-    """``tilt_deg`` off vertical, from +x: a piece whose apex points along -x turns its open base to it."""
-    t = math.radians(tilt_deg)
-    return CameraModel.look_at(eye_mm=(DISTANCE_MM * math.sin(t), 0.0, DISTANCE_MM * math.cos(t)),
-                               target_mm=(0.0, 0.0, 0.0), up_hint=(1.0, 0.0, 0.0),
-                               focal_px=DISTANCE_MM / MM_PER_PX, image_size_wh_px=(320, 240))
-
-
-def _centroid_mm(piece) -> np.ndarray:
-    return np.vstack([piece.corners_mm(), piece.apex_mm()[None]])[:, :2].mean(axis=0)
+def _truth(piece) -> dict:
+    """``piece``'s corners and apex as the bench's truth gives them (``_nearest`` matches on their centroid)."""
+    return {"base_corners_mm": piece.corners_mm(), "apex_mm": piece.apex_mm()}
 
 
 # (camera tilt deg, lying piece's yaw deg, its size and colour, the standing piece's size, the direction it
@@ -59,23 +49,16 @@ def lying_under_standing(request):
     return low, top, detect_pyramids(photo, cam)
 
 
-def _nearest(piece, dets):
-    c = _centroid_mm(piece)
-    d = [float(np.linalg.norm(np.asarray(x.plan_centroid_mm) - c)) for x in dets]
-    j = int(np.argmin(d))
-    return dets[j], d[j]
-
-
 def test_the_lying_piece_under_a_standing_one_is_read_its_own_size(lying_under_standing):
     low, top, dets = lying_under_standing
     assert len(dets) == 2
-    lying, d_lying = _nearest(low, dets)
+    lying, d_lying = _nearest(_truth(low), dets)
     assert d_lying <= MATCH_GATE_MM
     assert (lying.pose, lying.size) == ("lying", low.size)
 
 
 def test_the_standing_piece_keeps_its_reading(lying_under_standing):
     low, top, dets = lying_under_standing
-    standing, d_top = _nearest(top, dets)
+    standing, d_top = _nearest(_truth(top), dets)
     assert d_top <= MATCH_GATE_MM
     assert (standing.pose, standing.size) == ("standing_on_lying", top.size)
