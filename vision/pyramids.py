@@ -500,12 +500,6 @@ def _distinct_lying(reads: list[PieceHypothesis]) -> list[PieceHypothesis]:
     return out
 
 
-# Evaluations per lying reading beside a partner (``_pair_lying_reads``): each of the two best turns is first
-# refined this many, the better one then to the whole budget (one turn refined fully cost 200).
-PAIR_READ_EVALS = 200
-PAIR_READ_PROBE_EVALS = 60
-
-
 def _pair_lying_reads(fitter: BlobFitter, pairs) -> list[PieceHypothesis]:
     """Each piece of ``pairs`` read as the lying one, where it is seen beside the other.
 
@@ -526,15 +520,10 @@ def _pair_lying_reads(fitter: BlobFitter, pairs) -> list[PieceHypothesis]:
                 continue
             c = plan_points_mm(fitter.camera, np.asarray(seen.centroid.coords), 0.0)[0]
             turned = _turned_lying(c)
-            # the best of each size: a larger one covers more of the pair and would crowd out the true size. The
-            # best two turns of each, each refined a little, the better one then further: the partner's faces
-            # can make a wrong turn score best before either is refined (ice_fresh_004: 143 deg for the truth's 256)
+            # the best of each size: a larger one covers more of the pair and would crowd out the true size
             for size in SIZES:
-                two = sorted((t for t in turned if t.size == size), key=lambda t: fitter.score([other, t]),
-                             reverse=True)[:2]
-                short = [fitter.refine([other, t], max_evals=PAIR_READ_PROBE_EVALS) for t in two]
-                best = max(short, key=lambda r: r[1])[0]
-                out.append(fitter.refine(best, max_evals=PAIR_READ_EVALS - PAIR_READ_PROBE_EVALS)[0][1])
+                s = max((t for t in turned if t.size == size), key=lambda t: fitter.score([other, t]))
+                out.append(fitter.refine([other, s], max_evals=200)[0][1])
     return out
 
 
