@@ -730,15 +730,23 @@ def _fit_blob(
         chosen = best_pair
     desc = _describe(chosen[1])
     runner = max((c for c in rivals if not _same_reading(c[1], chosen[1])), key=lambda t: t[0], default=(0.0, []))
-    if params.open_base_evals > 0 and edges is not None and len(chosen[1]) == 1 and chosen[1][0].kind == "lying":
-        longer = _open_base_size(fitter, chosen[1][0], shade_near, params.open_base_evals)
+    lying = [p for p in chosen[1] if p.kind == "lying"]
+    if params.open_base_evals > 0 and edges is not None and len(lying) == 1:
+        # a lying piece under a standing one shows its open base alike (the standing piece hides its apex end,
+        # not its base): its size is read again with its partner held where the fit put it
+        fixed = [p for p in chosen[1] if p is not lying[0]]
+        longer = _open_base_size(fitter, lying[0], shade_near, params.open_base_evals, fixed)
         # below ``min_blob_iou`` the blob would be dropped: a poor fit is flagged, never a piece missed
         if longer is not None and longer[0][0] >= params.min_blob_iou:
             # the reading it replaces is its runner-up, in the same (open base) model
             (score, piece), (old_score, old) = longer
-            others = [c for c in rivals if _describe(c[1]) not in (desc, _describe([piece]))]
-            runner = max([(old_score, [old])] + others, key=lambda t: t[0])
-            chosen, desc = (score, [piece]), _describe([piece])
+            new_pieces = [piece if p is lying[0] else p for p in chosen[1]]
+            if len(new_pieces) == 1 or _physical(new_pieces):
+                old_pieces = [old if p is lying[0] else p for p in chosen[1]]
+                others = [c for c in rivals if _describe(c[1]) not in (desc, _describe(new_pieces))]
+                runner = max([(old_score, old_pieces)] + others, key=lambda t: t[0])
+                chosen, desc = (score, new_pieces), _describe(new_pieces)
+                candidates = candidates + [chosen]  # a pair of the new size was never a candidate
     reading = None
     if shade_near is not None and shade_near.area > params.shade_min_ratio * blob.area:
         reading = _shade_reading(fitter, shade_near, candidates, desc, chosen[0], params)
@@ -749,19 +757,20 @@ def _fit_blob(
                     runner_up_desc=runner_desc, shade_reading=reading, singles=singles)
 
 
-def _open_base_size(fitter: BlobFitter, hyp: PieceHypothesis, shade, max_evals: int):
+def _open_base_size(fitter: BlobFitter, hyp: PieceHypothesis, shade, max_evals: int, others=()):
     """A longer lying piece on ``hyp``'s axis that fits better once its open base is forgiven
-    (``open_base_score``), as ((score, piece), (score of ``hyp``, ``hyp`` refined alike)); None if none does.
+    (``open_base_score``, beside the fixed ``others``), as ((score, piece), (score of ``hyp``, ``hyp`` refined
+    alike)); None if none does.
 
     Only larger sizes sharing the apex are tried: the table seen through the open base only ever shortens a
     lying piece's silhouette from its base end, and the apex end is solid plastic.
     """
-    own, own_score = refine_open_base(fitter, hyp, shade, max_evals)
+    own, own_score = refine_open_base(fitter, hyp, shade, max_evals, others)
     best = None
     for size in SIZES:
         if base_mm(size) <= base_mm(hyp.size):
             continue
-        alt, score = refine_open_base(fitter, apex_aligned_lying(hyp, size), shade, max_evals)
+        alt, score = refine_open_base(fitter, apex_aligned_lying(hyp, size), shade, max_evals, others)
         if score > own_score and (best is None or score > best[0]):
             best = (score, alt)
     return None if best is None else (best, (own_score, own))

@@ -170,7 +170,7 @@ class BlobFitter:
         return best, 1.0 - float(res.fun)
 
 
-def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None) -> float:
+def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None, others=()) -> float:
     """A lying piece's fit with the table seen through its open base forgiven, held to its base rim's edges.
 
     A ray through the projected base square crosses one wall only (the one the piece lies on), so the photo
@@ -181,6 +181,9 @@ def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None) -> flo
     taken over the hull *and* the square's four sides: the rim is a step in the photo all round (the walls'
     cut edge against the table), where a wrong size's square crosses the plain faces or the bare table.
     Needs the fitter's ``EdgeMap``.
+
+    ``others`` (fixed pieces of the same hypothesis, e.g. one standing on ``hyp``) cover the blob with their hulls
+    as in ``BlobFitter.score``; outline samples inside another piece's hull are left out (``EdgeMap.support``).
     """
     pose = hyp.pose()
     hull_pts = hull_px(fitter.camera, pose)
@@ -189,21 +192,32 @@ def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None) -> flo
     if shade is not None:
         free = free.difference(shade)
     shape = _polygon(hull_pts).difference(free)
+    other_hulls = [hull_px(fitter.camera, o.pose()) for o in others]
+    other_polys = [_polygon(h) for h in other_hulls]
+    if other_polys:
+        shape = unary_union([shape] + other_polys)
     inter = shape.intersection(fitter.blob).area
     union = shape.area + fitter.blob_area - inter
     iou = inter / union if union > 0 else 0.0
-    s_hull, n_hull = fitter.edges.outline_support(hull_pts)
-    s_rim, n_rim = fitter.edges.outline_support(rim_pts)
-    support = (s_hull + s_rim) / max(n_hull + n_rim, 1)
+    skip = other_polys or None
+    s_hull, n_hull = fitter.edges.outline_support(hull_pts, skip)
+    s_rim, n_rim = fitter.edges.outline_support(rim_pts, skip)
+    total, count = s_hull + s_rim, n_hull + n_rim
+    own = _polygon(hull_pts)
+    for k, h in enumerate(other_hulls):
+        s, n = fitter.edges.outline_support(h, [own] + [q for j, q in enumerate(other_polys) if j != k])
+        total, count = total + s, count + n
+    support = total / max(count, 1)
     return (iou + fitter.edge_weight * support) / (1.0 + fitter.edge_weight)
 
 
 def refine_open_base(fitter: BlobFitter, hyp: PieceHypothesis, shade=None,
-                     max_evals: int = 120) -> tuple[PieceHypothesis, float]:
-    """``hyp`` (lying) moved to the best ``open_base_score`` nearby (``BlobFitter.refine``, a tighter simplex)."""
+                     max_evals: int = 120, others=()) -> tuple[PieceHypothesis, float]:
+    """``hyp`` (lying) moved to the best ``open_base_score`` nearby (``BlobFitter.refine``, a tighter simplex);
+    ``others`` stay where they are."""
     def score(pieces: list[PieceHypothesis]) -> float:
         try:
-            return open_base_score(fitter, pieces[0], shade)
+            return open_base_score(fitter, pieces[0], shade, others)
         except Exception:  # noqa: BLE001 - degenerate polygon while searching: scored as no fit
             return 0.0
 
