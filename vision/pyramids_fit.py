@@ -170,7 +170,7 @@ class BlobFitter:
         return best, 1.0 - float(res.fun)
 
 
-def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None, others=()) -> float:
+def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None, others=(), _others_px=None) -> float:
     """A lying piece's fit with the table seen through its open base forgiven, held to its base rim's edges.
 
     A ray through the projected base square crosses one wall only (the one the piece lies on), so the photo
@@ -184,6 +184,7 @@ def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None, others
 
     ``others`` (fixed pieces of the same hypothesis, e.g. one standing on ``hyp``) cover the blob with their hulls
     as in ``BlobFitter.score``; outline samples inside another piece's hull are left out (``EdgeMap.support``).
+    ``_others_px``: their image hulls and polygons (``_fixed_hulls``), when a search scores many poses beside them.
     """
     pose = hyp.pose()
     hull_pts = hull_px(fitter.camera, pose)
@@ -191,9 +192,9 @@ def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None, others
     free = _polygon(rim_pts).convex_hull.difference(fitter.blob)
     if shade is not None:
         free = free.difference(shade)
-    shape = _polygon(hull_pts).difference(free)
-    other_hulls = [hull_px(fitter.camera, o.pose()) for o in others]
-    other_polys = [_polygon(h) for h in other_hulls]
+    own = _polygon(hull_pts)
+    shape = own.difference(free)
+    other_hulls, other_polys = _others_px if _others_px is not None else _fixed_hulls(fitter, others)
     if other_polys:
         shape = unary_union([shape] + other_polys)
     inter = shape.intersection(fitter.blob).area
@@ -203,7 +204,6 @@ def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None, others
     s_hull, n_hull = fitter.edges.outline_support(hull_pts, skip)
     s_rim, n_rim = fitter.edges.outline_support(rim_pts, skip)
     total, count = s_hull + s_rim, n_hull + n_rim
-    own = _polygon(hull_pts)
     for k, h in enumerate(other_hulls):
         s, n = fitter.edges.outline_support(h, [own] + [q for j, q in enumerate(other_polys) if j != k])
         total, count = total + s, count + n
@@ -211,13 +211,24 @@ def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None, others
     return (iou + fitter.edge_weight * support) / (1.0 + fitter.edge_weight)
 
 
+def _fixed_hulls(fitter: BlobFitter, others) -> tuple[list[np.ndarray], list]:
+    """Image hulls (px) of pieces held fixed, and their polygons."""
+    hulls = [hull_px(fitter.camera, o.pose()) for o in others]
+    return hulls, [_polygon(h) for h in hulls]
+
+
 def refine_open_base(fitter: BlobFitter, hyp: PieceHypothesis, shade=None,
                      max_evals: int = 120, others=()) -> tuple[PieceHypothesis, float]:
     """``hyp`` (lying) moved to the best ``open_base_score`` nearby (``BlobFitter.refine``, a tighter simplex);
-    ``others`` stay where they are."""
+    ``others`` stay where they are (their hulls are projected once, not at every step)."""
+    try:
+        fixed = _fixed_hulls(fitter, others)
+    except Exception:  # noqa: BLE001 - a degenerate partner: each step scores it, and fails, as before
+        fixed = None
+
     def score(pieces: list[PieceHypothesis]) -> float:
         try:
-            return open_base_score(fitter, pieces[0], shade, others)
+            return open_base_score(fitter, pieces[0], shade, others, fixed)
         except Exception:  # noqa: BLE001 - degenerate polygon while searching: scored as no fit
             return 0.0
 
