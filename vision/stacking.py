@@ -38,6 +38,10 @@ posed rim's uncertainty: unlike a step, it is not made by the two tops' shading 
 pair's outline against the felt across a narrow crescent of a top. That tail read a one-colour pair 5.3 standard
 errors the wrong way on the cut rim's step (render 103 #7), so near the outline a one-colour step counts only in
 excess of the same step either side of the rim (``one_colour_step_vectors``).
+
+Two colours, judged again where the first read (the lens's colour) left them open or in a pile, are read on the cut
+rims and on where their colours meet (``colour_boundary_z``): at the upper's outline, one hypothesis's place or the
+other's, read to a fraction of a pixel where the lens is too thin for its own colour or the rims' steps.
 """
 
 from __future__ import annotations
@@ -722,6 +726,136 @@ def lens_shade_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate,
     return (sides[0][0] - sides[1][0]) / (sides[0][1] + sides[1][1])
 
 
+#: The colour boundary between two winks of two colours is read over this far beyond either hypothesis's place of it
+#: (mm, and at least this many image pixels): the blur's tails (about a pixel) and each part's own colour beyond them.
+BOUNDARY_MARGIN_MM = 2.0
+BOUNDARY_MARGIN_PX = 2.0
+#: A profile's ends must read as the two winks' colours (the share of the way from one part's colour to the other's
+#: within this much of each end): else it crosses something else (a shadow, a third wink, the felt).
+BOUNDARY_END_SHARE = 0.4
+#: The boundary is where the pixels of each part's colour meet; a boundary further than this many standard errors
+#: from where either hypothesis puts it is neither's (a centre or pose read wrong): it says nothing of the order.
+BOUNDARY_FIT_SIGMAS = 3.0
+
+
+def _silhouette_px(camera: CameraModel, w: WinkCandidate) -> np.ndarray:
+    """Image outline (convex hull, px) of ``w`` as posed: its top and bottom rims (a raised edge shows its side)."""
+    ang = np.linspace(0.0, 2 * np.pi, 72, endpoint=False)
+    half = WINK_THICKNESS_MM / math.cos(math.radians(w.tilt_deg))
+    top = top_rim_points(w, ang, w.radius_mm)
+    bottom = top - np.array([0.0, 0.0, half])  # one thickness lower, as ``top_rim_points`` puts the top above the middle
+    return cv2.convexHull(camera.project_mm(np.vstack([top, bottom])).astype(np.float32))
+
+
+def _signed_px(hull: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Signed distances (px, positive inside) of image points ``q`` (N, 2) from a convex outline."""
+    return np.array([cv2.pointPolygonTest(hull, (float(x), float(y)), True) for x, y in q])
+
+
+def _first_crossing(s: np.ndarray, f: np.ndarray, rising: bool) -> float | None:
+    """The first ``s`` (linearly interpolated) at which ``f`` crosses zero upwards (``rising``) or downwards."""
+    g = f if rising else -f
+    idx = np.flatnonzero((g[:-1] < 0.0) & (g[1:] >= 0.0))
+    if not len(idx):
+        return None
+    i = int(idx[0])
+    return float(s[i] - g[i] * (s[i + 1] - s[i]) / (g[i + 1] - g[i]))
+
+
+def colour_boundary_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
+                      camera: CameraModel, reads: ReviewReads | None = None) -> float | None:
+    """The order's z-score (positive: a upper) from where the boundary between two winks' two colours lies: at a's far
+    rim (a upper, posed) or at b's near rim (b upper). None where it cannot be read clear of third winks and the felt,
+    or lies where neither hypothesis puts it.
+
+    Across the lens of two winks of two colours the image turns from one colour to the other once: at the upper's
+    outline (its top rim, or its side where the raised edge faces the camera), which each hypothesis puts in its own
+    place, the lens's depth apart. Where the image is too coarse for the lens's own colour or the rims' steps (a lens
+    three millimetres deep at 1.3 mm a pixel, its inner samples mixed with both sides), the boundary's place still
+    reads to a fraction of a pixel: along profiles parallel to the line of centres, from a's own colour to b's, the
+    share of the way to b's colour summed over the profile is how far the boundary lies from its end (the blur moves
+    pixels either side of it alike). Each hypothesis's place of it is its upper's image outline (``_silhouette_px``)
+    on the profile, known as well as that wink's centre and the pose (and the image's noise over the profile); the
+    z-score is the likelihood ratio of the two places, signed (tw_7172_001: blue-S3 tilted on green-S1, a third wink
+    hiding blue's own part, the lens 3.5 mm deep as fitted at 1.3 mm a pixel; both cut rims read the one blurred
+    boundary, z -0.36; the boundary lies 0.2-0.3 mm from blue's rim and 3.8 mm from green's, z +5.2)."""
+    reads = reads or ReviewReads(winks, image_bgr, camera)
+    d_vec = b.center_mm - a.center_mm
+    d = float(np.linalg.norm(d_vec))
+    if d < 1e-6 or d >= a.radius_mm + b.radius_mm:
+        return None
+    u = d_vec / d
+    v = np.array([-u[1], u[0]])
+    mid = (a.center_mm + b.center_mm) / 2
+    mmpp = camera.mm_per_px_at((float(mid[0]), float(mid[1])))
+    # the two parts' own colours (each clear of the other and of every third wink, as posed under either order)
+    inset = LENS_INSET_MM + LENS_INSET_PX * mmpp
+    step = max(0.5, 0.7 * mmpp)
+    pa, pb = reads.posed(a, b)[0], reads.posed(b, a)[0]
+    own = [_split_top(w, o.center_mm, o.radius_mm + LENS_SHADOW_CLEAR_MM, inset, step, winks, (a, b))[1]
+           for w, o in ((pa, b), (pb, a))]
+    px_per_sample = min(1.0, (step / mmpp) ** 2)
+    if min(len(p) for p in own) * px_per_sample < MIN_PART_PX:
+        return None
+    cols = [_top_colours(image_bgr, camera, w, p) for w, p in zip((pa, pb), own)]
+    c_a, c_b = (np.median(c, axis=0) for c in cols)
+    axis = c_b - c_a
+    sep2 = float(axis @ axis)
+    if sep2 < 20.0 ** 2:
+        return None  # the two look alike here (``winks._lens_colour_votes``)
+    share_sd = max(_robust_sd(np.concatenate([(c - m) @ axis for c, m in zip(cols, (c_a, c_b))])) / sep2,
+                   NULL_SD_FLOOR / math.sqrt(sep2))
+    hulls = {(w.wink_id, up): _silhouette_px(camera, reads.posed(*((w, o) if up else (o, w)))[0 if up else 1])
+             for w, o in ((a, b), (b, a)) for up in (True, False)}
+    thirds = [(o, _silhouette_px(camera, o)) for o in winks
+              if o.wink_id not in (a.wink_id, b.wink_id) and not o.potted
+              and float(np.linalg.norm(o.center_mm - a.center_mm)) < a.radius_mm + b.radius_mm + o.radius_mm + d]
+    # profiles across the middle half of the lens's chord, a pixel or more apart
+    x_m = (d * d + a.radius_mm ** 2 - b.radius_mm ** 2) / (2 * d)
+    half_chord = math.sqrt(max(a.radius_mm ** 2 - x_m ** 2, 0.0))
+    offsets = np.arange(-0.5 * half_chord, 0.5 * half_chord + 1e-9, max(mmpp, 0.5)) if half_chord > 0 else []
+    margin = max(BOUNDARY_MARGIN_MM, BOUNDARY_MARGIN_PX * mmpp)
+    ds = 0.25 * mmpp
+    s_grid = np.arange(-a.radius_mm, d + b.radius_mm, ds)
+    z_ref = float(np.mean([w.z_mm + WINK_THICKNESS_MM / 2 for w in (a, b)]))
+    fits = []  # (distance of the boundary from a's place of it, from b's, the noise's error) per profile
+    for t in offsets:
+        p = a.center_mm + s_grid[:, None] * u + t * v
+        q = camera.project_mm(np.column_stack([p, np.full(len(p), z_ref)]))
+        # a upper: its outline left going towards b; b upper: b's outline entered
+        s_a = _first_crossing(s_grid, _signed_px(hulls[(a.wink_id, True)], q), rising=False)
+        s_b = _first_crossing(s_grid, _signed_px(hulls[(b.wink_id, True)], q), rising=True)
+        if s_a is None or s_b is None:
+            continue
+        s0, s1 = min(s_a, s_b) - margin, max(s_a, s_b) + margin
+        keep = (s_grid >= s0) & (s_grid <= s1)
+        qk = q[keep]
+        # inside the pair's outline (either wink as posed under either order) by a pixel, clear of every third
+        inside = np.max([_signed_px(h, qk) for h in hulls.values()], axis=0)
+        if inside.min() < 1.0 or any(_signed_px(h, qk).max() > -1.0 for _, h in thirds):
+            continue
+        vals = cv2.remap(image_bgr, qk[:, 0:1].astype(np.float32), qk[:, 1:2].astype(np.float32), cv2.INTER_LINEAR,
+                         borderMode=cv2.BORDER_REPLICATE).reshape(-1, 3).astype(np.float32)
+        share = np.clip((vals - c_a) @ axis / sep2, 0.0, 1.0)
+        end = max(1, int(round(margin / 2 / ds)))
+        if share[:end].mean() > BOUNDARY_END_SHARE or share[-end:].mean() < 1.0 - BOUNDARY_END_SHARE:
+            continue
+        s_obs = s_grid[keep][0] + float(np.sum(1.0 - share)) * ds
+        fits.append((abs(s_obs - s_a), abs(s_obs - s_b), share_sd * math.sqrt((s1 - s0) * mmpp)))
+    if not fits:
+        return None
+    r_a, r_b, noise = (float(np.mean(x)) for x in zip(*fits))
+    # each hypothesis's boundary is its upper's rim: that wink's centre and the pose put it (the image's noise,
+    # independent across the profiles, averages down; the centres' and poses' errors are shared by every profile)
+    noise /= math.sqrt(len(fits))
+    sd_a, sd_b = (math.hypot(RIM_PLACE_SD_MM, w.sigma_mm, noise) for w in (a, b))
+    za, zb = r_a / sd_a, r_b / sd_b
+    if min(za, zb) > BOUNDARY_FIT_SIGMAS:
+        return None
+    # the likelihood ratio of the two, as a signed z-score: how much further the other's place is than this one's
+    return math.copysign(math.sqrt(abs(zb * zb - za * za)), zb - za)
+
+
 class ReviewReads:
     """The reads every cue of a review shares, each made once: a pair's posed copies under each hypothesis (for
     the pair being judged: its order changes the graph the next pair is posed on), and the no-edge and no-shadow
@@ -834,16 +968,20 @@ def drop_open_pairs(pairs: list[tuple[WinkCandidate, WinkCandidate]], confidence
 
 def _pair_order_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
                   camera: CameraModel, noise_level: float, reads: ReviewReads) -> tuple[float, bool, bool] | None:
-    """The order's z-score of one pair (positive: a upper) from the cut rim and, for one colour, the other
-    cues; whether two of them are sure and none against them; and whether any leans against it (the order then
-    rests on the surest read alone, ``combined_z``). None: the cut rim cannot be read."""
+    """The order's z-score of one pair (positive: a upper) from the cut rim and, for two colours, where they meet
+    (``colour_boundary_z``), for one colour the other cues; whether two of them are sure and none against them; and
+    whether any leans against it (the order then rests on the surest read alone, ``combined_z``). None: neither the
+    cut rim nor (two colours) the boundary can be read."""
     res = cut_rim_evidence(winks, a, b, image_bgr, camera, noise_level, reads)
+    if a.color != b.color:
+        # two colours: where their colours meet, too (read where the rims are too close to resolve their steps)
+        zs = [] if res is None else [(res[0] - res[1]) / res[3]]
+        zs += [c for c in (colour_boundary_z(winks, a, b, image_bgr, camera, reads),) if c is not None]
+        return (combined_z(*zs), False, False) if zs else None
     if res is None:
         return None
     ea, eb, _, sigma = res
     z = (ea - eb) / sigma
-    if a.color != b.color:
-        return z, False, False
     cues = [c for c in (shadow_z(winks, a, b, image_bgr, camera, reads),
                         edge_profile_z(winks, a, b, image_bgr, camera, reads),
                         rim_line_z(winks, a, b, image_bgr, camera, reads)) if c is not None]

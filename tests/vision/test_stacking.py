@@ -98,6 +98,7 @@ def test_a_same_colour_order_the_posed_test_contradicts_is_left_undecided(monkey
     monkeypatch.setattr(stacking, "edge_profile_z", lambda *args: None)  # nor an edge profile
     monkeypatch.setattr(stacking, "rim_line_z", lambda *args: None)  # nor a line along a rim
     monkeypatch.setattr(stacking, "lens_shade_z", lambda *args: None)  # nor the lens's shade
+    monkeypatch.setattr(stacking, "colour_boundary_z", lambda *args: None)  # nor (two colours) where they meet
     stacking.review_order([a, b], np.zeros((10, 10, 3), np.uint8), None, WinkDetectorParams(), noise_level=2.0)
     assert b.above == ["A"] and a.above == []
     assert b.order_confidence["A"] < 0.75 and a.order_confidence["B"] < 0.75
