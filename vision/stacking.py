@@ -56,6 +56,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, SMALL_WINK_RADIUS_MM, WINK_THICKNESS_MM
+from vision.tilted_outline import mid_height_mm
 from vision.winks import (WinkCandidate, WinkDetectorParams, assign_poses, covered_by_others, lens_area_mm2,
                           rim_angles_inside, rim_step_vectors, top_rim_points)
 
@@ -1161,6 +1162,27 @@ def cap_by_overlap(winks: list[WinkCandidate], size_unconfirmed: Callable[[WinkC
 TILTED_SLIVER_CONFIDENCE = 0.6
 
 
+#: How far a pose's heights may be off (mm): the outline's tilt and the supports' poses are both fitted.
+HOLD_UP_SLACK_MM = 1.0
+
+
+def held_up(w: WinkCandidate, winks: list[WinkCandidate]) -> bool:
+    """Whether the winks under ``w``'s footprint can hold it at its outline's tilt.
+
+    A tilted wink rests on its low rim and on a support beyond its centre (else it would tip back), so its bottom face
+    at the centre lies no higher than the top of the highest wink under it: a tilt that lifts it higher is no pose of
+    it, and its foreshortened footprint no measure of a lens (tw_6969_001: red-S3, 9 degrees on a flat blue wink, its
+    outline fitted at 51 degrees, centre 6.7 mm up)."""
+    if w.outline_tilt is None:
+        return False
+    t = math.radians(w.outline_tilt[0])
+    bottom = mid_height_mm(w.radius_mm, w.outline_tilt[0]) - WINK_THICKNESS_MM / 2 / math.cos(t)
+    tops = [o.z_mm + WINK_THICKNESS_MM / 2 + o.radius_mm * math.sin(math.radians(o.tilt_deg)) for o in winks
+            if o is not w and not o.potted
+            and float(np.linalg.norm(o.center_mm - w.center_mm)) < o.radius_mm + w.radius_mm]
+    return bottom <= max(tops, default=0.0) + HOLD_UP_SLACK_MM
+
+
 def flag_tilted_slivers(winks: list[WinkCandidate], confidence_min: float = 0.75) -> int:
     """An order between a wink whose outline showed it tilted and another, where their overlap (tilted footprint,
     along the line of centres) is thinner than how much further the flat disc would reach: the lens the order was
@@ -1171,7 +1193,7 @@ def flag_tilted_slivers(winks: list[WinkCandidate], confidence_min: float = 0.75
     for a in winks:
         for b_id in a.above:
             b = by_id.get(b_id)
-            if b is None or (a.outline_tilt is None and b.outline_tilt is None):
+            if b is None or not (held_up(a, winks) or held_up(b, winks)):
                 continue
             if a.order_confidence.get(b_id, 0.5) < confidence_min:
                 continue
@@ -1179,8 +1201,7 @@ def flag_tilted_slivers(winks: list[WinkCandidate], confidence_min: float = 0.75
             if depth is None:
                 continue
             u = (b.center_mm - a.center_mm) / max(float(np.linalg.norm(b.center_mm - a.center_mm)), 1e-9)
-            spare = sum(w.radius_mm - plan_reach_mm(w, s * u) for w, s in ((a, 1.0), (b, -1.0))
-                        if w.outline_tilt is not None)
+            spare = sum(w.radius_mm - plan_reach_mm(w, s * u) for w, s in ((a, 1.0), (b, -1.0)) if held_up(w, winks))
             if depth < spare:
                 a.order_confidence[b_id] = b.order_confidence[a.wink_id] = min(
                     a.order_confidence[b_id], TILTED_SLIVER_CONFIDENCE)

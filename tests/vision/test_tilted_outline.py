@@ -86,17 +86,47 @@ def test_an_order_on_a_sliver_thinner_than_the_flat_discs_excess_is_flagged_not_
     y.above, y.order_confidence, b.order_confidence = ["B"], {"B": 0.95}, {"Y": 0.95}
     assign_poses([y, b])
     assert y.tilt_deg == pytest.approx(39.0)
+    # B lies on a pile four winks high (its top 7.5 mm up): nothing lower holds a large wink at 39 degrees, its bottom
+    # 6.9 mm up at its centre (stacking.held_up; on a lone flat B that outline tilt is no pose)
+    b.z_mm = 6.75
     assert flag_tilted_slivers([y, b]) == 1 and y.order_confidence["B"] < 0.75
     # 12 mm apart the tilted footprints still overlap by 4.5 mm, more than the excess: the order stands
     y2, b2 = _wink("Y", "yellow", "large", (0.0, 12.0)), _wink("B", "blue", "small", (0.0, 0.0))
     y2.outline_tilt = (39.0, 270.0)
     y2.above, y2.order_confidence, b2.order_confidence = ["B"], {"B": 0.95}, {"Y": 0.95}
     assign_poses([y2, b2])
+    b2.z_mm = 6.75
     assert flag_tilted_slivers([y2, b2]) == 0 and y2.order_confidence["B"] == pytest.approx(0.95)
     # no wink whose outline showed a tilt: not this test's business (cap_by_overlap's)
     p, q = _wink("P", "red", "large", (50.0, 0.0)), _wink("Q", "green", "large", (50.0, 21.5))
     p.above, p.order_confidence, q.order_confidence = ["Q"], {"Q": 0.9}, {"P": 0.9}
     assert flag_tilted_slivers([p, q]) == 0
+
+
+def test_an_outline_tilt_no_wink_under_it_could_hold_up_flags_no_sliver():
+    # R (small) over B (small, flat), 13 mm apart, R's outline fitted at 51 degrees towards B (tw_6969_001: red-S3,
+    # truly 9 degrees on blue-S3): its centre would stand 6 mm up on a wink 1.5 mm thick. That is no pose, and its
+    # foreshortened footprint (2.5 mm short of the flat disc's) no reason to doubt an order read at 0.95
+    r, b = _wink("R", "red", "small", (0.0, 13.0)), _wink("B", "blue", "small", (0.0, 0.0))
+    r.outline_tilt = (51.0, 270.0)
+    r.above, r.order_confidence, b.order_confidence = ["B"], {"B": 0.95}, {"R": 0.95}
+    assign_poses([r, b])
+    assert flag_tilted_slivers([r, b]) == 0 and r.order_confidence["B"] == pytest.approx(0.95)
+    from vision.stacking import held_up
+    assert not held_up(r, [r, b])
+    # at 12 degrees a wink 1.5 mm thick holds it: the sliver test stands (its footprint reaches 7.8 mm towards B)
+    r.outline_tilt = (12.0, 270.0)
+    assign_poses([r, b])
+    assert held_up(r, [r, b])
+    # on a pile three winks high, 25 degrees is held up too
+    pile = [_wink(f"P{i}", "green", "large", (0.0, -2.0 * i)) for i in range(3)]
+    for i in range(1, 3):
+        pile[i].above, pile[i].order_confidence = [pile[i - 1].wink_id], {pile[i - 1].wink_id: 0.95}
+    r.outline_tilt = (25.0, 270.0)
+    r.above, r.order_confidence = ["P2"], {"P2": 0.95}
+    assign_poses([*pile, r])
+    assert held_up(r, [*pile, r])
+
 
 
 def _residuals_by_interp(points_mm, model_mm, origin_mm):
