@@ -744,7 +744,7 @@ def _silhouette_px(camera: CameraModel, w: WinkCandidate) -> np.ndarray:
     ang = np.linspace(0.0, 2 * np.pi, 72, endpoint=False)
     half = WINK_THICKNESS_MM / math.cos(math.radians(w.tilt_deg))
     top = top_rim_points(w, ang, w.radius_mm)
-    bottom = top - np.array([0.0, 0.0, half])  # one thickness lower, as ``top_rim_points`` puts the top above the middle
+    bottom = top - np.array([0.0, 0.0, half])  # one thickness lower (``top_rim_points``: the top)
     return cv2.convexHull(camera.project_mm(np.vstack([top, bottom])).astype(np.float32))
 
 
