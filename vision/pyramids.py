@@ -770,7 +770,7 @@ def _fit_blob(
 def _open_base_size(fitter: BlobFitter, hyp: PieceHypothesis, shade, max_evals: int, others=()):
     """A longer lying piece on ``hyp``'s axis that fits better once its open base is forgiven
     (``open_base_score``, beside the fixed ``others``), as ((score, piece), (score of ``hyp``, ``hyp`` refined
-    alike)); None if none does.
+    alike)), None if none does; and every reading refined (``hyp``'s own first), for ``_shade_size_rival``.
 
     Only larger sizes sharing the apex are tried: the table seen through the open base only ever shortens a
     lying piece's silhouette from its base end, and the apex end is solid plastic.
@@ -799,7 +799,14 @@ def _shade_size_rival(fitter: BlobFitter, hyp: PieceHypothesis, readings, shade,
     """
     if shade is None:
         return None
-    scores = [(alt.size, open_base_score(fitter, alt, shade, others, shade_neutral=True)) for alt in [hyp, *readings]]
+
+    def neutral(alt: PieceHypothesis) -> float:
+        try:
+            return open_base_score(fitter, alt, shade, others, shade_neutral=True)
+        except Exception:  # noqa: BLE001 - a degenerate polygon: no fit, as in ``refine_open_base``
+            return 0.0
+
+    scores = [(alt.size, neutral(alt)) for alt in [hyp, *readings]]
     own = max(score for size, score in scores if size == hyp.size)
     return next((size for size, score in scores if size != hyp.size and score >= own - margin), None)
 
