@@ -45,6 +45,7 @@ from vision.pyramids_fit import (
     PieceHypothesis,
     fit_single,
     hull_px,
+    open_base_score,
     plan_points_mm,
     refine_open_base,
     single_seeds,
@@ -156,6 +157,9 @@ class PyramidDetectorParams:
     # refined with this many evaluations each; 0: off
     open_base_evals: int = 120
     pip_rival_gap: float = 0.25
+    # flag a lying piece when another size's open-base reading fits within this margin of it with the grey shade
+    # beside it neither plastic nor table (``_shade_size_rival``); negative: off
+    shade_size_margin: float = 0.0
     # flag a piece whose colour reads like another colour's settled pieces of the same photo (``pyramids_palette``);
     # on the 43 development images' verdicts it flagged 5 of the 11 silent wrong colours and 2 right ones, on seed
     # 5959's 12 (looked at before) 2 of 5 and none right
@@ -385,6 +389,7 @@ class _Verdict:
     runner_up_desc: str
     shade_reading: str | None = None  # the verdict when the grey shade beside the blob is read as plastic
     singles: list = field(default_factory=list)  # the best single-piece fit of each kind and size: (score, [hyp])
+    shade_size_rival: str | None = None  # another size of the lying piece that the shade beside it may make
 
 
 def _describe(pieces) -> str:
@@ -731,11 +736,12 @@ def _fit_blob(
     desc = _describe(chosen[1])
     runner = max((c for c in rivals if not _same_reading(c[1], chosen[1])), key=lambda t: t[0], default=(0.0, []))
     lying = [p for p in chosen[1] if p.kind == "lying"]
+    size_rival = None
     if params.open_base_evals > 0 and edges is not None and len(lying) == 1:
         # a lying piece under a standing one shows its open base alike (the standing piece hides its apex end,
         # not its base): its size is read again with its partner held where the fit put it
         fixed = [p for p in chosen[1] if p is not lying[0]]
-        longer = _open_base_size(fitter, lying[0], shade_near, params.open_base_evals, fixed)
+        longer, readings = _open_base_size(fitter, lying[0], shade_near, params.open_base_evals, fixed)
         # below ``min_blob_iou`` the blob would be dropped: a poor fit is flagged, never a piece missed
         if longer is not None and longer[0][0] >= params.min_blob_iou:
             # the reading it replaces is its runner-up, in the same (open base) model
@@ -747,6 +753,10 @@ def _fit_blob(
                 runner = max([(old_score, old_pieces)] + others, key=lambda t: t[0])
                 chosen, desc = (score, new_pieces), _describe(new_pieces)
                 candidates = candidates + [chosen]  # a pair of the new size was never a candidate
+        final = next(p for p in chosen[1] if p.kind == "lying")
+        if params.shade_size_margin >= 0:
+            size_rival = _shade_size_rival(fitter, final, readings, shade_near,
+                                           [p for p in chosen[1] if p is not final], params.shade_size_margin)
     reading = None
     if shade_near is not None and shade_near.area > params.shade_min_ratio * blob.area:
         reading = _shade_reading(fitter, shade_near, candidates, desc, chosen[0], params)
@@ -754,26 +764,51 @@ def _fit_blob(
     if runner[1] and runner_desc == desc:
         runner_desc += " with the pieces elsewhere"  # the lying piece under the other one: the roles swapped
     return _Verdict(pieces=chosen[1], iou=chosen[0], runner_up_iou=runner[0],
-                    runner_up_desc=runner_desc, shade_reading=reading, singles=singles)
+                    runner_up_desc=runner_desc, shade_reading=reading, singles=singles, shade_size_rival=size_rival)
 
 
 def _open_base_size(fitter: BlobFitter, hyp: PieceHypothesis, shade, max_evals: int, others=()):
     """A longer lying piece on ``hyp``'s axis that fits better once its open base is forgiven
     (``open_base_score``, beside the fixed ``others``), as ((score, piece), (score of ``hyp``, ``hyp`` refined
-    alike)); None if none does.
+    alike)), None if none does; and every reading refined (``hyp``'s own first), for ``_shade_size_rival``.
 
     Only larger sizes sharing the apex are tried: the table seen through the open base only ever shortens a
     lying piece's silhouette from its base end, and the apex end is solid plastic.
     """
     own, own_score = refine_open_base(fitter, hyp, shade, max_evals, others)
     best = None
+    readings = [own]
     for size in SIZES:
         if base_mm(size) <= base_mm(hyp.size):
             continue
         alt, score = refine_open_base(fitter, apex_aligned_lying(hyp, size), shade, max_evals, others)
+        readings.append(alt)
         if score > own_score and (best is None or score > best[0]):
             best = (score, alt)
-    return None if best is None else (best, (own_score, own))
+    return (None if best is None else (best, (own_score, own))), readings
+
+
+def _shade_size_rival(fitter: BlobFitter, hyp: PieceHypothesis, readings, shade, others, margin: float):
+    """Another size among the open-base ``readings`` (each refined on ``hyp``'s apex) that fits within ``margin``
+    of ``hyp`` once the grey shade is neither plastic nor table (``open_base_score(shade_neutral=True)``), or None.
+
+    A cast shadow and a thin dark wall or a face turned from the light are the same grey shade pixel by pixel:
+    the walls of a black piece, or the base-end tips of any piece's walls (thin, blurred into the table), are
+    cut as shade, and the reading that leaves them out is a size short. Which one it is the photo does not say
+    (reading shade as plastic lets a piece grow over its own shadow, stop 30): then the size is flagged.
+    """
+    if shade is None:
+        return None
+
+    def neutral(alt: PieceHypothesis) -> float:
+        try:
+            return open_base_score(fitter, alt, shade, others, shade_neutral=True)
+        except Exception:  # noqa: BLE001 - a degenerate polygon: no fit, as in ``refine_open_base``
+            return 0.0
+
+    scores = [(alt.size, neutral(alt)) for alt in [hyp, *readings]]
+    own = max(score for size, score in scores if size == hyp.size)
+    return next((size for size, score in scores if size != hyp.size and score >= own - margin), None)
 
 
 def apex_aligned_lying(hyp: PieceHypothesis, size: str) -> PieceHypothesis:
@@ -1013,6 +1048,8 @@ def detect_pyramids(
                 reasons.append("upright piece touching another: it may lean on it")
             if verdict.shade_reading is not None:
                 reasons.append(f"with the shade beside it read as plastic it is {verdict.shade_reading}")
+            if verdict.shade_size_rival is not None and hyp.kind == "lying":
+                reasons.append(f"a {verdict.shade_size_rival} piece fits as well with the shade beside it unread")
             if pip_map is not None and hyp.kind == "lying":
                 # each size's own pip count is moulded on every face: a face lost to the segmentation shrinks
                 # the silhouette to a smaller size's, but the pips stay where the true size puts them

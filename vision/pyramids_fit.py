@@ -170,7 +170,8 @@ class BlobFitter:
         return best, 1.0 - float(res.fun)
 
 
-def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None, others=(), _others_px=None) -> float:
+def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None, others=(), _others_px=None,
+                    shade_neutral: bool = False) -> float:
     """A lying piece's fit with the table seen through its open base forgiven, held to its base rim's edges.
 
     A ray through the projected base square crosses one wall only (the one the piece lies on), so the photo
@@ -185,6 +186,9 @@ def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None, others
     ``others`` (fixed pieces of the same hypothesis, e.g. one standing on ``hyp``) cover the blob with their hulls
     as in ``BlobFitter.score``; outline samples inside another piece's hull are left out (``EdgeMap.support``).
     ``_others_px``: their image hulls and polygons (``_fixed_hulls``), when a search scores many poses beside them.
+    ``shade_neutral``: the grey shade the shape covers is neither plastic nor table (no reward, no penalty), as
+    ``BlobFitter``'s uncertain pixels at weight 0: a thin dark wall or a face turned from the light is cut as
+    shade just as a cast shadow is, so the photo cannot say whether a longer reading's walls reach over it.
     """
     pose = hyp.pose()
     hull_pts = hull_px(fitter.camera, pose)
@@ -198,7 +202,10 @@ def open_base_score(fitter: BlobFitter, hyp: PieceHypothesis, shade=None, others
     if other_polys:
         shape = unary_union([shape] + other_polys)
     inter = shape.intersection(fitter.blob).area
-    union = shape.area + fitter.blob_area - inter
+    area = shape.area
+    if shade_neutral and shade is not None:
+        area -= shape.intersection(shade).area
+    union = area + fitter.blob_area - inter
     iou = inter / union if union > 0 else 0.0
     skip = other_polys or None
     s_hull, n_hull = fitter.edges.outline_support(hull_pts, skip)
