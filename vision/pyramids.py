@@ -965,6 +965,7 @@ def detect_pyramids(
                 if crossed.sum() >= max(12, params.lying_min_crossed_fraction * sel.sum()):
                     sel = crossed
             stack = None
+            skirt = None  # the pixels a stacked piece's colour is read from, when it is
             if hyp.kind == "upright" and calibrated:
                 stack = find_stacked_piece(work, cam, pose, params.stack, pip_map)
                 if stack.evidence is not None and stack.verdict != "none":
@@ -972,6 +973,8 @@ def detect_pyramids(
                     skirt = stack.evidence.skirt_sel & (mask > 0)
                     if skirt.sum() >= 12:
                         sel = skirt
+                    else:
+                        skirt = None
             chroma = None
             if sel.sum() < 4:
                 color, ccon = "clear", 0.0
@@ -993,6 +996,14 @@ def detect_pyramids(
                         grain = high_pass_gray(work)
                     ratio = grain_ratio(grain, cam, pose, hulls[k], mask_full)
                 color, why = clear_or_white(color, ratio, colours, opaque_shading)
+                if why is not None:
+                    reasons.append(why)
+            elif color == "white" and skirt is not None:
+                # a piece with another stacked on it: its colour was read from its skirt, and so is the grain (the
+                # piece above is other plastic); its faces' shading is shared with that piece, so not read
+                if grain is None:
+                    grain = high_pass_gray(work)
+                color, why = clear_or_white(color, grain_ratio(grain, cam, pose, hulls[k], mask_full, skirt), colours)
                 if why is not None:
                     reasons.append(why)
             if hyp.kind == "lying":

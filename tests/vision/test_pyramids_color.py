@@ -1,4 +1,4 @@
-"""Pyramid colour read against the table's lightness (vision/pyramids_color.py)."""
+"""Pyramid colour read against the table's lightness and saturation (vision/pyramids_color.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from geometry.pyramids import lying_pose
 from simulation.pyramids import IceSceneSpec, generate_ice_tiddlywinks
 from tests.vision.test_pyramids_detect import _matches
 from vision.pyramids import detect_pyramids
-from vision.pyramids_color import walls_crossed
+from vision.pyramids_color import descriptor_scores, walls_crossed
 
 
 def _render_and_detect(out, seed, *, upright, lying, colors):
@@ -76,3 +76,34 @@ def test_tinted_lying_pieces_keep_their_colours(tinted_lying_pieces):
         if pid in lying:
             assert det is not None, pid
             assert det.color == lying[pid], (pid, det.color)
+
+
+@pytest.fixture(scope="module")
+def cyan_and_green_lying(tmp_path_factory):
+    """A render (seed [3141, 5], used by no bench) of cyan and green pieces, four lying, on pale wood: a thin
+    lying wall's own scattered light is a larger share of what the camera sees than the table's through it,
+    and on wood less red than the prototypes' reference the ratio loses the blue a red-brown table lends it.
+    The code before this test (prototypes moved by the table's luminance only) read its lying cyan p4 green,
+    unflagged."""
+    return _render_and_detect(tmp_path_factory.mktemp("ice_cyan_green"), [3141, 5], upright=2, lying=4,
+                              colors=("cyan", "green"))
+
+
+def test_lying_cyan_on_pale_wood_is_not_read_green(cyan_and_green_lying):
+    truth, dets = cyan_and_green_lying
+    colors = {p["id"]: p["color"] for p in truth["pieces"]}
+    matched = _matches(truth, dets)
+    assert matched.get("p4") is not None and colors["p4"] == "cyan"
+    for pid, det in matched.items():
+        assert det is not None, pid
+        assert det.color == colors[pid] or det.flagged, (pid, det.color)
+    assert matched["p4"].color == "cyan"
+
+
+def test_table_saturation_moves_the_prototypes():
+    """The same ratio reads cyan over pale wood and green over red-brown wood: over red-brown wood cyan's ratio
+    would be bluer than this (the table's blue is dim there, so the wall's scattered blue light weighs more)."""
+    x = np.array([-1.09, 0.37, 0.72, -0.54, -2.21, -1.54])  # ice_fresh_014 p8's descriptor on its truth outline
+    pale, red_brown = (descriptor_scores(np.array([*x, sat])) for sat in (0.6, 1.8))
+    assert min(pale, key=pale.get) == "cyan"
+    assert min(red_brown, key=red_brown.get) == "green"
