@@ -117,6 +117,10 @@ class PyramidDetectorParams:
     # a lying piece's colour is read from the pixels whose ray crosses two of its walls (``walls_crossed``) when
     # at least this share of its own pixels are such (a piece partly hidden keeps all its pixels)
     lying_min_crossed_fraction: float = 0.25
+    # a piece partly on a start line's tape has its colour read from its pixels over the wood (the table reference
+    # there is the wood's, so over the tape the ratio is the piece times tape over wood) when at least this share
+    # of them are such; a piece more on the tape than that is flagged
+    tape_min_wood_fraction: float = 0.25
     # three-way segmentation: grey shade or a faint tint (chroma z-score over the table's own tint noise above
     # this) within ``uncertain_reach_mm`` of a piece is left for the silhouette fit (``uncertain_mask``); 0: off.
     # Off by default: at 3.0 pose/size/exact score rose a little (43 images: 86.7 -> 87.1 %, 85.2 -> 86.4 %,
@@ -323,7 +327,8 @@ def _tape_strips(tape: np.ndarray, half_width_px: float, min_length_px: float) -
 
 
 def _remove_tape(frame_bgr, diff, mask, tapes, camera, params, shadow=None):
-    """Re-reference the table along each tape with a 1-D median along the strip, so pieces on it stand out.
+    """Re-reference the table along each tape with a 1-D median along the strip, so pieces on it stand out;
+    the new mask, and the strips' pixels (bool: where the table behind a piece is tape, not wood).
 
     A tape blob is split into its straight strips (``_tape_strips``); each is straightened along its own axis
     for the median, and where strips cross a pixel is a piece only if it differs from every strip's tape.
@@ -331,10 +336,11 @@ def _remove_tape(frame_bgr, diff, mask, tapes, camera, params, shadow=None):
     tape stay out: a piece's shadow on the tape dims the strip without a tint.
     """
     if not tapes:
-        return mask
+        return mask, np.zeros(mask.shape, bool)
     from scipy.ndimage import median_filter
 
     new_mask = mask.copy()
+    on_tape = np.zeros(mask.shape, bool)
     h, w = mask.shape
     mm_per_px = camera.mm_per_px_at((0.0, 0.0))
     max_hole_px = round(LARGE_PLAN_RATIO * base_mm("large") ** 2 / mm_per_px**2)
@@ -373,8 +379,9 @@ def _remove_tape(frame_bgr, diff, mask, tapes, camera, params, shadow=None):
             piece += grow & (sub > 0)
         inside = covered > 0
         new_mask[inside] = (piece[inside] == covered[inside]).astype(np.uint8)
+        on_tape |= inside
     new_mask = cv2.morphologyEx(new_mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    return new_mask
+    return new_mask, on_tape
 
 
 @dataclass
@@ -903,9 +910,10 @@ def detect_pyramids(
         kernel_px = int(params.reference_kernel_mm / mm_per_px)
     mask_full, _ = foreground_mask(diff, params.threshold_sigma, params.min_threshold)
     blobs, tapes = _blobs(mask, cam, params)
+    on_tape = None  # where the table behind is a start line's tape
     if tapes:
-        mask = _remove_tape(work, diff, mask, tapes, cam, params, shadow)
-        mask_full = _remove_tape(work, diff, mask_full, tapes, cam, params)
+        mask, on_tape = _remove_tape(work, diff, mask, tapes, cam, params, shadow)
+        mask_full, _ = _remove_tape(work, diff, mask_full, tapes, cam, params)
         blobs, _ = _blobs(mask, cam, params)
 
     # one light for the photo: learn how far shadows fall from a few clean pieces, then fit every blob of the
@@ -975,6 +983,14 @@ def detect_pyramids(
                         sel = skirt
                     else:
                         skirt = None
+            if on_tape is not None and (sel & on_tape).any():
+                wood = sel & ~on_tape
+                if wood.sum() >= max(12, params.tape_min_wood_fraction * sel.sum()):
+                    sel = wood
+                    if skirt is not None:
+                        skirt = wood
+                else:
+                    reasons.append("colour read over a start line's tape")
             chroma = None
             if sel.sum() < 4:
                 color, ccon = "clear", 0.0
