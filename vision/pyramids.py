@@ -38,6 +38,7 @@ from vision.pyramids_color import (
     classify_descriptor,
     classify_stacked_color,
     color_descriptor,
+    tint_rival,
     walls_crossed,
 )
 from vision.pyramids_fit import (
@@ -998,6 +999,9 @@ def detect_pyramids(
                 descriptor = color_descriptor(work[sel], ref[sel])
                 color, ccon = classify_descriptor(descriptor, colours)
                 chroma = descriptor[:3]
+                tint = tint_rival(descriptor, color, colours)
+                if tint is not None:
+                    reasons.append(f"colour {color}, or {tint} once the table's tint is allowed for")
             alone = stack is None or stack.verdict == "none"
             # a piece alone in its blob, on the table, shows the camera 2-4 faces, each lit by its own angle to
             # the lamp (a pair's faces may be the other piece's)
