@@ -51,7 +51,7 @@ from vision.pyramids_fit import (
     single_seeds,
 )
 from vision.pyramids_edges import EdgeMap
-from vision.pyramids_grain import clear_or_white, grain_ratio, high_pass_gray
+from vision.pyramids_grain import WHITE_MAX_RATIO, clear_or_white, grain_ratio, high_pass_gray
 from vision.pyramids_palette import palette_rivals
 from vision.pyramids_pips import PipMap, pip_contrast
 from vision.pyramids_physics import (
@@ -1018,14 +1018,16 @@ def detect_pyramids(
                 color, why = clear_or_white(color, ratio, colours, opaque_shading)
                 if why is not None:
                     reasons.append(why)
-            elif color == "white" and skirt is not None:
+            elif color == "white" and skirt is not None and (not colours or "clear" in colours):
                 # a piece with another stacked on it: its colour was read from its skirt, and so is the grain (the
-                # piece above is other plastic); its faces' shading is shared with that piece, so not read
+                # piece above is other plastic). Only flagged: a skirt is a thin band along the cap's rim and the
+                # base's edge, whose texture reaches a clear wall's on opaque white too (ice_fresh_010 p7, p10),
+                # and its faces' shading, the other cue, is shared with the cap
                 if grain is None:
                     grain = high_pass_gray(work)
-                color, why = clear_or_white(color, grain_ratio(grain, cam, pose, hulls[k], mask_full, skirt), colours)
-                if why is not None:
-                    reasons.append(why)
+                ratio = grain_ratio(grain, cam, pose, hulls[k], mask_full, skirt)
+                if ratio is not None and ratio > WHITE_MAX_RATIO:
+                    reasons.append(f"white or clear: the table's grain shows through its skirt (ratio {ratio:.2f})")
             if hyp.kind == "lying":
                 center_mm = lying_centroid_mm(pose)
                 center_px = cam.project_mm(np.array([[center_mm[0], center_mm[1], 0.0]]))[0]
