@@ -38,6 +38,7 @@ from vision.pyramids_color import (
     classify_descriptor,
     classify_stacked_color,
     color_descriptor,
+    tint_rival,
     walls_crossed,
 )
 from vision.pyramids_fit import (
@@ -51,7 +52,7 @@ from vision.pyramids_fit import (
     single_seeds,
 )
 from vision.pyramids_edges import EdgeMap
-from vision.pyramids_grain import clear_or_white, grain_ratio, high_pass_gray
+from vision.pyramids_grain import WHITE_MAX_RATIO, clear_or_white, grain_ratio, high_pass_gray
 from vision.pyramids_palette import palette_rivals
 from vision.pyramids_pips import PipMap, pip_contrast
 from vision.pyramids_physics import (
@@ -118,6 +119,10 @@ class PyramidDetectorParams:
     # a lying piece's colour is read from the pixels whose ray crosses two of its walls (``walls_crossed``) when
     # at least this share of its own pixels are such (a piece partly hidden keeps all its pixels)
     lying_min_crossed_fraction: float = 0.25
+    # a piece partly on a start line's tape has its colour read from its pixels over the wood (the table reference
+    # there is the wood's, so over the tape the ratio is the piece times tape over wood) when at least this share
+    # of them are such; a piece more on the tape than that is flagged
+    tape_min_wood_fraction: float = 0.25
     # three-way segmentation: grey shade or a faint tint (chroma z-score over the table's own tint noise above
     # this) within ``uncertain_reach_mm`` of a piece is left for the silhouette fit (``uncertain_mask``); 0: off.
     # Off by default: at 3.0 pose/size/exact score rose a little (43 images: 86.7 -> 87.1 %, 85.2 -> 86.4 %,
@@ -327,7 +332,8 @@ def _tape_strips(tape: np.ndarray, half_width_px: float, min_length_px: float) -
 
 
 def _remove_tape(frame_bgr, diff, mask, tapes, camera, params, shadow=None):
-    """Re-reference the table along each tape with a 1-D median along the strip, so pieces on it stand out.
+    """Re-reference the table along each tape with a 1-D median along the strip, so pieces on it stand out;
+    the new mask, and the strips' pixels (bool: where the table behind a piece is tape, not wood).
 
     A tape blob is split into its straight strips (``_tape_strips``); each is straightened along its own axis
     for the median, and where strips cross a pixel is a piece only if it differs from every strip's tape.
@@ -335,10 +341,11 @@ def _remove_tape(frame_bgr, diff, mask, tapes, camera, params, shadow=None):
     tape stay out: a piece's shadow on the tape dims the strip without a tint.
     """
     if not tapes:
-        return mask
+        return mask, np.zeros(mask.shape, bool)
     from scipy.ndimage import median_filter
 
     new_mask = mask.copy()
+    on_tape = np.zeros(mask.shape, bool)
     h, w = mask.shape
     mm_per_px = camera.mm_per_px_at((0.0, 0.0))
     max_hole_px = round(LARGE_PLAN_RATIO * base_mm("large") ** 2 / mm_per_px**2)
@@ -377,8 +384,9 @@ def _remove_tape(frame_bgr, diff, mask, tapes, camera, params, shadow=None):
             piece += grow & (sub > 0)
         inside = covered > 0
         new_mask[inside] = (piece[inside] == covered[inside]).astype(np.uint8)
+        on_tape |= inside
     new_mask = cv2.morphologyEx(new_mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    return new_mask
+    return new_mask, on_tape
 
 
 @dataclass
@@ -938,9 +946,10 @@ def detect_pyramids(
         kernel_px = int(params.reference_kernel_mm / mm_per_px)
     mask_full, _ = foreground_mask(diff, params.threshold_sigma, params.min_threshold)
     blobs, tapes = _blobs(mask, cam, params)
+    on_tape = None  # where the table behind is a start line's tape
     if tapes:
-        mask = _remove_tape(work, diff, mask, tapes, cam, params, shadow)
-        mask_full = _remove_tape(work, diff, mask_full, tapes, cam, params)
+        mask, on_tape = _remove_tape(work, diff, mask, tapes, cam, params, shadow)
+        mask_full, _ = _remove_tape(work, diff, mask_full, tapes, cam, params)
         blobs, _ = _blobs(mask, cam, params)
 
     # one light for the photo: learn how far shadows fall from a few clean pieces, then fit every blob of the
@@ -1000,6 +1009,7 @@ def detect_pyramids(
                 if crossed.sum() >= max(12, params.lying_min_crossed_fraction * sel.sum()):
                     sel = crossed
             stack = None
+            skirt = None  # the pixels a stacked piece's colour is read from, when it is
             if hyp.kind == "upright" and calibrated:
                 stack = find_stacked_piece(work, cam, pose, params.stack, pip_map)
                 if stack.evidence is not None and stack.verdict != "none":
@@ -1007,6 +1017,16 @@ def detect_pyramids(
                     skirt = stack.evidence.skirt_sel & (mask > 0)
                     if skirt.sum() >= 12:
                         sel = skirt
+                    else:
+                        skirt = None
+            if on_tape is not None and (sel & on_tape).any():
+                wood = sel & ~on_tape
+                if wood.sum() >= max(12, params.tape_min_wood_fraction * sel.sum()):
+                    sel = wood
+                    if skirt is not None:
+                        skirt = wood
+                else:
+                    reasons.append("colour read over a start line's tape")
             chroma = None
             if sel.sum() < 4:
                 color, ccon = "clear", 0.0
@@ -1014,6 +1034,9 @@ def detect_pyramids(
                 descriptor = color_descriptor(work[sel], ref[sel])
                 color, ccon = classify_descriptor(descriptor, colours)
                 chroma = descriptor[:3]
+                tint = tint_rival(descriptor, color, colours)
+                if tint is not None:
+                    reasons.append(f"colour {color}, or {tint} once the table's tint is allowed for")
             alone = stack is None or stack.verdict == "none"
             # a piece alone in its blob, on the table, shows the camera 2-4 faces, each lit by its own angle to
             # the lamp (a pair's faces may be the other piece's)
@@ -1030,6 +1053,16 @@ def detect_pyramids(
                 color, why = clear_or_white(color, ratio, colours, opaque_shading)
                 if why is not None:
                     reasons.append(why)
+            elif color == "white" and skirt is not None and (not colours or "clear" in colours):
+                # a piece with another stacked on it: its colour was read from its skirt, and so is the grain (the
+                # piece above is other plastic). Only flagged: a skirt is a thin band along the cap's rim and the
+                # base's edge, whose texture reaches a clear wall's on opaque white too (ice_fresh_010 p7, p10),
+                # and its faces' shading, the other cue, is shared with the cap
+                if grain is None:
+                    grain = high_pass_gray(work)
+                ratio = grain_ratio(grain, cam, pose, hulls[k], mask_full, skirt)
+                if ratio is not None and ratio > WHITE_MAX_RATIO:
+                    reasons.append(f"white or clear: the table's grain shows through its skirt (ratio {ratio:.2f})")
             if hyp.kind == "lying":
                 center_mm = lying_centroid_mm(pose)
                 center_px = cam.project_mm(np.array([[center_mm[0], center_mm[1], 0.0]]))[0]

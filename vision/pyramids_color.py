@@ -43,7 +43,8 @@ def walls_crossed(vertices_px: np.ndarray, shape_hw: tuple[int, int]) -> np.ndar
 
 
 def color_feature(piece_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
-    """Log photo/table ratio (linear RGB) of the darker half of the pixels, and the piece's luminance."""
+    """Log photo/table ratio (linear RGB) of the darker half of the pixels, the piece's and the table's
+    luminance, and the table's saturation (``table_saturation``)."""
     p = _linear(piece_bgr).reshape(-1, 3)
     t = _linear(table_bgr).reshape(-1, 3)
     eps = 2e-3
@@ -52,7 +53,15 @@ def color_feature(piece_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
     order = np.argsort(lum)
     dark = ratio[order[: max(len(order) // 2, 1)]]
     logr = np.log(np.clip(np.median(dark, axis=0), 1e-3, 10.0))
-    return np.array([*logr, float(np.median(p.mean(axis=1))), float(np.median(t.mean(axis=1)))])
+    return np.array([*logr, float(np.median(p.mean(axis=1))), float(np.median(t.mean(axis=1))),
+                     table_saturation(t)])
+
+
+def table_saturation(table_linear_rgb: np.ndarray) -> float:
+    """Log red over blue of the table's median linear colour: how far the wood is from grey (pale pine about
+    0.6, walnut and cherry up to 1.9)."""
+    r, _, b = np.log(np.maximum(np.median(np.asarray(table_linear_rgb, float).reshape(-1, 3), axis=0), 1e-4))
+    return float(r - b)
 
 
 # Prototypes of the colour descriptor (chromaticity of the log ratio: R, G, B minus their mean; half the mean
@@ -122,29 +131,129 @@ PROTOTYPES: dict[str, tuple[tuple[float, ...], tuple[float, ...], tuple[float, .
 }
 
 
+# The same prototypes refitted with a second slope, against the table's saturation (log R / B): each a mean at
+# TABLE_LOG_LUM_REF and TABLE_LOG_SAT_REF, a spread, and slopes against the table's log luminance and its
+# saturation. The walls' own light s adds to the table seen through them, so the ratio also takes the inverse
+# of the table's tint as far as s weighs: over pale wood a thin lying cyan's ratio loses the blue a red-brown
+# wood lends it and reads like green's (ice_fresh_014 p8, table saturation 0.46). Opaque white is all s, so its
+# chromaticity follows the table's about one for one (slopes -0.61 / +0.63 in R / B per unit of saturation, the
+# identity -0.5 / +0.5); translucent plastics in part (cyan -0.22 / +0.26). Fitted as PROTOTYPES were, on the
+# sample photos plus the 40 training renders of seed 4242, truth outlines less the other pieces' (upright and
+# lying pieces, lying ones where the ray crosses two walls), 530 pieces, the same spread floors. It is a second
+# opinion, not the verdict: on the truth outlines of the development renders (not fitted) it names 4 of the 6
+# wrong colours right and no right one wrong, but it brings yellow and orange closer on light wood
+# (``test_yellow_and_orange_on_light_wood_keep_their_colours``: read so, that render's yellow p1 came out
+# orange), so a piece on whose colour the two disagree is flagged, and keeps PROTOTYPES' colour.
+TABLE_LOG_SAT_REF = 1.33
+TABLE_LOG_SAT_RANGE = (0.55, 1.93)
+TINTED_PROTOTYPES: dict[str, tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...], tuple[float, ...]]] = {
+    "red": (
+        (0.669, -0.703, 0.034, -0.646, -2.361),
+        (0.203, 0.150, 0.150, 0.300, 0.550),
+        (0.233, -0.149, -0.084, -0.370, 0.409),
+        (-0.377, -0.008, 0.385, 0.126, 0.180),
+    ),
+    "yellow": (
+        (0.386, 0.164, -0.549, -0.397, -1.968),
+        (0.150, 0.150, 0.150, 0.300, 0.550),
+        (0.216, -0.077, -0.140, -0.326, 0.397),
+        (-0.368, -0.153, 0.521, 0.023, -0.199),
+    ),
+    "green": (
+        (-1.001, 0.532, 0.468, -0.734, -2.873),
+        (0.150, 0.150, 0.150, 0.300, 0.550),
+        (0.034, -0.006, -0.029, -0.382, 0.218),
+        (-0.437, -0.050, 0.487, 0.213, 0.031),
+    ),
+    "blue": (
+        (-1.276, -0.261, 1.537, -0.716, -2.730),
+        (0.150, 0.150, 0.151, 0.300, 0.550),
+        (-0.023, -0.127, 0.151, -0.505, 0.035),
+        (-0.268, 0.117, 0.152, 0.011, -0.215),
+    ),
+    "purple": (
+        (-0.359, -0.738, 1.098, -0.678, -2.764),
+        (0.150, 0.150, 0.150, 0.300, 0.550),
+        (0.089, -0.087, -0.002, -0.357, 0.329),
+        (-0.449, 0.116, 0.333, 0.284, 0.489),
+    ),
+    "orange": (
+        (0.675, -0.244, -0.431, -0.542, -2.124),
+        (0.202, 0.150, 0.150, 0.300, 0.550),
+        (0.308, -0.209, -0.099, -0.473, 0.273),
+        (0.078, -0.215, 0.137, -0.152, -0.244),
+    ),
+    "cyan": (
+        (-1.485, 0.362, 1.123, -0.537, -2.409),
+        (0.150, 0.150, 0.150, 0.300, 0.550),
+        (0.019, -0.019, 0.000, -0.392, 0.262),
+        (-0.217, -0.043, 0.261, 0.082, -0.029),
+    ),
+    "clear": (
+        (-0.289, -0.030, 0.319, -0.031, -1.580),
+        (0.150, 0.150, 0.150, 0.300, 0.550),
+        (0.156, -0.021, -0.135, -0.359, 0.331),
+        (-0.178, -0.060, 0.238, -0.153, -0.412),
+    ),
+    "black": (
+        (-0.621, -0.065, 0.687, -1.197, -3.932),
+        (0.150, 0.150, 0.150, 0.300, 0.550),
+        (0.061, -0.055, -0.005, -0.380, 0.082),
+        (-0.458, 0.047, 0.411, 0.333, 0.242),
+    ),
+    "white": (
+        (-0.603, -0.022, 0.625, 0.277, -0.768),
+        (0.150, 0.150, 0.150, 0.300, 0.550),
+        (0.000, -0.100, 0.100, -0.476, -0.021),
+        (-0.610, -0.020, 0.630, -0.225, -1.359),
+    ),
+}
+
+
 def _descriptor(feature: np.ndarray) -> np.ndarray:
     logr = feature[:3]
     lum_piece, lum_table = (math.log(max(v, 1e-4)) for v in feature[3:5])
-    return np.array([*(logr - logr.mean()), 0.5 * logr.mean(), lum_piece, lum_table])
+    return np.array([*(logr - logr.mean()), 0.5 * logr.mean(), lum_piece, lum_table, feature[5]])
 
 
 def color_descriptor(piece_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
     """The prototypes' descriptor of a piece's pixels (N, 3) and the table behind them; its first three values
     are the chromaticity of the log ratio (what ``pyramids_palette`` compares between pieces of one
-    photo), its last the table's log luminance (what the prototypes' means are read at)."""
+    photo), its last two the table's log luminance and saturation (what the prototypes' means are read at)."""
     return _descriptor(color_feature(piece_bgr, table_bgr))
 
 
 def descriptor_scores(x: np.ndarray) -> dict[str, float]:
     """Gaussian negative log-likelihood of each plastic for a descriptor, its mean moved to the descriptor's
-    table luminance (its last value)."""
+    table luminance (its sixth value)."""
     x = np.asarray(x, float)
-    out = {}
-    for name, (mu, sd, slope) in PROTOTYPES.items():
-        mu = np.asarray(mu) + np.asarray(slope) * (x[5] - TABLE_LOG_LUM_REF)
-        sd = np.asarray(sd)
-        out[name] = float(0.5 * np.sum(((x[:5] - mu) / sd) ** 2) + np.sum(np.log(sd)))
-    return out
+    return {name: _gaussian_nll(x[:5], np.asarray(mu) + np.asarray(slope) * (x[5] - TABLE_LOG_LUM_REF), sd)
+            for name, (mu, sd, slope) in PROTOTYPES.items()}
+
+
+def _gaussian_nll(x: np.ndarray, mu: np.ndarray, sd) -> float:
+    sd = np.asarray(sd)
+    return float(0.5 * np.sum(((x - mu) / sd) ** 2) + np.sum(np.log(sd)))
+
+
+def tinted_scores(x: np.ndarray) -> dict[str, float]:
+    """``descriptor_scores`` by TINTED_PROTOTYPES: the means moved to the table's luminance and saturation (the
+    descriptor's last two values; the saturation clipped to the range they were fitted on)."""
+    x = np.asarray(x, float)
+    sat = float(np.clip(x[6], *TABLE_LOG_SAT_RANGE)) - TABLE_LOG_SAT_REF
+    lum = x[5] - TABLE_LOG_LUM_REF
+    return {name: _gaussian_nll(x[:5], np.asarray(mu) + np.asarray(slope) * lum + np.asarray(sat_slope) * sat, sd)
+            for name, (mu, sd, slope, sat_slope) in TINTED_PROTOTYPES.items()}
+
+
+def tint_rival(x: np.ndarray, best: str, allowed=None) -> str | None:
+    """The colour TINTED_PROTOTYPES name for a descriptor when it is not ``best`` (PROTOTYPES' verdict), else
+    None: the verdict then rests on the table's tint, which the luminance-only prototypes do not see."""
+    scores = tinted_scores(x)
+    if allowed:
+        scores = {k: v for k, v in scores.items() if k in allowed} or scores
+    rival = min(scores, key=scores.get)
+    return rival if rival != best else None
 
 
 def color_scores(piece_bgr: np.ndarray, table_bgr: np.ndarray) -> dict[str, float]:

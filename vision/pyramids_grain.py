@@ -39,11 +39,18 @@ def _mad(values: np.ndarray) -> float:
 
 
 def grain_ratio(
-    high_pass: np.ndarray, camera: CameraModel, pose: PyramidPose, hull_px: np.ndarray, foreground: np.ndarray
+    high_pass: np.ndarray,
+    camera: CameraModel,
+    pose: PyramidPose,
+    hull_px: np.ndarray,
+    foreground: np.ndarray,
+    within: np.ndarray | None = None,
 ) -> float | None:
     """Texture inside the piece over that of the table around it (robust spreads); None if too few pixels.
 
-    ``foreground`` (uint8) marks every pixel not plain table (pieces and shade), kept out of the ring.
+    ``foreground`` (uint8) marks every pixel not plain table (pieces and shade), kept out of the ring;
+    ``within`` (bool, the photo's shape), when given, the only pixels of the piece read (a stacked piece's
+    skirt: the piece above it is other plastic).
     """
     h, w = high_pass.shape
     x0, y0 = np.floor(hull_px.min(axis=0)).astype(int) - RING_OUTER_PX - 1
@@ -64,6 +71,8 @@ def grain_ratio(
     ring = (outer > 0) & (near == 0) & (foreground[y0:y1, x0:x1] == 0)
     patch = high_pass[y0:y1, x0:x1]
     sel = inner > 0
+    if within is not None:
+        sel &= within[y0:y1, x0:x1]
     if sel.sum() < MIN_PIXELS or ring.sum() < MIN_PIXELS:
         return None
     table = _mad(patch[ring])

@@ -1,4 +1,4 @@
-"""Pyramid colour read against the table's lightness (vision/pyramids_color.py)."""
+"""Pyramid colour read against the table's lightness and saturation (vision/pyramids_color.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from geometry.pyramids import lying_pose
 from simulation.pyramids import IceSceneSpec, generate_ice_tiddlywinks
 from tests.vision.test_pyramids_detect import _matches
 from vision.pyramids import detect_pyramids
-from vision.pyramids_color import walls_crossed
+from vision.pyramids_color import classify_descriptor, tint_rival, walls_crossed
 
 
 def _render_and_detect(out, seed, *, upright, lying, colors):
@@ -76,3 +76,35 @@ def test_tinted_lying_pieces_keep_their_colours(tinted_lying_pieces):
         if pid in lying:
             assert det is not None, pid
             assert det.color == lying[pid], (pid, det.color)
+
+
+@pytest.fixture(scope="module")
+def cyan_and_green_lying(tmp_path_factory):
+    """A render (seed [3141, 5], used by no bench) of cyan and green pieces, four lying. The code before this
+    test read its lying cyan p4 and p5 green, at colour confidence near 1 (flagged only for their poses' close
+    alternatives): its prototypes move with the table's luminance alone. Allowing for the table's tint (its log
+    R / B: a thin wall's own scattered light weighs more where the table is less red) they read cyan."""
+    return _render_and_detect(tmp_path_factory.mktemp("ice_cyan_green"), [3141, 5], upright=2, lying=4,
+                              colors=("cyan", "green"))
+
+
+def test_lying_cyans_read_green_have_their_colour_flagged(cyan_and_green_lying):
+    truth, dets = cyan_and_green_lying
+    colors = {p["id"]: p["color"] for p in truth["pieces"]}
+    matched = _matches(truth, dets)
+    assert colors["p4"] == "cyan" and matched.get("p4") is not None
+    for pid, det in matched.items():
+        assert det is not None, pid
+        assert det.color == colors[pid] or det.flagged, (pid, det.color)
+    for pid in ("p4", "p5"):  # cyan, or its colour flagged as such, not only its pose
+        assert matched[pid].color == "cyan" or any("tint" in r for r in matched[pid].reasons), pid
+
+
+def test_the_table_tint_names_a_rival_colour_over_pale_wood_only():
+    """One ratio (ice_fresh_014 p8's, on its truth outline): over pale wood cyan once the table's tint is allowed
+    for, over red-brown wood green either way (the table's blue is dim there, so the wall's scattered blue
+    light weighs more in cyan's ratio)."""
+    x = np.array([-1.09, 0.37, 0.72, -0.54, -2.21, -1.54])
+    assert classify_descriptor(np.array([*x, 0.6]))[0] == "green"
+    assert tint_rival(np.array([*x, 0.6]), "green") == "cyan"
+    assert tint_rival(np.array([*x, 1.8]), "green") is None
