@@ -1343,7 +1343,10 @@ def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetectio
     deep = float(np.quantile([f.shadow_depth_ratio for f in fits.values()], DEEP_SHADOW_QUANTILE))
     reads = {i: f.diameter_mm for i, f in fits.items() if f.shadow_depth_ratio >= SHADOW_DEPTH_SHARE * deep > 0.0}
     known = np.array([reads[i] for i in sure if i in reads])
+    # the glass the bias is measured on: no ball's shadow deeper than the calibrating marbles' deepest is covered
+    deepest = math.inf
     if len(known) >= SHADOW_MIN_MARBLES:
+        deepest = max(fits[i].shadow_depth_ratio for i in sure if i in reads)
         bias = MARBLE_DIAMETER_MM - float(np.median(known))
         # the read's scatter over balls of one size, and the bias's error from so few of them
         spread = 1.4826 * float(np.median(np.abs(known - np.median(known))))
@@ -1361,6 +1364,12 @@ def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetectio
         if kind == b.kind:
             continue  # it agrees: the ball's own reads keep their word on how sure it is
         conf = _split_confidence(dmm, sigma_shadow)
+        if fits[i].shadow_depth_ratio > deepest:
+            # a shadow deeper than every calibrating marble's is cast by more opaque glass than theirs: cast whole,
+            # it needs less of their bias (an opaque ball's read is taken as it is in a sharp photo), so its size
+            # lies between its raw read and the calibrated one, and is known only where both call one kind
+            conf = min(conf, _split_confidence(d, sigma_shadow)) if (d > MARBLE_TOLLEY_SPLIT_MM) == (
+                dmm > MARBLE_TOLLEY_SPLIT_MM) else 0.5
         if conf >= SHADOW_DECISIVE:
             out[i] = _resized(b, camera, dmm, conf, sigma_shadow)
         elif 1.0 - conf < b.kind_confidence:
