@@ -168,3 +168,27 @@ def test_no_second_opinion_in_a_photo_of_too_few_single_balls(camera):
     rng = np.random.default_rng(24)
     balls = [_read_ball(camera, i, r) for i, r in enumerate(_reads(rng, MARBLE_DIAMETER_MM, MIN_REFERENCE_BALLS - 1))]
     assert _joined_marble_probabilities(balls, {}) == {}
+
+
+def test_reads_that_disagree_by_millimetres_leave_the_kind_too_close_to_call():
+    # seed 1471_010's clear 16.7 mm tolley at the rim's foot (6.6 px per marble): area 7.9, outline 16.1, blurred
+    # sphere 12.7 mm, a 12.3 mm marble at 0.935 by the size model's 1.33 mm sigma. Three reads that far apart know
+    # their mean to 2.4 mm, not 1.3: too close to call. A ball whose reads agree keeps its confidence.
+    from calibration.camera import CameraModel
+    from vision.marbles import KIND_SURE, BallDetection, _placed, _read_spread_doubts, _split_confidence
+    cam = CameraModel.look_at(eye_mm=(0.0, -600.0, 2350.0), target_mm=(0.0, 0.0, 0.0), focal_px=6.6 * 2424.0 / 12.7,
+                              image_size_wh_px=(960, 720))
+
+    def ball(x: float, reads: tuple[float, float, float]) -> BallDetection:
+        d = float(np.mean(reads))
+        conf = _split_confidence(d, 1.33)
+        px = cam.project_mm(np.array([[x, 0.0, 6.35]]))[0]
+        return BallDetection(**_placed(cam, px, d, 0.0), center_px=(float(px[0]), float(px[1])), confidence=conf,
+                             position_sigma_mm=0.5, kind_confidence=conf, measured_diameter_mm=d, size_sigma_mm=1.33,
+                             size_reads_mm=reads)
+
+    split, agree = ball(-50.0, (7.86, 16.12, 12.68)), ball(50.0, (10.9, 11.4, 12.1))
+    assert split.kind_confidence >= KIND_SURE and agree.kind_confidence >= KIND_SURE
+    out = _read_spread_doubts([split, agree])
+    assert out[0].kind == "marble" and out[0].kind_confidence < KIND_SURE
+    assert out[1] == agree

@@ -215,3 +215,38 @@ def test_lamp_is_not_taken_from_clear_marbles_caustics():
         az = math.degrees(math.atan2(lamp.to_light[1], lamp.to_light[0]))
         assert abs((az - azimuth_deg + 180.0) % 360.0 - 180.0) < ANGLE_TOL_DEG
         assert lamp.elevation_deg == pytest.approx(elevation_deg, abs=ANGLE_TOL_DEG)
+
+
+def test_opaque_ball_is_not_called_by_a_bias_measured_on_clear_marbles_only(monkeypatch):
+    # seed 877's render 006 (6-7 px per marble): every sure marble is a clear cat's eye whose shadow is shallow
+    # (depth 0.18-0.38: the lamp shines through) and reads 7.8-10.8 mm, so the photo's shadow bias is +2.95 mm;
+    # an opaque swirl marble, its own reads split (area 16.3 with its shadow joined, outline 12.1: 14.2 at 0.58),
+    # casts its shadow whole (depth 0.53) and reads 13.8 mm raw: the clear marbles' bias made it a 16.8 mm tolley
+    # at 0.996, a sure wrong call. Cast whole, it needs less bias than they do: its size lies between 13.8 and
+    # 16.8 mm, too close to call. An opaque tolley read small by its own reads is still called by its shadow
+    # where its raw read and the calibrated one both say tolley
+    import vision.marbles as vm
+    from vision.marbles_shadow import Lamp, ShadowFit
+    cam = CameraModel.look_at(eye_mm=EYE_MM, target_mm=(0.0, 0.0, 0.0), focal_px=6.5 * 2424.0 / 12.7,
+                              image_size_wh_px=(960, 720))
+    clear = [(-150.0 + 60.0 * (i % 6), -90.0 + 60.0 * (i // 6)) for i in range(14)]
+    raw = [10.79, 8.93, 7.76, 10.46, 9.61, 10.25, 10.45, 9.48, 10.22, 10.14, 9.34, 9.9, 9.04, 8.93]
+    depth = [0.22, 0.38, 0.3, 0.27, 0.23, 0.21, 0.18, 0.27, 0.18, 0.24, 0.22, 0.26, 0.29, 0.26]
+    found = [_detection(cam, xy, 12.0, 0.99) for xy in clear]
+    swirl_marble, swirl_tolley = (70.0, 156.0), (-70.0, 156.0)
+    found += [_detection(cam, swirl_marble, 14.22, 0.577), _detection(cam, swirl_tolley, 13.6, 0.6)]
+    reads = {xy: (d, s) for xy, d, s in zip(clear, raw, depth)}
+    reads[swirl_marble], reads[swirl_tolley] = (13.82, 0.53), (16.9, 0.6)
+
+    def fake_fit(lab, camera, contact, base_z, lamp, psf, others, shows=None):
+        d, s = reads[min(reads, key=lambda k: math.dist(k, contact[:2]))]
+        return ShadowFit(diameter_mm=d, diameter_sigma_mm=0.2, contact_mm=tuple(contact[:2]), shadow_depth_ratio=s)
+
+    monkeypatch.setattr(vm, "fit_lamp", lambda *a, **k: Lamp(to_light=(0.4, 0.6, 0.69), penumbra_per_mm=0.02,
+                                                             cost_drop=0.2))
+    monkeypatch.setattr(vm, "fit_ball_shadow", fake_fit)
+    out = vm._shadow_sizes(np.zeros((720, 960, 3), np.float32), cam, found, [True] * len(found), (0.9, 1.3),
+                           6.5, DEFAULT_PARAMS)
+    assert out[14].kind == "marble" and out[14].kind_confidence < KIND_SURE
+    assert out[15].kind == "tolley" and out[15].kind_confidence >= KIND_SURE
+    assert [b.kind for b in out[:14]] == ["marble"] * 14
