@@ -1184,16 +1184,18 @@ def held_up(w: WinkCandidate, winks: list[WinkCandidate]) -> bool:
 
 
 def flag_tilted_slivers(winks: list[WinkCandidate], confidence_min: float = 0.75) -> int:
-    """An order between a wink whose outline showed it tilted and another, where their overlap (tilted footprint,
-    along the line of centres) is thinner than how much further the flat disc would reach: the lens the order was
-    read in is then mostly where a flat-disc model would put it, not where the wink is, and the order is flagged
-    (TW I-13: undecided rather than guessed). Returns the pairs flagged."""
+    """An order between a wink whose outline showed it tilted (in a pose the winks under it can hold: ``held_up``)
+    and another, where their overlap (tilted footprint, along the line of centres) is thinner than how much further
+    the flat disc would reach: the lens the order was read in is then mostly where a flat-disc model would put it,
+    not where the wink is, and the order is flagged (TW I-13: undecided rather than guessed). Returns the pairs
+    flagged."""
     by_id = {w.wink_id: w for w in winks}
+    tilted = {w.wink_id for w in winks if held_up(w, winks)}  # poses only: the loop changes confidences
     flagged = 0
     for a in winks:
         for b_id in a.above:
             b = by_id.get(b_id)
-            if b is None or not (held_up(a, winks) or held_up(b, winks)):
+            if b is None or not {a.wink_id, b_id} & tilted:
                 continue
             if a.order_confidence.get(b_id, 0.5) < confidence_min:
                 continue
@@ -1201,7 +1203,7 @@ def flag_tilted_slivers(winks: list[WinkCandidate], confidence_min: float = 0.75
             if depth is None:
                 continue
             u = (b.center_mm - a.center_mm) / max(float(np.linalg.norm(b.center_mm - a.center_mm)), 1e-9)
-            spare = sum(w.radius_mm - plan_reach_mm(w, s * u) for w, s in ((a, 1.0), (b, -1.0)) if held_up(w, winks))
+            spare = sum(w.radius_mm - plan_reach_mm(w, s * u) for w, s in ((a, 1.0), (b, -1.0)) if w.wink_id in tilted)
             if depth < spare:
                 a.order_confidence[b_id] = b.order_confidence[a.wink_id] = min(
                     a.order_confidence[b_id], TILTED_SLIVER_CONFIDENCE)

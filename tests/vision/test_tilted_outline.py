@@ -128,7 +128,6 @@ def test_an_outline_tilt_no_wink_under_it_could_hold_up_flags_no_sliver():
     assert held_up(r, [*pile, r])
 
 
-
 def _residuals_by_interp(points_mm, model_mm, origin_mm):
     """The radial residuals as first written (each rim read by ``np.interp``): the reference of the batch."""
     q = points_mm - origin_mm
