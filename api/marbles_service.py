@@ -281,7 +281,8 @@ def frame_error_mm(truth: dict, camera: CameraModel) -> tuple[float, float]:
     return float(np.hypot(*centre)), float(np.median(np.linalg.norm(B @ np.array([[c, s], [-s, c]]) - A, axis=1)))
 
 
-def _score(truth: dict, pieces: list[dict], tally: dict, tol_mm: float = 8.0, align_yaw: bool = False) -> None:
+def _score(truth: dict, pieces: list[dict], tally: dict, tol_mm: float = 8.0, align_yaw: bool = False,
+           possible: list[dict] = ()) -> None:
     from scipy.optimize import linear_sum_assignment
 
     T = truth["pieces"]
@@ -307,7 +308,7 @@ def _score(truth: dict, pieces: list[dict], tally: dict, tol_mm: float = 8.0, al
     f_on = sum(p["kind"] == "marble" and p["on_ring"] for p in pieces)
     tally["count_exact"] += int(tm == fm and t_on == f_on)
     # the truth within the counts' reported ranges (exact, or flagged too close to call where it is not)
-    rng = count_ranges([{"kind_confidence": 1.0, **p} for p in pieces])["count_ranges"]
+    rng = count_ranges([{"kind_confidence": 1.0, **p} for p in pieces], possible=possible)["count_ranges"]
     t_off = tm - t_on
     tally["count_in_range"] += int(rng["marbles_on_ring"][0] <= t_on <= rng["marbles_on_ring"][1]
                                    and rng["marbles_off_ring"][0] <= t_off <= rng["marbles_off_ring"][1])
@@ -388,7 +389,7 @@ def bench_marbles(n_fresh: int = 30, sample_dir: Path | str | None = SAMPLE_DIR,
         t0 = time.process_time()
         doc = analyze_marbles(frame, cam)
         times["pipeline"] += time.process_time() - t0
-        _score(truth, doc["pieces"], tallies["pipeline"])
+        _score(truth, doc["pieces"], tallies["pipeline"], possible=doc["possible_pieces"])
         if show_failures and tallies["pipeline"]["why"]:
             failures.append(f"  {path.name}: " + "; ".join(tallies["pipeline"]["why"]))
         t0 = time.process_time()
@@ -400,11 +401,12 @@ def bench_marbles(n_fresh: int = 30, sample_dir: Path | str | None = SAMPLE_DIR,
         cx, cy = e["center"]
         half = 0.45 * max(e["axes"])  # most of the rim in the picture
         if cx - half > 0 and cx + half < w and cy - half > 0 and cy + half < h:
-            _score(truth, doc["pieces"], tallies["self_ref"], tol_mm=25.0)  # the same photos, the render's camera
+            _score(truth, doc["pieces"], tallies["self_ref"], tol_mm=25.0, possible=doc["possible_pieces"])  # the same photos, the render's camera
             t0 = time.process_time()
             try:
                 sdoc = analyze_marbles(frame, None)
-                _score(truth, sdoc["pieces"], tallies["self"], tol_mm=25.0, align_yaw=True)
+                _score(truth, sdoc["pieces"], tallies["self"], tol_mm=25.0, align_yaw=True,
+                       possible=sdoc["possible_pieces"])
                 frame_errors.append((*frame_error_mm(truth, CameraModel.from_dict(sdoc["calibration"]["camera"])),
                                      sdoc["calibration"].get("frame_sigma_mm", 0.0)))
             except ValueError as exc:

@@ -190,6 +190,12 @@ class MarblesParams:
     # two 'members' a row beyond a 37) and a member at each point inside it that the silhouette covers, flagged
     # (bench_2026_017's near-black swirl in its 49's shaded edge) (``vision.marbles_group.setup_shape``)
     group_setup_shape: bool = True
+    # ... and where a set-up shape's evidence is short of a call, the count's range says so: a hole inside the shape
+    # whose core is tinted counts (flagged), an untinted hole or a doubtful point beyond the shape may be a marble
+    # (``possible_pieces``: not counted, each widens the count's range upwards)
+    group_setup_possible: bool = True
+    # A kind confidence the doubting checks drive below a half is reported as a half (``_toss_ups``)
+    kind_floor_half: bool = True
     # A ground candidate whose centre lies within a marble's radius of the shoulder's foot (less its position
     # uncertainty) is no ball at rest on the ground: the foot's shade and the rim's lit lip make ball-sized blobs
     # there (bench_503_001: three 'balls' at r 955-959 mm, the lip 7 ground MADs bright read as their highlight)
@@ -866,6 +872,14 @@ def detect_marbles(
     frame_bgr: np.ndarray, camera: CameraModel, params: MarblesParams = DEFAULT_PARAMS
 ) -> tuple[BallDetection, ...]:
     """Every marble and tolley seen, on the ring top and on the ground around it (ring frame, mm)."""
+    return detect_marbles_and_possible(frame_bgr, camera, params)[0]
+
+
+def detect_marbles_and_possible(
+    frame_bgr: np.ndarray, camera: CameraModel, params: MarblesParams = DEFAULT_PARAMS
+) -> tuple[tuple[BallDetection, ...], tuple[BallDetection, ...]]:
+    """The balls seen (``detect_marbles``), and the places that may hold a marble the evidence neither shows nor
+    rules out (a set-up group's untinted hole, a doubtful point beside it): not counted, they widen the range."""
     native_px = MARBLE_DIAMETER_MM / camera.mm_per_px_at((0.0, 0.0), MARBLE_DIAMETER_MM / 2)
     marble_px = float(np.clip(native_px, params.min_marble_px, params.max_marble_px))
     mm_per_px = MARBLE_DIAMETER_MM / marble_px
@@ -873,6 +887,7 @@ def detect_marbles(
     native_mm_per_px = MARBLE_DIAMETER_MM / native_px
     kernel = int(params.background_mm / mm_per_px)
     found: list[BallDetection] = []
+    possible: list[BallDetection] = []
     # each found ball's image centre from the blurred-sphere fit, where its caustic may size it again
     fitted_px: list[np.ndarray | None] = []
     # ... and whether its size is read in full (sized again by its shadow, ``_shadow_sizes``)
@@ -977,6 +992,7 @@ def detect_marbles(
         inner_disc = cv2.erode(region.astype(np.uint8), cv2.getStructuringElement(
             cv2.MORPH_ELLIPSE, (2 * int(0.5 * marble_px) + 1,) * 2)).astype(bool)
         accepted_ortho: list[np.ndarray] = []
+        maybe: list[tuple] = []  # (ortho centre, presence) of points that may hold a marble, not counted
         pending: list[tuple] = []  # (ortho centre, diameter mm, confidence, grouped, presence, group kind confidence), emitted once all are known
 
         def emit(c, dmm, cf, grouped, presence=1.0, kind_conf=1.0, acc=accepted_ortho, pending=pending):
@@ -1082,16 +1098,36 @@ def detect_marbles(
                                       GROUP_CENTROID_TOL_MM / mm_per_px)
                     if fit is not None:
                         inside, holes = fit
+                        # a doubtful point beyond the shape is most likely its shade, but may be a marble that
+                        # lies beside the group (bench_953_006: a clear cat's eye 3.5 mm off its edge, core 5.8,
+                        # as tinted as 503_009's shade): not counted, it widens the count's range upwards
+                        if params.group_setup_possible:
+                            maybe += [(q, p) for q, p, k in zip(members, presence, inside) if not k]
                         members = members[inside]
                         presence = [p for p, k in zip(presence, inside) if k]
                         conf = [c for c, k in zip(conf, inside) if k]
                         for q in holes:
+                            if _near_any(q, accepted_ortho, marble_px):
+                                continue
                             j = int(np.argmin(np.hypot(*(pts - q).T)))
-                            if (math.hypot(*(pts[j] - q)) < 0.25 * spacing_px and cov[j] >= params.lattice_cover
-                                    and not _near_any(q, accepted_ortho, marble_px)):
+                            on_pt = math.hypot(*(pts[j] - q)) < 0.25 * spacing_px
+                            if on_pt and cov[j] >= params.lattice_cover:
                                 members = np.vstack([members, pts[j][None]])
                                 presence.append(INTERIOR_PRESENCE)
                                 conf.append(float(min(1.0, 0.5 + cov[j] / 2)))
+                            elif params.group_setup_possible:
+                                # the set-up rule puts a marble in each of the shape's points: a pale or clear
+                                # one the silhouette leaves out (bench_953_009: two clear cat's eyes at the
+                                # edge of a 25, covered 0.27 and 0.08) still tints its core as a member's must
+                                # (flagged, as a member that faint is); an untinted hole may be a marble or
+                                # none (knocked out), so it widens the range upwards
+                                core_q = float(_core_chroma(chroma, c_med, q[None])[0])
+                                if core_q >= params.lattice_min_core_chroma:
+                                    members = np.vstack([members, q[None]])
+                                    presence.append(min(INTERIOR_PRESENCE, _presence_confidence(core_q, params)))
+                                    conf.append(0.5)
+                                else:
+                                    maybe.append((q, 0.0))
                 centers = list(members)
                 diam = [MARBLE_DIAMETER_MM] * len(centers)
                 kinds = _member_kind_confidences(grid, members, 2 * mm_per_px * outline_arc_radii(
@@ -1190,6 +1226,10 @@ def detect_marbles(
                        z_mid, native_px, params, presence, size_sigma, reads)
             fitted_px.append(caustic_px)
             shadowed.append(shadow_ok)
+        for q, pr in maybe:
+            if not _near_any(q, accepted_ortho, 0.5 * marble_px):  # a counted ball's own place
+                _emit_ball(possible, grid, camera, q, MARBLE_DIAMETER_MM, 0.5, True, 1.0, base_z, z_mid, native_px,
+                           params, pr)
     caustics: dict = {}
     if params.shadow_sizes and any(shadowed):
         found = _shadow_sizes(model["lab"], camera, found, shadowed, model["psf"], native_px, params)
@@ -1198,7 +1238,19 @@ def detect_marbles(
     joined = _joined_marble_probabilities(found, caustics)
     if caustics:
         found = _caustic_sizes(camera, found, caustics, native_px, params)
-    return tuple(_read_spread_doubts(_joined_doubts(_photo_kinds(camera, found, params), joined)))
+    found = _read_spread_doubts(_joined_doubts(_photo_kinds(camera, found, params), joined))
+    return tuple(_toss_ups(found) if params.kind_floor_half else found), tuple(possible)
+
+
+def _toss_ups(found: list[BallDetection]) -> list[BallDetection]:
+    """Each kind confidence below a half raised to a half: too close to call.
+
+    Why. The checks that lower a kind confidence (``_photo_kinds``, ``_joined_doubts``, ``_read_spread_doubts``)
+    only doubt a call, never make one (calling kinds from them made development seed 7 worse), so a confidence
+    they drive below a half is no call of the other kind either: reported as 0.004 on the first kind (self-calibrated
+    bench_2026_017's tolley read a marble) it reads as a sure call of the other kind that nothing made. Counts and
+    ranges do not move (both are under KIND_SURE)."""
+    return [replace(b, kind_confidence=0.5) if b.kind_confidence < 0.5 else b for b in found]
 
 
 def _lit_beside(lab: np.ndarray, pending: list[tuple], lit: list[bool], marble_px: float, tolley_px: float
@@ -1473,15 +1525,19 @@ def _outline_size(grads, grid, camera: CameraModel, c, z_mid: float, mm_per_px: 
 # --- the document --------------------------------------------------------------------------------------------
 
 
-def count_ranges(pieces: list[dict], kind_sure: float = KIND_SURE) -> dict[str, Any]:
+def count_ranges(pieces: list[dict], kind_sure: float = KIND_SURE, possible: list[dict] = ()) -> dict[str, Any]:
     """Each count as the range it may span when some balls' kind, or whether they are balls, is too close to call.
 
     A ball whose measured size lies within the size's uncertainty of the marble/tolley split
     (``kind_confidence`` < ``kind_sure``) may be either; it widens the range of its kind's count downwards and
     of the other kind's upwards. A piece that may be no ball at all (``presence_confidence`` < ``kind_sure``:
-    a close-packed group's member that may be the group's shadow) widens its kind's count downwards. Returns
-    ``count_ranges`` ({count: [low, high]}), ``kind_too_close_to_call`` and ``presence_too_close_to_call``
-    (those pieces' ids) and ``counts_certain``.
+    a close-packed group's member that may be the group's shadow) widens its kind's count downwards, and a
+    ``possible`` piece (not counted: a place that may hold a ball the photo neither shows nor rules out) upwards.
+    Returns ``count_ranges`` ({count: [low, high]}), ``kind_too_close_to_call`` and ``presence_too_close_to_call``
+    (those pieces' ids, and the possible pieces') and ``counts_certain``.
+
+    >>> count_ranges([], possible=[{"id": "p1", "kind": "marble", "on_ring": True}])["count_ranges"]["marbles_on_ring"]
+    [0, 1]
     """
     def absent(p: dict) -> bool:
         return p.get("presence_confidence", 1.0) < kind_sure
@@ -1493,9 +1549,10 @@ def count_ranges(pieces: list[dict], kind_sure: float = KIND_SURE) -> dict[str, 
             n = sum(p["kind"] == kind for p in here)
             lose = sum(p["kind"] == kind and (p["kind_confidence"] < kind_sure or absent(p)) for p in here)
             gain = sum(p["kind"] == other and p["kind_confidence"] < kind_sure for p in here)
+            gain += sum(p["kind"] == kind and p["on_ring"] == on for p in possible)
             ranges[f"{kind}s_{side}"] = [n - lose, n + gain]
     unsure = [p["id"] for p in pieces if p["kind_confidence"] < kind_sure]
-    maybe = [p["id"] for p in pieces if absent(p)]
+    maybe = [p["id"] for p in pieces if absent(p)] + [p["id"] for p in possible]
     return {"count_ranges": ranges, "kind_too_close_to_call": unsure, "presence_too_close_to_call": maybe,
             "counts_certain": not unsure and not maybe}
 
@@ -1519,7 +1576,7 @@ def analyze_marbles(
     t0 = time.perf_counter()
     h, w = frame_bgr.shape[:2]
     ring = detect_ring(frame_bgr, camera)
-    balls = detect_marbles(frame_bgr, ring.camera, params)
+    balls, possible = detect_marbles_and_possible(frame_bgr, ring.camera, params)
     order = sorted(range(len(balls)), key=lambda i: (balls[i].kind, balls[i].center_mm[0], balls[i].center_mm[1]))
     pieces = []
     n_m = n_t = 0
@@ -1554,13 +1611,18 @@ def analyze_marbles(
         "tolleys_on_ring": sum(p["kind"] == "tolley" and p["on_ring"] for p in pieces),
         "tolleys_off_ring": sum(p["kind"] == "tolley" and not p["on_ring"] for p in pieces),
     }
+    # places that may hold a marble the photo neither shows nor rules out: not counted, they widen the ranges
+    maybe = [{"id": f"p{i + 1}", "kind": b.kind, "center_mm": [round(b.center_mm[0], 2), round(b.center_mm[1], 2)],
+              "on_ring": b.on_ring, "center_px": [round(b.center_px[0], 2), round(b.center_px[1], 2)],
+              "presence_confidence": round(b.presence_confidence, 3)} for i, b in enumerate(possible)]
     return {
         "game": "marbles",
         "image": {"path": image_path, "size_wh_px": [w, h]},
         "ring": ring.to_dict(),
         "pieces": pieces,
+        "possible_pieces": maybe,
         "counts": counts,
-        **count_ranges(pieces),
+        **count_ranges(pieces, possible=maybe),
         "calibration": {"source": ring.source, "camera": ring.camera.to_dict(),
                         "frame_sigma_mm": round(ring.frame_sigma_mm, 2)},
         "timing_ms": round((time.perf_counter() - t0) * 1e3, 1),
