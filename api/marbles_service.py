@@ -470,12 +470,14 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
              (f"  marbles: {c.get('marbles_on_ring', 0)} on the ring, {c.get('marbles_off_ring', 0)} off; "
              f"tolleys: {c.get('tolleys_on_ring', 0)} on, {c.get('tolleys_off_ring', 0)} off")]
     unsure = doc.get("kind_too_close_to_call") or []
-    maybe = doc.get("presence_too_close_to_call") or []
-    if unsure or maybe:
+    extra = [p["id"] for p in doc.get("possible_pieces") or []]
+    maybe = [i for i in doc.get("presence_too_close_to_call") or [] if i not in extra]
+    if unsure or maybe or extra:
         rng = doc.get("count_ranges", {})
         span = ", ".join(f"{k.replace('_', ' ')} {lo}-{hi}" for k, (lo, hi) in rng.items() if lo != hi)
         why = ([f"{', '.join(unsure)} too close to call between marble and tolley by size"] if unsure else []) + \
-              ([f"{', '.join(maybe)} may be the shadow beside the group"] if maybe else [])
+              ([f"{', '.join(maybe)} may be the shadow beside the group"] if maybe else []) + \
+              ([f"{', '.join(extra)} may be a marble at the group, not counted"] if extra else [])
         lines.append(f"  counts uncertain: {'; '.join(why)} ({span})")
     for p in doc.get("pieces", []):
         if p["kind"] == "tolley":

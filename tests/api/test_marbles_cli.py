@@ -119,3 +119,20 @@ def test_summary_says_when_a_count_is_uncertain():
     doc["pieces"][0]["kind_confidence"] = 0.99
     doc.update(count_ranges(doc["pieces"]))
     assert "uncertain" not in "\n".join(summary_lines(doc))
+
+
+def test_summary_names_a_place_that_may_hold_an_uncounted_marble():
+    """A possible piece (stop 35: a doubtful point beside a set-up group, not counted) is no shadow of the group: the
+    summary says it may be a marble, and the range reaches it."""
+    from api.marbles_service import summary_lines
+    from vision.marbles import count_ranges
+
+    doc = _doc(3, [])
+    doc["ring"] = {"center_px": [960.0, 540.0]}
+    for p in doc["pieces"]:
+        p["kind_confidence"] = 1.0
+    doc["possible_pieces"] = [{"id": "p1", "kind": "marble", "on_ring": True, "center_mm": [24.0, -29.0]}]
+    doc.update(count_ranges(doc["pieces"], possible=doc["possible_pieces"]))
+    text = "\n".join(summary_lines(doc))
+    assert "p1 may be a marble" in text and "marbles on ring 3-4" in text
+    assert "p1 may be the shadow" not in text
