@@ -401,7 +401,8 @@ def bench_marbles(n_fresh: int = 30, sample_dir: Path | str | None = SAMPLE_DIR,
         cx, cy = e["center"]
         half = 0.45 * max(e["axes"])  # most of the rim in the picture
         if cx - half > 0 and cx + half < w and cy - half > 0 and cy + half < h:
-            _score(truth, doc["pieces"], tallies["self_ref"], tol_mm=25.0, possible=doc["possible_pieces"])  # the same photos, the render's camera
+            # the same photos, the render's camera
+            _score(truth, doc["pieces"], tallies["self_ref"], tol_mm=25.0, possible=doc["possible_pieces"])
             t0 = time.process_time()
             try:
                 sdoc = analyze_marbles(frame, None)
