@@ -70,6 +70,14 @@ from vision.pyramids_segment import (
     table_reference_bgr,
     uncertain_mask,
 )
+from vision.pyramids_shade_find import (
+    MIN_RIDGE_SUPPORT,
+    SHADE_FIND_SIGMA,
+    RidgeMap,
+    contour_polygon,
+    least_plan_mm2,
+    unclaimed_contours,
+)
 from vision.pyramids_shading import face_shading_spread, is_shaded_opaque
 from vision.pyramids_stack import StackParams, StackVerdict, find_stacked_piece
 from vision.types import VisionError
@@ -169,6 +177,9 @@ class PyramidDetectorParams:
     # on the 43 development images' verdicts it flagged 5 of the 11 silent wrong colours and 2 right ones, on seed
     # 5959's 12 (looked at before) 2 of 5 and none right
     flag_palette_rivals: bool = True
+    # a second look at the table dimmed or faintly changed (colour difference over this robust z-score, shade
+    # kept) that no piece claims, for clear pieces cut as shade (``pyramids_shade_find``); 0: off
+    shade_find_sigma: float = SHADE_FIND_SIGMA
 
     def __post_init__(self) -> None:
         if self.work_width_px < 320:
@@ -775,6 +786,34 @@ def _fit_blob(
                     runner_up_desc=runner_desc, shade_reading=reading, singles=singles, shade_size_rival=size_rival)
 
 
+def _shade_found(cam: CameraModel, contours, params: PyramidDetectorParams, edges, ridges: RidgeMap):
+    """(contour, verdict, reason) of each unclaimed shade component that one pyramid explains and whose
+    projected inner edges show as lines in the photo (``pyramids_shade_find``); nothing else is believed."""
+    blobs, _ = _blobs(cv2.drawContours(np.zeros(ridges.shape, np.uint8), contours, -1, 1, cv2.FILLED), cam, params)
+    # IoU <= the component's area over the piece's: a component under ``min_blob_iou`` of the least plan a piece
+    # covers on the table cannot pass, and is not fitted (0.9: the photo's scale varies a little across a piece)
+    least_mm2 = 0.9 * params.min_blob_iou * least_plan_mm2()
+    for contour in blobs:
+        plan = cam.image_to_table_mm(contour.reshape(-1, 2).astype(np.float64), 0.0)
+        if abs(float(cv2.contourArea(plan.astype(np.float32)))) < least_mm2:
+            continue
+        blob, pts = contour_polygon(contour)
+        fitter = BlobFitter(cam, blob, edges=edges, edge_weight=params.edge_weight)
+        singles = fit_single(fitter, pts)
+        score, (hyp,) = singles[0]
+        iou = fitter.iou([hyp])
+        if iou < params.min_blob_iou:
+            continue
+        support, n = ridges.inner_edge_support(cam.project_mm(hyp.pose().vertices_mm()), hull_px(cam, hyp.pose()))
+        if n == 0 or support < MIN_RIDGE_SUPPORT:
+            continue
+        runner = next(((s, h) for s, h in singles[1:] if _describe(h) != _describe([hyp])), (0.0, []))
+        yield contour, _Verdict(pieces=[hyp], iou=score, runner_up_iou=runner[0], runner_up_desc=_describe(runner[1]),
+                                singles=singles), (
+            f"found only in the table's shade (silhouette IoU {iou:.2f}, its edges' lines {support:.2f}): "
+            "a clear piece dims the table like a shadow")
+
+
 def _open_base_size(fitter: BlobFitter, hyp: PieceHypothesis, shade, max_evals: int, others=()):
     """A longer lying piece on ``hyp``'s axis that fits better once its open base is forgiven
     (``open_base_score``, beside the fixed ``others``), as ((score, piece), (score of ``hyp``, ``hyp`` refined
@@ -975,8 +1014,25 @@ def detect_pyramids(
     inv = 1.0 / scale
     edges = EdgeMap(work) if params.edge_weight > 0 else None
     pip_map = PipMap(work, mm_per_px) if params.pip_margin > 0 and calibrated else None
-    for contour in blobs:
-        verdict = _fit_blob(cam, contour, params, shadow_offset, uncertain, reach_px, shade, edges)
+    low = None  # the second look's foreground (``pyramids_shade_find``), made once the blobs are read
+
+    def verdicts():
+        """Each blob's verdict, then those of pieces found in the shade no blob's piece claims."""
+        nonlocal low
+        claimed = np.zeros((h, w), np.uint8)
+        for contour in blobs:
+            verdict = _fit_blob(cam, contour, params, shadow_offset, uncertain, reach_px, shade, edges)
+            if verdict.iou >= params.min_blob_iou:
+                cv2.drawContours(claimed, [contour], -1, 1, cv2.FILLED)
+            yield contour, verdict, None
+        if params.shade_find_sigma <= 0 or not calibrated:
+            return
+        low, _ = foreground_mask(diff, params.shade_find_sigma, 0.0)
+        if tapes:
+            low, _ = _remove_tape(work, diff, low, tapes, cam, params)
+        yield from _shade_found(cam, unclaimed_contours(low, claimed, reach_px), params, edges, RidgeMap(work))
+
+    for contour, verdict, found_why in verdicts():
         if verdict.iou < params.min_blob_iou:
             continue  # no pyramid makes this silhouette: tape end, grain, a shadow fragment
         hulls = [hull_px(cam, p.pose()) for p in verdict.pieces]
@@ -986,7 +1042,7 @@ def detect_pyramids(
             pose: PyramidPose = hyp.pose()
             others = [p for j, p in enumerate(verdict.pieces) if j != k]
             name, support = _pose_name(hyp, others)
-            reasons = []
+            reasons = [] if found_why is None else [found_why]
             if hyp.kind == "tilted":
                 lying_ids = [group_ids[j] for j, p in enumerate(verdict.pieces) if j != k and p.kind == "lying"]
                 support = ("table", *lying_ids)
@@ -998,7 +1054,7 @@ def detect_pyramids(
             for j, other in enumerate(hulls):
                 if j != k:
                     cv2.fillConvexPoly(region, np.round(other).astype(np.int32), 0)
-            region &= mask
+            region &= mask if found_why is None else low  # a piece found in the shade: the shade is its own
             er = cv2.erode(region, np.ones((3, 3), np.uint8))
             if er.sum() >= 12:
                 region = er
