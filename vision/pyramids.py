@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
-from shapely.geometry import Polygon
+from shapely.geometry import MultiPoint, Polygon
 
 from calibration.camera import CameraModel
 from geometry.pyramids import (
@@ -157,6 +157,9 @@ class PyramidDetectorParams:
     # the best this many pairs are read again with each piece taken as the lying one (``_pair_lying_reads``): a
     # piece standing on a lying one is otherwise put under the wrong one of the two
     reread_pair_count: int = 2
+    # each piece of the best ``reread_pair_count`` pairs of a lying piece and one standing on it is read again at
+    # each other size (``_pair_size_reads``), refined with this many evaluations resting and half as many free; 0: off
+    size_reread_evals: int = 150
     stack: StackParams = field(default_factory=StackParams)  # pieces stacked on upright ones (vision/pyramids_stack.py)
     # a lying piece is flagged when a rival size (a larger one sharing its apex; for a piece fitted alone, the
     # best fit of another size scoring within ``pip_rival_gap`` of it) shows its own pip count more clearly by
@@ -551,6 +554,75 @@ def _pair_lying_reads(fitter: BlobFitter, pairs) -> list[PieceHypothesis]:
     return out
 
 
+def _end_aligned_lying(hyp: PieceHypothesis, size: str, keep_apex: bool) -> PieceHypothesis:
+    """A lying piece of ``size`` along ``hyp``'s axis with its apex, or its base rim's centre, where ``hyp``'s is."""
+    x, y, yaw = hyp.params
+
+    def end(pose):
+        return pose.apex_mm()[:2] if keep_apex else np.asarray(pose.base_center_mm[:2], float)
+
+    target = end(hyp.pose())
+    for _ in range(3):  # lying_pose is placed by the centroid of its lower face: slide it until the ends meet
+        shift = target - end(lying_pose(size, (x, y), yaw))
+        x, y = x + float(shift[0]), y + float(shift[1])
+    return PieceHypothesis("lying", size, (x, y, yaw))
+
+
+def _pair_size_reads(fitter: BlobFitter, pairs, max_evals: int) -> list[tuple[float, list]]:
+    """Each piece of each of ``pairs`` (a lying piece and one standing on it) read at each other size, refined.
+
+    The pair search keeps only the best few of its leaning seeds, and a larger piece covers more of the blob
+    before refinement, so it crowds out the true size (ice_fresh_002 p15, a red medium on a red large, was read
+    large: 0.766 against 0.803 for the medium, which no seed reached). The standing piece keeps the hinge on
+    which it meets the table; the lying piece keeps the end of it that the standing one leaves in view (its
+    other end is under the standing piece). The standing piece rests on the lying one (``_rest_on``) while the
+    pair is refined, then the pair is polished with a free tilt.
+    """
+    out = []
+    for _, pcs in pairs:
+        lying = [p for p in pcs if p.kind == "lying"]
+        tilted = [p for p in pcs if p.kind == "tilted"]
+        if len(lying) != 1 or len(tilted) != 1:
+            continue
+        low, top = lying[0], tilted[0]
+        hinge = top.params[:3]  # where it meets the table, and the way it faces
+        seeds = [[low, _rest_on(low, PieceHypothesis("hinge", size, hinge))] for size in SIZES if size != top.size]
+        pose = low.pose()
+        keep_apex = math.dist(pose.apex_mm()[:2], hinge[:2]) > math.dist(pose.base_center_mm[:2], hinge[:2])
+        for size in SIZES:
+            if size != low.size:
+                other = _end_aligned_lying(low, size, keep_apex)
+                seeds.append([other, _rest_on(other, PieceHypothesis("hinge", top.size, hinge))])
+
+        def rested_score(pieces):
+            on = _rest_on(*pieces)
+            return 0.0 if on is None else fitter.score([pieces[0], on])
+
+        for seed in seeds:
+            if seed[1] is None:
+                continue
+            # refined with the piece kept resting on the lying one (a free tilt drifts off the contact, and the
+            # pair then fails ``_physical``), then polished free, the polish kept only while the pair is physical
+            start = [seed[0], PieceHypothesis("hinge", seed[1].size, seed[1].params[:3])]
+            (a, b), value = fitter.refine(start, max_evals=max_evals, score=rested_score)
+            pieces = [a, _rest_on(a, b)]
+            if pieces[1] is None:
+                continue
+            polished, better = fitter.refine(pieces, max_evals=max_evals // 2)
+            if better > value and _physical(polished):
+                pieces, value = polished, better
+            out.append((value, pieces))
+    return out
+
+
+def _rest_on(lying: PieceHypothesis, hinge: PieceHypothesis) -> PieceHypothesis | None:
+    """The piece on ``hinge`` (its size; hinge x, y and yaw as a tilted piece's) resting on ``lying`` at the tilt
+    where its base meets it (``resting_tilt_rad``), None when it cannot rest there."""
+    hx, hy, yaw = hinge.params
+    tilt = resting_tilt_rad(hinge.size, lying.pose(), (hx, hy), yaw + math.pi / 2)
+    return None if tilt is None else PieceHypothesis("tilted", hinge.size, (hx, hy, yaw, tilt))
+
+
 def _interpenetrate(pieces) -> bool:
     """An upright piece whose base square overlaps a lying piece's plan cannot stand on the table there."""
     lying = [Polygon(p.pose().plan_footprint_mm()).convex_hull for p in pieces if p.kind == "lying"]
@@ -594,6 +666,10 @@ def _pair_plausible(fitter: BlobFitter, pieces, shade=None) -> bool:
     seen = fitter.blob if fitter.uncertain is None else fitter.blob.union(fitter.uncertain)
     if shade is not None:
         seen = seen.union(shade)
+    # a lying piece's open base shows the table through one wall: the part of its projected base square that
+    # the segmentation left out is no sign that the piece is not there (``open_base_score``)
+    hulls = [h.difference(MultiPoint(fitter.camera.project_mm(p.pose().corners_mm())).convex_hull.difference(seen))
+             if p.kind == "lying" else h for p, h in zip(pieces, hulls)]
     for k, h in enumerate(hulls):
         if h.area <= 0:
             return False
@@ -735,6 +811,9 @@ def _fit_blob(
         for seed in pair_seeds[: params.lean_refine_count]:
             pieces, iou = fitter.refine(seed, max_evals=400)
             candidates.append((iou, pieces))
+        if params.size_reread_evals > 0:
+            best_pairs = sorted((c for c in candidates if len(c[1]) == 2), key=lambda t: -t[0])
+            candidates += _pair_size_reads(fitter, best_pairs[: params.reread_pair_count], params.size_reread_evals)
     candidates = [c for c in candidates if len(c[1]) == 1 or not _interpenetrate(c[1])]
     # an alternative the silhouette supports nearly as well still makes the verdict uncertain even when
     # physics rules it out: the fit does not discriminate, and the truth may be a configuration not tried
@@ -861,12 +940,7 @@ def _shade_size_rival(fitter: BlobFitter, hyp: PieceHypothesis, readings, shade,
 def apex_aligned_lying(hyp: PieceHypothesis, size: str) -> PieceHypothesis:
     """A lying piece of ``size`` along ``hyp``'s axis with its apex on ``hyp``'s apex: the piece a lying fit
     would be if the segmentation lost its open base end (dark: the camera looks into the hollow)."""
-    x, y, yaw = hyp.params
-    apex = hyp.pose().apex_mm()
-    for _ in range(3):  # lying_pose is placed by the centroid of its lower face: slide it until the apexes meet
-        shift = apex - lying_pose(size, (x, y), yaw).apex_mm()
-        x, y = x + float(shift[0]), y + float(shift[1])
-    return PieceHypothesis("lying", size, (x, y, yaw))
+    return _end_aligned_lying(hyp, size, keep_apex=True)
 
 
 def _pip_rival(pip_map: PipMap, cam: CameraModel, hyp: PieceHypothesis, verdict: _Verdict,
