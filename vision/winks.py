@@ -522,8 +522,11 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                     free &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + spread
                 if (own & free).mean() < params.min_unexplained_fraction:
                     continue
-                # (beside two or more found winks the group is judged whole, by its blob's shape, below)
-                if mmpp is not None and len(same) == 1 and unexplained_by_found(
+                # (beside two or more found winks too: their blurred union, each placed within a pixel, may
+                # explain all of it; tw_5961_001's blue pile, at 2.3 mm per pixel, gave a large wink on its small
+                # one and two smalls inside its large one, the second 0.07 unexplained. A round group of three is
+                # also judged whole, by its blob's shape, below)
+                if mmpp is not None and unexplained_by_found(
                         c, same, labels, grid, spread, mmpp) < params.min_unexplained_fraction:
                     continue
                 # A same-colour wink under (or over) one already found shows only what reaches beyond that
