@@ -968,17 +968,19 @@ def drop_open_pairs(pairs: list[tuple[WinkCandidate, WinkCandidate]], confidence
 
 
 def _pair_order_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
-                  camera: CameraModel, noise_level: float, reads: ReviewReads) -> tuple[float, bool, bool] | None:
+                  camera: CameraModel, noise_level: float, reads: ReviewReads
+                  ) -> tuple[float, bool, bool, bool] | None:
     """The order's z-score of one pair (positive: a upper) from the cut rim and, for two colours, where they meet
-    (``colour_boundary_z``), for one colour the other cues; whether two of them are sure and none against them; and
-    whether any leans against it (the order then rests on the surest read alone, ``combined_z``). None: neither the
-    cut rim nor (two colours) the boundary can be read."""
+    (``colour_boundary_z``), for one colour the other cues; whether two of them are sure and none against them;
+    whether any leans against it (the order then rests on the surest read alone, ``combined_z``); and (one colour)
+    whether one read alone is sure and no other leans either way by a standard error. None: neither the cut rim
+    nor (two colours) the boundary can be read."""
     res = cut_rim_evidence(winks, a, b, image_bgr, camera, noise_level, reads)
     if a.color != b.color:
         # two colours: where their colours meet, too (read where the rims are too close to resolve their steps)
         zs = [] if res is None else [(res[0] - res[1]) / res[3]]
         zs += [c for c in (colour_boundary_z(winks, a, b, image_bgr, camera, reads),) if c is not None]
-        return (combined_z(*zs), False, False) if zs else None
+        return (combined_z(*zs), False, False, False) if zs else None
     if res is None:
         return None
     ea, eb, _, sigma = res
@@ -990,13 +992,14 @@ def _pair_order_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate
         # the rims leave the order short of sure: the lens's shade, read away from them
         cues += [c for c in (lens_shade_z(winks, a, b, image_bgr, camera, reads),) if c is not None]
     if not cues:
-        return z, False, False
+        return z, False, False, True
     # two reads (of other offsets or forms of the rims, or of the lens's shade), both sure, none against them
     sure = [c for c in (z, *cues) if abs(c) >= DECIDE_SIGMAS]
     every = (z, *cues)
     z = combined_z(*every)
     return (z, len(sure) >= 2 and all(c * z > 0.0 for c in sure) and abs(z) >= DECIDE_SIGMAS,
-            any(c * z < 0.0 for c in every))
+            any(c * z < 0.0 for c in every),
+            len(sure) == 1 and all(abs(c) < CONTRADICTION_SIGMAS for c in every if c is not sure[0]))
 
 
 def _other_size_orders(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
@@ -1029,7 +1032,8 @@ def _on_a_third(a: WinkCandidate, b: WinkCandidate) -> bool:
 def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
                  params: WinkDetectorParams, noise_level: float, confidence_min: float = 0.75,
                  other_size: Callable[[WinkCandidate], WinkCandidate | None] = lambda w: None,
-                 one_outline: Callable[[WinkCandidate, WinkCandidate], bool] = lambda a, b: False) -> int:
+                 one_outline: Callable[[WinkCandidate, WinkCandidate], bool] = lambda a, b: False,
+                 size_unsure: Callable[[WinkCandidate], bool] = lambda w: False) -> int:
     """Judge again, with posed rims, every overlapping pair that is same-coloured, undecided or in a pile of three or
     more (``_on_a_third``); returns changes.
 
@@ -1039,7 +1043,8 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
     against the others' lean, the order rests on a size nobody measured, and it is left undecided (TW I-13)
     rather than guessed. Nor is a one-colour pair whose two winks were read as one outline and split by the union
     of two discs (``one_outline``) claimed on one read alone sure against the others' lean: the split tells which
-    discs, not which lies on which."""
+    discs, not which lies on which. Nor is one read alone sure, the others leaning neither way, where a wink's size
+    is unconfirmed (``size_unsure``) and its other size cannot be fitted to check the order against."""
     by_id = {w.wink_id: w for w in winks}
     reads = ReviewReads(winks, image_bgr, camera)
     changed = 0
@@ -1062,7 +1067,7 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
                     # wrong way, along and under blue-L2 lying on both)
                     a.order_confidence[b.wink_id] = b.order_confidence[a.wink_id] = min(conf, DISAGREEMENT_CONFIDENCE)
                 continue
-            z, both_sure, split = read
+            z, both_sure, split, lone = read
             # reported (confidence_min) from DECIDE_SIGMAS standard errors on
             new_conf = max(0.5, _NORMAL.cdf(abs(z) - DECIDE_SIGMAS + _NORMAL.inv_cdf(confidence_min)))
             a_upper = z >= 0.0
@@ -1088,6 +1093,14 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
                     (zo * z < 0.0 and abs(zo) > CONTRADICTION_SIGMAS and not (both_sure and abs(zo) < DECIDE_SIGMAS))
                     or (split and not both_sure and zo * math.copysign(1.0, z) < CONTRADICTION_SIGMAS)
                     for zo in _other_size_orders(winks, a, b, image_bgr, camera, noise_level, other_size)):
+                new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
+            if (a.color == b.color and lone and new_conf >= confidence_min and any(size_unsure(w) for w in (a, b))
+                    and not _other_size_orders(winks, a, b, image_bgr, camera, noise_level, other_size)):
+                # one colour, one read alone sure and nothing else leaning either way, a wink's size unconfirmed and
+                # its other size unfittable (no read to check the order against): the read rests on a rim the size
+                # nobody measured puts millimetres off, within the blur of the pair's one outline at low
+                # resolution (a small blue wink on a large one at 2.1 mm per pixel, read as two large ones: the cut
+                # rim alone 2.7 sigma the wrong way, the shadow 0, no other cue; claimed at 0.91)
                 new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
             if a.color == b.color and split and not both_sure and one_outline(a, b):
                 # the split found two discs, not their order; the rims are read on the poses the coarse order gave

@@ -381,8 +381,11 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # the order again on the fitted centres, each hypothesis with the pose it implies (the cut rim, in 3-D); a
     # one-colour pair also under the other size of a wink whose size the fit did not confirm
 
+    def size_unconfirmed(c: WinkCandidate) -> bool:
+        return c.size_confidence < SIZE_SURE_CONFIDENCE or c.fit_fraction < wp.size_fit_fraction
+
     def other_size(c: WinkCandidate) -> WinkCandidate | None:
-        if c.size_confidence >= SIZE_SURE_CONFIDENCE and c.fit_fraction >= wp.size_fit_fraction:
+        if not size_unconfirmed(c):
             return None
         if c.wink_id not in refits:
             refits[c.wink_id] = refit_other_size(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px,
@@ -394,7 +397,8 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         return replace(alt, center_mm=alt.center_mm.copy(), above=list(c.above),
                        order_confidence=dict(c.order_confidence))
     review_order(live, frame_bgr, camera, wp, noise, params.order_confidence_min, other_size,
-                 lambda a, b: any((a is n and b is o) or (a is o and b is n) for n, o in one_outline))
+                 lambda a, b: any((a is n and b is o) or (a is o and b is n) for n, o in one_outline),
+                 size_unconfirmed)
     drop_open_pairs(new_pairs, params.order_confidence_min)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
     before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}

@@ -522,8 +522,12 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
                     free &= np.linalg.norm(pts - o.center_mm, axis=1) > o.radius_mm + spread
                 if (own & free).mean() < params.min_unexplained_fraction:
                     continue
-                # (beside two or more found winks the group is judged whole, by its blob's shape, below)
-                if mmpp is not None and len(same) == 1 and unexplained_by_found(
+                # (beside two or more found winks too: their blurred union, each placed within a pixel, may
+                # explain all of it; tw_5961_001's blue pile, at 2.3 mm per pixel, gave a large wink on its small
+                # one and two smalls inside its large one, the second 0.07 unexplained. But not where the group's
+                # blob is round: that is judged whole, by its shape, below, as one blurred wink)
+                if mmpp is not None and (len(same) == 1 or _round_blob([*same, c], k, labels, grid, params) is None) \
+                        and unexplained_by_found(
                         c, same, labels, grid, spread, mmpp) < params.min_unexplained_fraction:
                     continue
                 # A same-colour wink under (or over) one already found shows only what reaches beyond that
@@ -651,6 +655,26 @@ def unexplained_by_found(c: WinkCandidate, same: list[WinkCandidate], labels: np
     return float((own & free).mean())
 
 
+def _round_blob(g: list[WinkCandidate], k: int, labels: np.ndarray, grid: OrthoGrid, params: WinkDetectorParams
+                ) -> tuple[np.ndarray, float] | None:
+    """The blob of colour ``k`` around the winks ``g`` when it is whole (on the mat, touching no other colour) and
+    round: its centroid and its minor radius (a disc of radius R has R^2/4 on every axis); else None."""
+    mid = np.mean([c.center_mm for c in g], axis=0)
+    pts = mid + _interior_offsets(LARGE_WINK_RADIUS_MM + 8.0, 0.75)
+    lab = _sample_labels(labels, grid.ortho_from_table(pts))
+    if not np.all(_on_mat(pts, 0.0)) or np.any((lab >= 1) & (lab <= len(COLOR_NAMES)) & (lab != k)):
+        return None  # only a whole blob on its own speaks
+    blob = pts[lab == k]
+    if len(blob) < 20:
+        return None
+    mu = blob.mean(axis=0)
+    ev = np.linalg.eigvalsh(np.cov((blob - mu).T))
+    r_minor, r_major = (2.0 * math.sqrt(max(float(e), 0.0)) for e in ev)
+    if r_major - r_minor > params.round_blob_tolerance_mm:
+        return None
+    return mu, r_minor
+
+
 def _merge_over_explained(kept: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid, felt_class: int,
                           params: WinkDetectorParams) -> list[WinkCandidate]:
     """Three or more mutually overlapping winks of one colour whose blob is one round disc: one wink.
@@ -674,19 +698,10 @@ def _merge_over_explained(kept: list[WinkCandidate], labels: np.ndarray, grid: O
         for g in groups:
             if len(g) < 3:
                 continue
-            mid = np.mean([c.center_mm for c in g], axis=0)
-            pts = mid + _interior_offsets(LARGE_WINK_RADIUS_MM + 8.0, 0.75)
-            lab = _sample_labels(labels, grid.ortho_from_table(pts))
-            if not np.all(_on_mat(pts, 0.0)) or np.any((lab >= 1) & (lab <= len(COLOR_NAMES)) & (lab != k)):
-                continue  # only a whole blob on its own speaks
-            blob = pts[lab == k]
-            if len(blob) < 20:
+            round_blob = _round_blob(g, k, labels, grid, params)
+            if round_blob is None:
                 continue
-            mu = blob.mean(axis=0)
-            ev = np.linalg.eigvalsh(np.cov((blob - mu).T))
-            r_minor, r_major = (2.0 * math.sqrt(max(float(e), 0.0)) for e in ev)
-            if r_major - r_minor > params.round_blob_tolerance_mm:
-                continue
+            mu, r_minor = round_blob
             one = max(g, key=lambda c: c.score)
             one.size = "large" if r_minor >= SIZE_RING_MM else "small"
             one.center_mm = mu
