@@ -578,6 +578,10 @@ def _pair_size_reads(fitter: BlobFitter, pairs, max_evals: int) -> list[tuple[fl
     other end is under the standing piece). The standing piece rests on the lying one (``_rest_on``) while the
     pair is refined, then the pair is polished with a free tilt.
     """
+    def rested_score(pieces):
+        on = _rest_on(*pieces)
+        return 0.0 if on is None else fitter.score([pieces[0], on])
+
     out = []
     for _, pcs in pairs:
         lying = [p for p in pcs if p.kind == "lying"]
@@ -593,10 +597,6 @@ def _pair_size_reads(fitter: BlobFitter, pairs, max_evals: int) -> list[tuple[fl
             if size != low.size:
                 other = _end_aligned_lying(low, size, keep_apex)
                 seeds.append([other, _rest_on(other, PieceHypothesis("hinge", top.size, hinge))])
-
-        def rested_score(pieces):
-            on = _rest_on(*pieces)
-            return 0.0 if on is None else fitter.score([pieces[0], on])
 
         for seed in seeds:
             if seed[1] is None:
@@ -745,11 +745,7 @@ def _fit_blob(
     uncertain: np.ndarray | None = None, reach_px: int = 0, shade: np.ndarray | None = None,
     edges: EdgeMap | None = None,
 ) -> _Verdict:
-    simple = cv2.approxPolyDP(contour, 0.8, True)
-    pts = (simple if len(simple) >= 4 else contour).reshape(-1, 2).astype(np.float64)
-    blob = Polygon(pts)
-    if not blob.is_valid:
-        blob = blob.buffer(0)
+    blob, pts = contour_polygon(contour)
     unsure = _uncertain_near(uncertain, contour, reach_px, blob)
     fitter = BlobFitter(camera, blob, shadow_offset, unsure, params.uncertain_weight, edges, params.edge_weight)
     singles = fit_single(fitter, pts)
