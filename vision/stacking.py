@@ -1089,13 +1089,15 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
             # the others, which corroborate no such order, say it may be reading a neighbour (tw_5052_001:
             # blue-S2 fitted large 2.7 mm off, the lens's shade alone 2.03 the wrong way against four rim cues
             # leaning 0.24-0.56 the right way; refitted small, 0.73 and no lens to read)
-            if a.color == b.color and new_conf >= confidence_min and any(
+            checked = a.color == b.color and new_conf >= confidence_min  # (the other sizes read once, for both)
+            other_zs = _other_size_orders(winks, a, b, image_bgr, camera, noise_level, other_size) if checked else []
+            if checked and any(
                     (zo * z < 0.0 and abs(zo) > CONTRADICTION_SIGMAS and not (both_sure and abs(zo) < DECIDE_SIGMAS))
                     or (split and not both_sure and zo * math.copysign(1.0, z) < CONTRADICTION_SIGMAS)
-                    for zo in _other_size_orders(winks, a, b, image_bgr, camera, noise_level, other_size)):
+                    for zo in other_zs):
                 new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
-            if (a.color == b.color and lone and new_conf >= confidence_min and any(size_unsure(w) for w in (a, b))
-                    and not _other_size_orders(winks, a, b, image_bgr, camera, noise_level, other_size)):
+            if (checked and lone and new_conf >= confidence_min and any(size_unsure(w) for w in (a, b))
+                    and not other_zs):
                 # one colour, one read alone sure and nothing else leaning either way, a wink's size unconfirmed and
                 # its other size unfittable (no read to check the order against): the read rests on a rim the size
                 # nobody measured puts millimetres off, within the blur of the pair's one outline at low
