@@ -75,9 +75,10 @@ from vision.marbles_group import (
 from vision.marbles_group_shadow import on_shadow_side, shadow_direction
 from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
+from vision.marbles_shade import shade_departures, shade_mask, without_shade
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
 from vision.marbles_kind import join_reads, marble_probability, photo_scale
-from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, MIN_HIGHLIGHT_MADS, SURE_CORE_CHROMA, ground_hue_share,
+from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, MIN_CORE_CHROMA, MIN_HIGHLIGHT_MADS, SURE_CORE_CHROMA, ground_hue_share,
                                 ground_hues, is_lit_ball, lit_ball_cues, lit_point_near)
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
 from vision.marbles_size import local_affine, measured_psf_px, model_fits, photo_lab
@@ -237,6 +238,13 @@ class MarblesParams:
     # neither alone surely, is a pale marble touching the group, flagged (``vision.marbles_group.lit_and_coloured``:
     # a shadow's spilled colour comes with darkness, a bright scuff or caustic with the sand's hue; bench_2026_029)
     group_lit_tint: bool = True
+    # A blob too large or too long for one ball (or large enough to pass for a group) may be one ball with its cast
+    # shadow under a low lamp: where taking away its shade pixels (darker than the surface, with less colour of their
+    # own than a ball's core, ``vision.marbles_shade``) leaves only parts that each pass the single-ball tests, those
+    # parts are the balls, centred on their own discs and sized by their outline and blurred-sphere reads (their area
+    # lost its contact shadow with the shade). Seed 1129: a tolley with its shadow read as a group of four
+    # (1129_006), a marble lost in a chain with its neighbour's shadow (1129_002); seed 953_003's off-ring ball
+    part_shade: bool = True
 
 
 DEFAULT_PARAMS = MarblesParams()
@@ -484,6 +492,39 @@ def _elongation(b: _Blob) -> float:
         return 1.0
     ev = np.linalg.eigvalsh(np.cov(np.vstack([cc, rr]).astype(float)))
     return math.sqrt(max(ev[1], 1e-9) / max(ev[0], 1e-9))
+
+
+def _shade_parted(b: _Blob, shade: np.ndarray, mag: np.ndarray, marble_px: float, min_area_px: float,
+                  single_max_px: float, params: MarblesParams) -> list[_Blob]:
+    """The balls of a blob that fails the single-ball tests once its shade is taken away, or nothing.
+
+    Each part of the blob left without its ``shade`` pixels must be smaller than any ball's blob (``min_area_px``: the
+    shadow's fringe) or pass every single-ball test (a disc of ``min_inner_radius_ratio``, area, roundness, length,
+    a marble apart from the other balls). One part that fails leaves the blob as it was (a group, the rim's strip, a
+    chain the split reads)."""
+    x, y, bw, bh = b.bbox
+    left = without_shade(b.mask, shade[y:y + bh, x:x + bw])
+    n, lbl = cv2.connectedComponents(left.astype(np.uint8), connectivity=8)
+    out = []
+    for i in range(1, n):
+        part = lbl == i
+        area = int(part.sum())
+        if area < min_area_px:
+            continue
+        dt = cv2.distanceTransform(np.pad(_solid(part, marble_px), 1).astype(np.uint8), cv2.DIST_L2, 5)
+        inner = float(dt.max())
+        if inner < params.min_inner_radius_ratio * 0.5 * marble_px:
+            return []  # a strip the size of a ball's blob: the rim's edge, a joint
+        rr, cc = np.nonzero(part)
+        ww = mag[y + rr, x + cc]
+        ctr = np.array([x + float((cc * ww).sum() / ww.sum()), y + float((rr * ww).sum() / ww.sum())])
+        pb = _Blob(ctr, area, float(ww.max()), part, b.bbox, inner)
+        if (area > single_max_px or area > params.max_area_per_inner_disc * math.pi * inner ** 2
+                or _elongation(pb) > params.max_single_elongation or _near_any(ctr, [q.center_ortho for q in out],
+                                                                               marble_px)):
+            return []  # not a ball, or two parts of one ball (a dark vane across it): no parting
+        out.append(pb)
+    return out
 
 
 def _hidden_by_ring(xy_mm: np.ndarray, z_mm: float, camera_center_mm: np.ndarray, n_heights: int = 12,
@@ -961,16 +1002,31 @@ def detect_marbles_and_possible(
         # group); any other large blob (the ring's shadow on the ground, the rim's shading, paving) is no ball
         # but may hold single balls, which the narrow background finds inside it
         large = [b for b in _blobs(mag, region, thr, min_area, marble_px) if b.area_px > single_max]
-        is_group = [_is_group(b, base_z, marble_px, mag, region, thr, params) for b in large]
+        shade = None
+        if params.part_shade:
+            # shade against the singles' narrow background: a ball's shadow is a few balls long at most
+            shade = shade_mask(*shade_departures(img, region, int(params.single_background_mm / mm_per_px)),
+                               MIN_CORE_CHROMA)
+
+        shade_free: list[_Blob] = []  # balls parted from their shadow: their area is no longer a size read
+
+        def parted(b: _Blob) -> list[_Blob]:
+            balls = [] if shade is None else _shade_parted(b, shade, mag_n, marble_px, min_area, single_max, params)
+            shade_free.extend(balls)
+            return balls
+
+        mag_n, _ = _saliency(img, region, int(params.single_background_mm / mm_per_px), params)
+        # a blob that is one or two balls with their cast shadows is no group, however large the shadows make it
+        is_group = [_is_group(b, base_z, marble_px, mag, region, thr, params) and not parted(b) for b in large]
         groups = [b for b, g in zip(large, is_group) if g]
         taken = _blob_mask(groups, region.shape, marble_px)
         other = _blob_mask([b for b, g in zip(large, is_group) if not g], region.shape, marble_px) & ~taken
-        mag_n, _ = _saliency(img, region, int(params.single_background_mm / mm_per_px), params)
         thr_n = _threshold(mag_n, region, params)
         # singles apart from every large blob, then inside the ones that are no group (searched apart, so a
-        # ball beside the rim's shading is not joined to it)
-        singles = [b for part in (region & ~taken & ~other, region & other)
-                   for b in _blobs(mag_n, part, thr_n, min_area, marble_px) if b.area_px <= single_max]
+        # ball beside the rim's shading is not joined to it); one too large for a ball may be a ball and its shadow
+        singles = [q for part in (region & ~taken & ~other, region & other)
+                   for b in _blobs(mag_n, part, thr_n, min_area, marble_px)
+                   for q in ([b] if b.area_px <= single_max else parted(b))]
         # a ball touching a line there (a paving joint, the rim's edge, the ring's shadow border) was merged into
         # it and lost: opened away from the lines, it stands apart, and counts when it holds nearly a marble's
         # own disc, its core is coloured (a joint's crossing or a shadow's corner is grey) and, at the rim's
@@ -1025,19 +1081,23 @@ def detect_marbles_and_possible(
                     continue  # the same ball seen from both sides of a large blob's edge
                 if (b.area_px > params.max_area_per_inner_disc * math.pi * b.inner_radius_px**2
                         or _elongation(b) > params.max_single_elongation):
-                    # not one round ball: a strip along the rim or a shadow edge, or balls joined by the
-                    # shadow between them; only coloured, disc-covered departure peaks in it are balls
-                    centers = _split_chain(b, mag_n, chroma, c_med, marble_px, params)
+                    # not one round ball: a ball with its long shadow (its shade taken away, a round ball is
+                    # left), a strip along the rim or a shadow edge, or balls joined by the shadow between them;
+                    # only coloured, disc-covered departure peaks in it are balls
+                    centers = [q.center_ortho for q in parted(b)] or _split_chain(b, mag_n, chroma, c_med,
+                                                                                   marble_px, params)
                     diam = [None] * len(centers)  # sized by their outline alone (the area is the chain's)
                     conf = [min(1.0, b.peak / (2 * thr_n))] * len(centers)
                     for c, dmm, cf in zip(centers, diam, conf):
                         emit(c, dmm, cf, False)
                     continue
                 centers = [b.center_ortho]
-                diam = [_ball_diameter_mm(b.area_px, mm_per_px, native_mm_per_px, params)]
+                # a ball parted from its shadow is sized by its outline and blurred-sphere reads, as a chain's are
+                diam = [None if any(b is q for q in shade_free)
+                        else _ball_diameter_mm(b.area_px, mm_per_px, native_mm_per_px, params)]
                 conf = [min(1.0, b.peak / (2 * thr_n))]
                 grouped = False
-                if params.split_touching and diam[0] > MARBLE_TOLLEY_SPLIT_MM:
+                if params.split_touching and diam[0] is not None and diam[0] > MARBLE_TOLLEY_SPLIT_MM:
                     pair = _touching_pair(b, mag_n, chroma, c_med, marble_px, mm_per_px, params)
                     if pair:
                         centers, diam, conf = pair, [None, None], conf * 2  # each sized by its own outline
