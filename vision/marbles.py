@@ -78,8 +78,8 @@ from vision.marbles_ring import detect_ring
 from vision.marbles_shade import shade_departures, shade_mask, without_shade
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
 from vision.marbles_kind import join_reads, marble_probability, photo_scale
-from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, MIN_CORE_CHROMA, MIN_HIGHLIGHT_MADS, SURE_CORE_CHROMA, ground_hue_share,
-                                ground_hues, is_lit_ball, lit_ball_cues, lit_point_near)
+from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, MIN_CORE_CHROMA, MIN_HIGHLIGHT_MADS, SURE_CORE_CHROMA,
+                                ground_hue_share, ground_hues, is_lit_ball, lit_ball_cues, lit_point_near)
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
 from vision.marbles_size import local_affine, measured_psf_px, model_fits, photo_lab
 from vision.ortho import OrthoGrid, before_fold, image_outline_mm, in_view, ortho_maps
