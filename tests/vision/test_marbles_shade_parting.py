@@ -4,9 +4,9 @@ The scenes are the simulator's: seed 1129's items drawn again (each its camera a
 lamp and photo settings; item 2 with only the two balls in question left, item 6 whole: with its other balls taken
 away the photo's later draws, hence its blur, differ and main reads that tolley right). Under their low lamps a
 ball and its shadow make one blob: 1129_006's 18.2 mm swirl tolley with its shadow covers more than the largest
-single ball's blob may and holds a disc of 1.6 marble radii, so main fitted it a close-packed group of four marbles; 1129_002's two marbles
-3 mm apart, one's shadow reaching the other, make a chain 2.4 times as long as wide whose disc-averaged departure
-has one peak (in the shadow between them), so main found one of the two.
+single ball's blob may and holds a disc of 1.6 marble radii, so main fitted it a close-packed group of four
+marbles; 1129_002's two marbles 3 mm apart, one's shadow reaching the other, make a chain 2.4 times as long as wide
+whose disc-averaged departure has one peak (in the shadow between them), so main found one of the two.
 """
 
 from __future__ import annotations
