@@ -527,15 +527,6 @@ def _shade_parted(b: _Blob, shade: np.ndarray, mag: np.ndarray, marble_px: float
     return out
 
 
-def _own_centre(b: _Blob, balls: list[_Blob], tolley_px: float) -> np.ndarray:
-    """A single ball's centre: its blob's without its shade where that leaves one ball (``_shade_parted``) within
-    half a tolley of the blob's centre (a ball's shadow moves its blob's centre by less than its radius: 953_007's
-    18.7 mm tolley 8.5 mm, its shade-free part's 2.9 mm off), else the blob's."""
-    if len(balls) == 1 and math.hypot(*(balls[0].center_ortho - b.center_ortho)) <= 0.5 * tolley_px:
-        return balls[0].center_ortho
-    return b.center_ortho
-
-
 def _hidden_by_ring(xy_mm: np.ndarray, z_mm: float, camera_center_mm: np.ndarray, n_heights: int = 12,
                     traced_from_mm: float = 0.0) -> np.ndarray:
     """Ground points (plan ``xy_mm`` (H, W, 2) at height ``z_mm``) whose line of sight passes through the ring.
@@ -1104,9 +1095,6 @@ def detect_marbles_and_possible(
                 # a ball parted from its shadow is sized by its outline and blurred-sphere reads, as a chain's are
                 diam = [None if any(b is q for q in shade_free)
                         else _ball_diameter_mm(b.area_px, mm_per_px, native_mm_per_px, params)]
-                if diam[0] is not None:
-                    # its centre is its own disc's, not its blob's: the blob leans into the cast shadow
-                    centers = [_own_centre(b, parted(b), tolley_px)]
                 conf = [min(1.0, b.peak / (2 * thr_n))]
                 grouped = False
                 if params.split_touching and diam[0] is not None and diam[0] > MARBLE_TOLLEY_SPLIT_MM:
