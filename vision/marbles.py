@@ -1002,16 +1002,17 @@ def detect_marbles_and_possible(
         # group); any other large blob (the ring's shadow on the ground, the rim's shading, paving) is no ball
         # but may hold single balls, which the narrow background finds inside it
         large = [b for b in _blobs(mag, region, thr, min_area, marble_px) if b.area_px > single_max]
-        shade = None
-        if params.part_shade:
-            # shade against the singles' narrow background: a ball's shadow is a few balls long at most
-            shade = shade_mask(*shade_departures(img, region, int(params.single_background_mm / mm_per_px)),
-                               MIN_CORE_CHROMA)
-
+        shade: list[np.ndarray] = []  # made for the first blob that needs it
         shade_free: list[_Blob] = []  # balls parted from their shadow: their area is no longer a size read
 
         def parted(b: _Blob) -> list[_Blob]:
-            balls = [] if shade is None else _shade_parted(b, shade, mag_n, marble_px, min_area, single_max, params)
+            if not params.part_shade:
+                return []
+            if not shade:
+                # shade against the singles' narrow background: a ball's shadow is a few balls long at most
+                shade.append(shade_mask(*shade_departures(img, region, int(params.single_background_mm / mm_per_px)),
+                                        MIN_CORE_CHROMA))
+            balls = _shade_parted(b, shade[0], mag_n, marble_px, min_area, single_max, params)
             shade_free.extend(balls)
             return balls
 
