@@ -79,7 +79,7 @@ from vision.pyramids_shade_find import (
     unclaimed_contours,
 )
 from vision.pyramids_shading import face_shading_spread, is_shaded_opaque
-from vision.pyramids_stack import StackParams, StackVerdict, find_stacked_piece
+from vision.pyramids_stack import StackParams, StackVerdict, find_stacked_piece, larger_piece_under
 from vision.types import VisionError
 
 # Share of an upright base that may overlap a lying piece's plan before the pair is physically impossible
@@ -173,6 +173,12 @@ class PyramidDetectorParams:
     # refined with this many evaluations each; 0: off
     open_base_evals: int = 120
     pip_rival_gap: float = 0.25
+    # a pair (a lying piece and one standing on it) is flagged when another pair reading scoring within this gap
+    # of it puts a lying piece where the photo shows that piece's own pips more clearly than the verdict's lying
+    # piece's by ``pip_margin`` (``_pair_pip_rival``); negative: off. Two pieces of one plastic show no colour
+    # edge between them, so the roles may be swapped on the silhouette alone (seed 9393 ice_fresh_005 p8/p9:
+    # the verdict's lying piece -0.1, the truth's 6.3, 0.786 against 0.762)
+    pair_pip_rival_gap: float = 0.1
     # flag a lying piece when another size's open-base reading fits within this margin of it with the grey shade
     # beside it neither plastic nor table (``_shade_size_rival``); negative: off
     shade_size_margin: float = 0.0
@@ -412,6 +418,7 @@ class _Verdict:
     shade_reading: str | None = None  # the verdict when the grey shade beside the blob is read as plastic
     singles: list = field(default_factory=list)  # the best single-piece fit of each kind and size: (score, [hyp])
     shade_size_rival: str | None = None  # another size of the lying piece that the shade beside it may make
+    rivals: list = field(default_factory=list)  # every reading no interpenetration rules out: (score, [hyp])
 
 
 def _describe(pieces) -> str:
@@ -858,7 +865,8 @@ def _fit_blob(
     if runner[1] and runner_desc == desc:
         runner_desc += " with the pieces elsewhere"  # the lying piece under the other one: the roles swapped
     return _Verdict(pieces=chosen[1], iou=chosen[0], runner_up_iou=runner[0],
-                    runner_up_desc=runner_desc, shade_reading=reading, singles=singles, shade_size_rival=size_rival)
+                    runner_up_desc=runner_desc, shade_reading=reading, singles=singles, shade_size_rival=size_rival,
+                    rivals=rivals)
 
 
 def _shade_found(cam: CameraModel, contours, params: PyramidDetectorParams, edges, ridges: RidgeMap):
@@ -959,6 +967,36 @@ def _pip_rival(pip_map: PipMap, cam: CameraModel, hyp: PieceHypothesis, verdict:
     for alt in rivals:
         if pip_contrast(pip_map, cam, alt.pose())[pip_count(alt.size)] - own >= params.pip_margin:
             return f"the pips of a {alt.size} piece show more clearly than a {hyp.size} one's"
+    return None
+
+
+def _pair_pip_rival(pip_map: PipMap, cam: CameraModel, verdict: _Verdict,
+                    params: PyramidDetectorParams) -> str | None:
+    """Why a pair of a lying piece and one standing on it may be read otherwise, from the pips; None when they
+    do not say so.
+
+    Touching pieces of one plastic show no colour edge between them: the silhouette and the outline's edges
+    alone place the two, and the roles may be swapped (the lying piece read under the standing one). The lying
+    piece's upper faces are seen squarely and carry its own count of pips where its pose puts them, wherever
+    the other piece stands. A rival pair reading (scoring within ``pair_pip_rival_gap``, not the verdict refitted)
+    whose lying piece shows its own count more clearly than the verdict's by ``pip_margin`` says the photo
+    does not settle the pair.
+    """
+    lying = [p for p in verdict.pieces if p.kind == "lying"]
+    if len(verdict.pieces) != 2 or len(lying) != 1 or params.pair_pip_rival_gap < 0:
+        return None
+    own = pip_contrast(pip_map, cam, lying[0].pose())[pip_count(lying[0].size)]
+    for score, pieces in sorted(verdict.rivals, key=lambda t: -t[0]):
+        if verdict.iou - score > params.pair_pip_rival_gap:
+            break
+        if len(pieces) != 2 or _same_reading(pieces, verdict.pieces):
+            continue
+        for alt in pieces:
+            if alt.kind != "lying":
+                continue
+            if pip_contrast(pip_map, cam, alt.pose())[pip_count(alt.size)] - own >= params.pip_margin:
+                return (f"the pips of a {alt.size} piece lying elsewhere in the pair ({_describe(pieces)}) show "
+                        f"more clearly than the {lying[0].size} lying one's")
     return None
 
 
@@ -1105,6 +1143,7 @@ def detect_pyramids(
     for contour, verdict, found_why in verdicts():
         if verdict.iou < params.min_blob_iou:
             continue  # no pyramid makes this silhouette: tape end, grain, a shadow fragment
+        pair_rival = None if pip_map is None else _pair_pip_rival(pip_map, cam, verdict, params)
         hulls = [hull_px(cam, p.pose()) for p in verdict.pieces]
         group_ids = [f"p{n_ids + k + 1}" for k in range(len(verdict.pieces))]
         n_ids += len(verdict.pieces)
@@ -1164,6 +1203,15 @@ def detect_pyramids(
                 if tint is not None:
                     reasons.append(f"colour {color}, or {tint} once the table's tint is allowed for")
             alone = stack is None or stack.verdict == "none"
+            if (alone and color in OPAQUE and pip_map is not None and stack is not None and len(verdict.pieces) == 1
+                    and hyp.size != "large"):
+                # an opaque piece alone may be the cap of a larger one whose plastic the wood hides: that piece's
+                # own pips round it say so (on translucent pieces the test is not specific: the development set's
+                # bare green mediums read 4.7 and 9.0)
+                under = larger_piece_under(pip_map, cam, pose, params.stack)
+                if under is not None:
+                    reasons.append(f"may be stacked on a {under[0]} piece whose own pips show round it "
+                                   f"({under[1]:.1f})")
             # a piece alone in its blob, on the table, shows the camera 2-4 faces, each lit by its own angle to
             # the lamp (a pair's faces may be the other piece's)
             opaque_shading = (
@@ -1215,6 +1263,8 @@ def detect_pyramids(
                 rival = _pip_rival(pip_map, cam, hyp, verdict, params)
                 if rival is not None:
                     reasons.append(rival)
+            if pair_rival is not None:
+                reasons.append(pair_rival)
             if ccon < params.flag_min_color_confidence:
                 reasons.append(f"colour uncertain ({ccon:.2f})")
             if not calibrated:
