@@ -13,7 +13,7 @@ import pytest
 
 from synth import SynthWink, default_camera, render
 from vision.colour import COLOR_NAMES, build_colour_scene
-from vision.ortho import pyramid_size, rectify_pyramid
+from vision.ortho import rectify_pyramid
 from vision.tiddlywinks import TiddlywinksParams, _ortho_grid, measure_tiddlywinks
 from vision.winks import baseline_distance_mm
 
@@ -31,13 +31,7 @@ CENTRE_TOL_MM = 2.0
 def _colour_scene(img, cam):
     params = TiddlywinksParams()
     grid = _ortho_grid(params)
-    h, w = img.shape[:2]
-    mm_per_px = cam.mm_per_px_at((0.0, 0.0))
-    levels, scale = 0, 1.0
-    while mm_per_px / scale * 2 <= params.ortho_mm_per_px * 1.25 and min(pyramid_size((w, h), levels)) > 600:
-        levels += 1
-        scale *= 0.5
-    ortho, valid = rectify_pyramid(img, cam, grid, levels)
+    ortho, valid = rectify_pyramid(img, cam, grid, 0)  # a 960-px photo is coarser than the orthophoto: full size
     return build_colour_scene(ortho, grid, params.colour, valid_mask=valid), grid
 
 
