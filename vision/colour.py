@@ -155,35 +155,33 @@ def _median_background(small: np.ndarray, valid: np.ndarray, ksize: int,
     return ref
 
 
-def _baseline_samples(ortho_bgr: np.ndarray, grid: OrthoGrid, flank_mm: float) -> tuple[np.ndarray, np.ndarray]:
-    """Colours (0..1) on the painted baselines' centre lines and, per sample, the mean of the felt ``flank_mm``
-    to either side of it (beyond the paint and its blur), ``(N, 3)`` each."""
+def _baseline_samples(ortho_bgr: np.ndarray, grid: OrthoGrid, offset_mm: float = 0.0) -> np.ndarray:
+    """Colours (0..1) along the painted baselines' centre lines moved ``offset_mm`` to one side, ``(480, 3)``;
+    NaN for a point off the orthophoto."""
     h, w = ortho_bgr.shape[:2]
-    centre, flank = [], []
     t = np.linspace(0.05, 0.95, 120)[:, None]
+    out = []
     for sx in (1, -1):
         for sy in (1, -1):
             seg = np.asarray(tw.baseline_segment((sx, sy)).coords)
             along = (seg[1] - seg[0]) / np.linalg.norm(seg[1] - seg[0])
-            normal = np.array([-along[1], along[0]])
-            pts = seg[0] + t * (seg[1] - seg[0])
-            crs = [np.round(grid.ortho_from_table(pts + k * flank_mm * normal)).astype(int) for k in (0, 1, -1)]
-            ok = np.ones(len(pts), bool)
-            for cr in crs:
-                ok &= (cr[:, 0] >= 0) & (cr[:, 0] < w) & (cr[:, 1] >= 0) & (cr[:, 1] < h)
-            c0, c1, c2 = (ortho_bgr[cr[ok, 1], cr[ok, 0]].astype(np.float32) / 255.0 for cr in crs)
-            centre.append(c0)
-            flank.append(0.5 * (c1 + c2))
-    if not centre:
-        return np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32)
-    return np.concatenate(centre), np.concatenate(flank)
+            pts = seg[0] + t * (seg[1] - seg[0]) + offset_mm * np.array([-along[1], along[0]])
+            cr = np.round(grid.ortho_from_table(pts)).astype(int)
+            ok = (cr[:, 0] >= 0) & (cr[:, 0] < w) & (cr[:, 1] >= 0) & (cr[:, 1] < h)
+            v = np.full((len(pts), 3), np.nan, np.float32)
+            v[ok] = ortho_bgr[cr[ok, 1], cr[ok, 0]].astype(np.float32) / 255.0
+            out.append(v)
+    return np.concatenate(out)
 
 
-def _lighter_than_flanks(samples: np.ndarray, flanks: np.ndarray) -> float:
-    """Median brightness (channel sum) of the baselines' centre-line samples over their flanking felt's."""
-    if not len(samples):
+def _lighter_than_flanks(ortho_bgr: np.ndarray, grid: OrthoGrid, centre: np.ndarray, flank_mm: float) -> float:
+    """Median brightness (channel sum) of the baselines' centre-line samples over that of the felt ``flank_mm`` to
+    either side of each (beyond the paint and its blur)."""
+    flanks = 0.5 * (_baseline_samples(ortho_bgr, grid, flank_mm) + _baseline_samples(ortho_bgr, grid, -flank_mm))
+    ok = np.isfinite(centre.sum(axis=1)) & (np.nan_to_num(flanks.sum(axis=1)) > 0)
+    if not ok.any():
         return 1.0
-    return float(np.median(samples.sum(axis=1) / np.maximum(flanks.sum(axis=1), 1e-4)))
+    return float(np.median(centre[ok].sum(axis=1) / flanks[ok].sum(axis=1)))
 
 
 def _median_image(a: np.ndarray, k: int) -> np.ndarray:
@@ -312,7 +310,8 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     mat_bgr = median_u8_scaled(ortho_bgr[fy, fx]) if len(fy) else np.array([0.3, 0.5, 0.3], np.float32)
 
     # --- baseline paint: sampled on the known centre lines ---------------------------------------------
-    samples, flanks = _baseline_samples(ortho_bgr, grid, params.paint_flank_mm)
+    samples = _baseline_samples(ortho_bgr, grid)
+    samples = samples[np.isfinite(samples[:, 0])]
     paint_bgr = None
     paint_seen = None  # paint told from its flanking felt alone (see below): not taken as the white reference
     if len(samples) > 20:
@@ -409,7 +408,8 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     sig_l = 1.4826 * float(np.median(np.abs(rl_s - np.median(rl_s)))) if len(rl_s) else 0.03
     thr_c = max(params.noise_k * sig_c, params.chroma_floor)
     thr_l = max(params.noise_k * sig_l, params.light_floor)
-    if paint_seen is not None and _lighter_than_flanks(samples, flanks) > 1.0 + thr_l:
+    if paint_seen is not None and _lighter_than_flanks(ortho_bgr, grid, _baseline_samples(ortho_bgr, grid),
+                                                       params.paint_flank_mm) > 1.0 + thr_l:
         # Pale paint on a pale felt under warm light (beige felt: paint 0.09 from the felt's median, under the
         # 0.12 above) is still a line lighter than the felt on both sides of it, by more than the foreground's
         # threshold: it is paint, and the band's pixels are read as felt-to-paint blends. Unread, the line's
