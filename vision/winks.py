@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -628,8 +628,9 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
 
 
 def blurred_cores(refused: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid, params: WinkDetectorParams,
-                  mm_per_px_at, passes) -> list[WinkCandidate]:
-    """Refused candidates that a coarse image's blur explains: copies of them, verified again, that pass.
+                  mm_per_px_at, passes: Callable[[WinkCandidate], bool]) -> list[WinkCandidate]:
+    """Refused candidates that a coarse image's blur explains, verified again (those returned hold the new
+    evidence; the others keep theirs).
 
     The labels give a wink's colour class only to its core (half its local departure or more), which the blur
     shrinks by its reach, about ``EDGE_BLUR_IMAGE_PX`` image pixels: at 2 mm per pixel (a 1080p mat's far end,
@@ -645,10 +646,11 @@ def blurred_cores(refused: list[WinkCandidate], labels: np.ndarray, grid: OrthoG
         reach = EDGE_BLUR_IMAGE_PX * float(mm_per_px_at(c.center_mm))
         if reach <= params.probe_mm:
             continue
-        d = replace(c, center_mm=c.center_mm.copy(), above=[], order_confidence={})
+        d = replace(c, center_mm=c.center_mm.copy())
         verify_many([d], labels, grid, params, inside_probe_mm=reach)
         if passes(d):
-            out.append(d)
+            verify_many([c], labels, grid, params, inside_probe_mm=reach)  # (the candidate itself: one object)
+            out.append(c)
     return out
 
 
