@@ -45,6 +45,7 @@ class ColourParams:
     min_wink_chroma: float = 14.0  # Lab C* below which a foreground pixel has no wink hue (pot, glare)
     hue_adapt_deg: float = 25.0  # how far a prototype may move to this image's pixels
     baseline_band_mm: float = 12.0  # full width of the band around a painted baseline
+    paint_flank_mm: float = 9.0  # felt read beside a baseline's centre line: beyond the band's half-width
     mat_edge_band_mm: float = 1.5  # mixed mat/table pixels just inside the mat edge
     mat_side_band_mm: float = 7.0  # outside the edge: the mat's own thickness (side wall) and its shadow
     mat_hue_min_departure: float = 2.5  # winks of the felt's own hue: departure in threshold units
@@ -152,6 +153,35 @@ def _median_background(small: np.ndarray, valid: np.ndarray, ksize: int,
             img[out] = ref[out]
             ref = _median_again(img, ref, out, k)
     return ref
+
+
+def _baseline_samples(ortho_bgr: np.ndarray, grid: OrthoGrid, offset_mm: float = 0.0) -> np.ndarray:
+    """Colours (0..1) along the painted baselines' centre lines moved ``offset_mm`` to one side, ``(480, 3)``;
+    NaN for a point off the orthophoto."""
+    h, w = ortho_bgr.shape[:2]
+    t = np.linspace(0.05, 0.95, 120)[:, None]
+    out = []
+    for sx in (1, -1):
+        for sy in (1, -1):
+            seg = np.asarray(tw.baseline_segment((sx, sy)).coords)
+            along = (seg[1] - seg[0]) / np.linalg.norm(seg[1] - seg[0])
+            pts = seg[0] + t * (seg[1] - seg[0]) + offset_mm * np.array([-along[1], along[0]])
+            cr = np.round(grid.ortho_from_table(pts)).astype(int)
+            ok = (cr[:, 0] >= 0) & (cr[:, 0] < w) & (cr[:, 1] >= 0) & (cr[:, 1] < h)
+            v = np.full((len(pts), 3), np.nan, np.float32)
+            v[ok] = ortho_bgr[cr[ok, 1], cr[ok, 0]].astype(np.float32) / 255.0
+            out.append(v)
+    return np.concatenate(out)
+
+
+def _lighter_than_flanks(ortho_bgr: np.ndarray, grid: OrthoGrid, centre: np.ndarray, flank_mm: float) -> float:
+    """Median brightness (channel sum) of the baselines' centre-line samples over that of the felt ``flank_mm`` to
+    either side of each (beyond the paint and its blur)."""
+    flanks = 0.5 * (_baseline_samples(ortho_bgr, grid, flank_mm) + _baseline_samples(ortho_bgr, grid, -flank_mm))
+    ok = np.isfinite(centre.sum(axis=1)) & (np.nan_to_num(flanks.sum(axis=1)) > 0)
+    if not ok.any():
+        return 1.0
+    return float(np.median(centre[ok].sum(axis=1) / flanks[ok].sum(axis=1)))
 
 
 def _median_image(a: np.ndarray, k: int) -> np.ndarray:
@@ -280,20 +310,16 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     mat_bgr = median_u8_scaled(ortho_bgr[fy, fx]) if len(fy) else np.array([0.3, 0.5, 0.3], np.float32)
 
     # --- baseline paint: sampled on the known centre lines ---------------------------------------------
-    samples = []
-    for sx in (1, -1):
-        for sy in (1, -1):
-            seg = np.asarray(tw.baseline_segment((sx, sy)).coords)
-            t = np.linspace(0.05, 0.95, 120)[:, None]
-            cr = np.round(grid.ortho_from_table(seg[0] + t * (seg[1] - seg[0]))).astype(int)
-            ok = (cr[:, 0] >= 0) & (cr[:, 0] < w) & (cr[:, 1] >= 0) & (cr[:, 1] < h)
-            samples.append(ortho_bgr[cr[ok, 1], cr[ok, 0]].astype(np.float32) / 255.0)
-    samples = np.concatenate(samples) if samples else np.zeros((0, 3), np.float32)
+    samples = _baseline_samples(ortho_bgr, grid)
+    samples = samples[np.isfinite(samples[:, 0])]
     paint_bgr = None
+    paint_seen = None  # paint told from its flanking felt alone (see below): not taken as the white reference
     if len(samples) > 20:
         cand = np.median(samples, axis=0)
         if np.linalg.norm(cand - mat_bgr) > 0.12:
             paint_bgr = cand.astype(np.float32)
+        else:
+            paint_seen = cand.astype(np.float32)
 
     # --- foreground --------------------------------------------------------------------------------------
     # Cheap uint8 prefilter (any channel departs from the local background by > 3.5 noise sigmas), then the
@@ -382,6 +408,14 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     sig_l = 1.4826 * float(np.median(np.abs(rl_s - np.median(rl_s)))) if len(rl_s) else 0.03
     thr_c = max(params.noise_k * sig_c, params.chroma_floor)
     thr_l = max(params.noise_k * sig_l, params.light_floor)
+    if paint_seen is not None and _lighter_than_flanks(ortho_bgr, grid, _baseline_samples(ortho_bgr, grid),
+                                                       params.paint_flank_mm) > 1.0 + thr_l:
+        # Pale paint on a pale felt under warm light (beige felt: paint 0.09 from the felt's median, under the
+        # 0.12 above) is still a line lighter than the felt on both sides of it, by more than the foreground's
+        # threshold: it is paint, and the band's pixels are read as felt-to-paint blends. Unread, the line's
+        # pale-yellow pixels were foreground of the felt's hue, and where a wink or the mat's edge cut the line,
+        # its ends voted for false winks (tw_7778_002: four yellow winks on the baselines).
+        paint_bgr = paint_seen
     cflat = np.flatnonzero(cand.view(bool))  # 0/1 bytes read as bool: nonzero takes its fast path
     ss = np.zeros(len(cflat), np.float32)
     dch, rel, ratio = features(cflat, ss)
@@ -406,9 +440,12 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     core_kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (params.core_window_px, params.core_window_px))
 
     # --- colour classes in white-balanced Lab ----------------------------------------------------------
-    ref = paint_bgr if paint_bgr is not None else mat_bgr
+    # (paint told from the felt by its flanks alone is as near the felt's colour as its white is: the camera's
+    # balance is left as it was, and every class with it)
+    white = paint_bgr if paint_bgr is not None and paint_seen is None else None
+    ref = white if white is not None else mat_bgr
     gains = (float(ref.mean()) / np.maximum(ref, 1e-3)).astype(np.float32)
-    if paint_bgr is None:
+    if white is None:
         gains = np.ones(3, np.float32)  # a coloured felt is no white reference: leave the camera's balance
     labels = np.zeros((h, w), np.uint8)
     mat_class = 0

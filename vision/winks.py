@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -218,20 +218,22 @@ def verify(c: WinkCandidate, labels: np.ndarray, grid: OrthoGrid, params: WinkDe
 
 
 def verify_many(cands: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid,
-                params: WinkDetectorParams) -> None:
+                params: WinkDetectorParams, inside_probe_mm: float | None = None) -> None:
     """Fill the label evidence of candidates (edge support, mat inside, own colour fraction).
 
     Probes beyond the mat edge (an overhanging wink) are not evidence either way: that surface is not searched.
     All candidates of one size are probed in one sampling: a frame has dozens, and per-candidate calls cost
-    more in overhead than in sampling.
+    more in overhead than in sampling. ``inside_probe_mm`` (default ``params.probe_mm``): how far inside the rim
+    the own colour is looked for.
     """
     n72 = len(_UNIT72)
+    probe_in = params.probe_mm if inside_probe_mm is None else inside_probe_mm
     for size in RADII_MM:
         group = [c for c in cands if c.size == size]
         if not group:
             continue
         r = RADII_MM[size]
-        offs = np.concatenate([(r - params.probe_mm) * _UNIT72, (r + params.probe_mm) * _UNIT72,
+        offs = np.concatenate([(r - probe_in) * _UNIT72, (r + params.probe_mm) * _UNIT72,
                                SIZE_RING_MM * _UNIT72, _interior_offsets(r)])
         centres = np.array([c.center_mm for c in group], float)
         allp = (centres[:, None, :] + offs[None, :, :]).reshape(-1, 2)
@@ -481,14 +483,16 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
             if d < lim - 1.0 and d > 1e-6 and not in_opening:
                 c.center_mm = pot_center_mm + v / d * (lim + 0.3)
     verify_many(raw, labels, grid, params)
-    good: list[WinkCandidate] = []
-    for c in raw:
-        if (c.edge_support >= params.min_edge_support and c.bad_fraction <= params.max_bad_fraction
+
+    def passes(c: WinkCandidate) -> bool:
+        return (c.edge_support >= params.min_edge_support and c.bad_fraction <= params.max_bad_fraction
                 and c.interior_background <= params.max_interior_background
                 and c.own_fraction >= params.min_own_fraction
                 and (c.size_evidence >= params.large_ring_min if c.size == "large"
-                     else c.size_evidence <= params.small_ring_max)):
-            good.append(c)
+                     else c.size_evidence <= params.small_ring_max))
+    good: list[WinkCandidate] = [c for c in raw if passes(c)]
+    if mm_per_px_at is not None:
+        good += blurred_cores([c for c in raw if not passes(c)], labels, grid, params, mm_per_px_at, passes)
     # Greedy acceptance, best first. A same-colour candidate overlapping accepted winks must show its own
     # colour outside their discs (a real same-colour squop always leaves a crescent of the lower wink);
     # otherwise it is an echo of the ragged outline of one wink (green on green felt).
@@ -621,6 +625,33 @@ def find_candidates(cs: ColourScene, grid: OrthoGrid, params: WinkDetectorParams
         near_misses.extend(c for c in raw if c.color == felt and c.own_fraction >= NEAR_MISS_MIN_OWN
                            and not any(c is k for k in kept))
     return kept
+
+
+def blurred_cores(refused: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid, params: WinkDetectorParams,
+                  mm_per_px_at, passes: Callable[[WinkCandidate], bool]) -> list[WinkCandidate]:
+    """Refused candidates that a coarse image's blur explains, verified again (those returned hold the new
+    evidence; the others keep theirs).
+
+    The labels give a wink's colour class only to its core (half its local departure or more), which the blur
+    shrinks by its reach, about ``EDGE_BLUR_IMAGE_PX`` image pixels: at 2 mm per pixel (a 1080p mat's far end,
+    with motion blur) a small wink's core is a disc of 5-6 mm, inside the 2 mm probe of its rim, and it showed no
+    edge at all (tw_7778_002's blue-S4, 0.2 mm from its truth, own colour 0.63 of its disc). Such a candidate is
+    probed again that far inside its rim (and no farther: a smaller blob of the colour still shows none there);
+    every other test stands.
+    """
+    out: list[WinkCandidate] = []
+    for c in refused:
+        if c.edge_support >= params.min_edge_support or c.own_fraction < params.min_own_fraction:
+            continue
+        reach = EDGE_BLUR_IMAGE_PX * float(mm_per_px_at(c.center_mm))
+        if reach <= params.probe_mm:
+            continue
+        d = replace(c, center_mm=c.center_mm.copy())
+        verify_many([d], labels, grid, params, inside_probe_mm=reach)
+        if passes(d):
+            verify_many([c], labels, grid, params, inside_probe_mm=reach)  # (the candidate itself: one object)
+            out.append(c)
+    return out
 
 
 def unexplained_by_found(c: WinkCandidate, same: list[WinkCandidate], labels: np.ndarray, grid: OrthoGrid,

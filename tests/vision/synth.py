@@ -86,7 +86,7 @@ def _poly(img, cam, pts2, color):
 
 def render(winks: list[SynthWink], cam: CameraModel, *, seed: int = 0, pot_center_mm=(0.0, 0.0),
            noise: float = 4.0, jpeg_quality: int = 92, shadows: bool = True,
-           mat_bgr=MAT_BGR, table_bgr=TABLE_BGR) -> np.ndarray:
+           mat_bgr=MAT_BGR, table_bgr=TABLE_BGR, paint_bgr=PAINT_BGR) -> np.ndarray:
     """Render a BGR image of the scene (painter's order by height)."""
     rng = np.random.default_rng(seed)
     w, h = cam.image_size_wh_px
@@ -99,7 +99,7 @@ def render(winks: list[SynthWink], cam: CameraModel, *, seed: int = 0, pot_cente
             seg = np.asarray(tw.baseline_segment((sx, sy)).coords)
             d = seg[1] - seg[0]
             n = np.array([-d[1], d[0]]) / np.linalg.norm(d) * 2.5
-            _poly(img, cam, [seg[0] + n, seg[1] + n, seg[1] - n, seg[0] - n], PAINT_BGR)
+            _poly(img, cam, [seg[0] + n, seg[1] + n, seg[1] - n, seg[0] - n], paint_bgr)
     # soft shadows first
     if shadows:
         sh = np.zeros((h, w), np.uint8)
