@@ -291,12 +291,12 @@ def photo_psf_px(fits: list[BallFit | None]) -> tuple[float, float] | None:
 
 def model_fits(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit: np.ndarray,
                psf_px: tuple[float, float] | None = None,
-               shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+               shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None, shadow: bool = False
                ) -> tuple[list[BallFit | None], tuple[float, float] | None]:
     """The fit of each ball at ``centers_mm`` (N, 3) where ``fit`` is set (None where no fit), every ball's disc
     left out of the others' windows and only the pixels ``shows_model`` keeps (``fit_ball``) in its own, with its
-    cast shadow where these balls show the photo's (``photo_shadow_k``); and the photo's PSF widths used
-    (measured from the first PSF_BALLS fitted balls when not given)."""
+    cast shadow where these balls show the photo's (``photo_shadow_k``) when ``shadow`` is set; and the photo's PSF
+    widths used (measured from the first PSF_BALLS fitted balls when not given)."""
     centers_mm = np.asarray(centers_mm, float).reshape(-1, 3)
     todo = [i for i in range(len(centers_mm)) if fit[i]]
     if psf_px is None:
@@ -306,7 +306,7 @@ def model_fits(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit
         return out, None
     px = _projected(camera, centers_mm)
     k = photo_shadow_k([_fit_one(lab, camera, centers_mm, px, i, psf_px, shows_model, free_shadow=True)
-                        for i in todo[:SHADOW_BALLS]])
+                        for i in todo[:SHADOW_BALLS]]) if shadow else None
     for i in todo:
         out[i] = _fit_one(lab, camera, centers_mm, px, i, psf_px, shows_model, shadow_k=k)
     return out, psf_px

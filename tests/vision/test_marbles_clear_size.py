@@ -4,21 +4,23 @@ disc.
 Sample marbles_06 (6.4 px per marble): clear glass shows the sand through it, so a clear cat's eye's own contrast is
 weak beside the shadow it casts, and the disc alone grew over both: main's fit read m3 and m4 (clear marbles) 19.1 and
 18.2 mm, and the detector called them tolleys (15.5 and 14.9 mm, flagged). With the photo's one shadow offset as a
-layer of its own (``vision.marbles_size.photo_shadow_k``) the disc is the ball; the clear and the opaque tolleys
-beside them are still tolleys.
+layer of its own (``vision.marbles_size.photo_shadow_k``, ``MarblesParams.sphere_shadow_layer``, off by default: it
+also reads opaque tolleys under a high lamp small) the disc is the ball; the clear and the opaque tolleys beside them
+are still tolleys.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
 import pytest
 
 from calibration.camera import CameraModel
-from vision.marbles import analyze_marbles
+from vision.marbles import DEFAULT_PARAMS, analyze_marbles
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_images" / "marbles" / "marbles_06_midgame"
 MATCH_MM = 8.0  # the bench's matching distance
@@ -28,7 +30,8 @@ MATCH_MM = 8.0  # the bench's matching distance
 def found() -> tuple[dict, dict]:
     truth = json.loads(SAMPLE.with_suffix(".json").read_text())
     doc = analyze_marbles(cv2.imread(str(SAMPLE.with_suffix(".jpg"))),
-                          CameraModel.from_dict(truth["calibration"]["camera"]))
+                          CameraModel.from_dict(truth["calibration"]["camera"]),
+                          params=replace(DEFAULT_PARAMS, sphere_shadow_layer=True))
     return truth, doc
 
 
