@@ -245,12 +245,6 @@ class MarblesParams:
     # lost its contact shadow with the shade). Seed 1129: a tolley with its shadow read as a group of four
     # (1129_006), a marble lost in a chain with its neighbour's shadow (1129_002); seed 953_003's off-ring ball
     part_shade: bool = True
-    # Under 9 px per marble, fit each ball's cast shadow as a layer of its own beside its blurred sphere, at the photo's
-    # one shadow offset (``vision.marbles_size.photo_shadow_k``): the disc alone grows over a clear marble and its
-    # shadow (marbles_06's m3, m4 read 19.1, 18.2 mm: tolleys). Off: the layer also takes an opaque ball's unlit side
-    # for shadow and reads opaque tolleys under a high lamp as marbles (test_marbles_shadow's swirl tolleys at 62 deg,
-    # seed 953_007's t1); development set under 9 px with it on: count exact 16 -> 17/17 (stop 36)
-    sphere_shadow_layer: bool = False
 
 
 DEFAULT_PARAMS = MarblesParams()
@@ -1250,8 +1244,7 @@ def detect_marbles_and_possible(
                 model["lab"] = photo_lab(frame_bgr)
             ctrs = np.array([[*grid.table_from_ortho(np.asarray(e[0], float)[None])[0], z_mid] for e in pending])
             fits, model["psf"] = model_fits(model["lab"], camera, ctrs, np.array([not e[3] for e in pending]),
-                                            model["psf"], None if base_z == 0.0 else _shows_ground(camera, base_z),
-                                            params.sphere_shadow_layer)
+                                            model["psf"], None if base_z == 0.0 else _shows_ground(camera, base_z))
         fitted = [None if f is None else f.diameter_mm for f in fits]
         for i, (c, dmm, cf, grouped, presence, group_kind_conf) in enumerate(pending):
             d_area, d_out = dmm, None

@@ -12,16 +12,6 @@ inside), so the detector averages it with the silhouette's measure, whose errors
 
 The PSF width is the photo's, measured from its balls: each is first fitted with its own width, and the median
 is used for all. JPEG keeps colour at half resolution, so lightness and colour get a width each.
-
-The ball's cast shadow is a layer of its own. A disc alone takes a ball and the shadow beside it for one disc
-wherever the ball's own contrast is weak: clear glass shows the ground through it (darkened, with a vane's colour
-inside), while its shadow darkens the ground beside it as much, so the disc grew over both and read clear marbles
-16-20 mm (marbles_06, seed 1129). A sphere lit by one lamp casts a shadow as wide as itself across the light, centred
-where the line from the lamp through the ball's centre meets the ground: R (kx, ky) in plan from the contact point,
-(kx, ky) = -(Lx, Ly) / Lz by similar triangles, one vector for the whole photo. So k is measured on the photo's balls
-(each fitted with a free k; the median of those whose shadow darkens the ground and lies clear of the contact),
-and every ball is then fitted with its shadow there, the ball hiding what of it lies behind, each with its own
-contrast per channel. A photo whose balls show no such shadow (a lamp overhead, too few balls) keeps the disc alone.
 """
 
 from __future__ import annotations
@@ -50,22 +40,6 @@ PSF_RANGE_PX = (0.3, 2.5)
 PSF_BALLS = 15
 # Free pixels a fit needs (a ball crowded by others leaves fewer)
 MIN_FIT_PX = 40
-# The photo's shadow offset k (plan, per radius) is measured on up to this many balls, and only where at least
-# SHADOW_MIN_BALLS of them show a shadow: one that darkens the ground (a clear ball's caustic or a neighbour's lit
-# side brightens it) and whose centre lies at least SHADOW_MIN_RADII from the contact point (a lamp below ~73 deg;
-# under a higher one the shadow hides beneath the ball and a shadow layer has nothing to explain)
-SHADOW_BALLS = PSF_BALLS
-SHADOW_MIN_BALLS = 3
-SHADOW_MIN_RADII = 0.3
-# A shadow only takes the lamp's light from the ground: it darkens it by at most all its lightness. A layer that
-# takes more (an opaque ball's own unlit side, dark beside its shadow, fitted as shadow: sample marbles_07's swirl
-# tolley, 1.3 times the ground's lightness, its disc then 4 mm small) is no shadow, and the ball keeps the disc alone
-SHADOW_MAX_DEPTH = 1.0
-# ... each ball's free k searched from this many directions (the lamp's azimuth is anywhere), at this length, up to
-# SHADOW_MAX_RADII (a lamp 18 deg high)
-SHADOW_STARTS = 8
-SHADOW_START_RADII = 0.8
-SHADOW_MAX_RADII = 3.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,10 +51,6 @@ class BallFit:
     diameter_sigma_mm: float
     psf_px: tuple[float, float]
     center_px: tuple[float, float]
-    # the cast shadow's centre from the contact point per radius (plan) and its depth (the lightness it takes from the
-    # ground, as a share of the ground's: > 0 darkens), where the fit modelled it (None: the disc alone)
-    shadow_k: tuple[float, float] | None = None
-    shadow_depth: float | None = None
 
 
 _TABLE: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -138,33 +108,18 @@ def local_affine(camera: CameraModel, center_mm: np.ndarray) -> np.ndarray:
     return np.column_stack([p[1] - p[0], p[2] - p[0]])
 
 
-def shadow_map(camera: CameraModel, center_mm: np.ndarray, A_inv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(M, b): the image of a ball's shadow centre, in the fit's mm across the view ray from the ball's centre and per
-    mm of its radius, is M @ k + b for a shadow offset ``k`` (plan, per radius): the shadow's centre lies at
-    centre + R (kx, ky, -1), linear in R near the ball."""
-    c = np.asarray(center_mm, float)
-    s = 0.5 * MARBLE_TOLLEY_SPLIT_MM
-    p = camera.project_mm(np.vstack([c, c + s * np.array([0.0, 0.0, -1.0]), c + s * np.array([1.0, 0.0, -1.0]),
-                                     c + s * np.array([0.0, 1.0, -1.0])]))
-    b = A_inv @ (p[1] - p[0]) / s
-    M = np.column_stack([A_inv @ (p[2] - p[1]) / s, A_inv @ (p[3] - p[1]) / s])
-    return M, b
-
-
 def fit_ball(lab: np.ndarray, camera: CameraModel, center_mm: np.ndarray, *, radius_guess_mm: float,
              psf_px: tuple[float, float] | None = None, others_px: np.ndarray | None = None,
              max_radius_mm: float = 0.5 * TOLLEY_MAX_DIAMETER_MM,
-             shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-             shadow_k: tuple[float, float] | None = None, free_shadow: bool = False) -> BallFit | None:
+             shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> BallFit | None:
     """Fit the blurred-sphere model to the ball whose centre is near ``center_mm`` (3-D) in ``lab`` (the photo in
     CIELAB, lightness weighted: ``photo_lab``).
 
     ``psf_px``: the photo's PSF widths in lightness and colour (None: fitted too); ``others_px``: other balls'
     image centres (N, 2), whose discs are left out; ``shows_model(pixels (N, 2), center_mm)``: which window pixels
     show what the model holds, the ball or the ground it rests on (None: all; the rim's shoulder beside a ball at
-    its foot is neither, and a disc fitted over it grows into it). ``shadow_k``: the photo's shadow offset (plan,
-    per radius), whose shadow is fitted as a layer of its own; ``free_shadow``: that offset fitted for this ball
-    too (with ``psf_px`` given). Returns None where the window leaves the photo or too little of it is free.
+    its foot is neither, and a disc fitted over it grows into it). Returns None where the window leaves the photo
+    or too little of it is free.
     """
     c3 = np.asarray(center_mm, float)
     A = local_affine(camera, c3)  # px per mm
@@ -195,25 +150,14 @@ def fit_ball(lab: np.ndarray, camera: CameraModel, center_mm: np.ndarray, *, rad
 
     # JPEG keeps colour at half resolution, so a* and b* are blurred more than lightness: two PSF widths
     fixed = psf_px is not None
-    free_shadow = free_shadow and fixed
-    M, b = shadow_map(camera, c3, A_inv) if (shadow_k is not None or free_shadow) else (None, None)
-
-    def layers(p, s_px):
-        rho = np.hypot(q[:, 0] - p[0], q[:, 1] - p[1])
-        D = blurred_disc(rho, p[2], s_px / scale_px)
-        cols = [np.ones_like(D), D]
-        if M is not None:
-            # the shadow, as wide as the ball, hidden where the ball lies in front of it
-            o = p[2] * (M @ (p[3:5] if free_shadow else np.asarray(shadow_k, float)) + b)
-            cols.append(blurred_disc(np.hypot(q[:, 0] - p[0] - o[0], q[:, 1] - p[1] - o[1]), p[2],
-                                     s_px / scale_px) * (1.0 - D))
-        return np.column_stack(cols)
 
     def residuals(p):
+        rho = np.hypot(q[:, 0] - p[0], q[:, 1] - p[1])
         s_l, s_c = (psf_px if fixed else (p[3], p[4]))
         out = []
         for ch, s_px in ((slice(0, 1), s_l), (slice(1, 3), s_c)):
-            B = layers(p, s_px)
+            D = blurred_disc(rho, p[2], s_px / scale_px)
+            B = np.column_stack([np.ones_like(D), D])
             coef, *_ = np.linalg.lstsq(B, vals[:, ch], rcond=None)
             out.append((vals[:, ch] - B @ coef).ravel())
         return np.concatenate(out)
@@ -223,36 +167,17 @@ def fit_ball(lab: np.ndarray, camera: CameraModel, center_mm: np.ndarray, *, rad
     x_init = [0.0, 0.0, float(np.clip(radius_guess_mm, lo[2] + 0.1, hi[2] - 0.1)), 1.0, 1.3]
     if fixed:
         lo, hi, x_init = lo[:3], hi[:3], x_init[:3]
-    starts = [x_init]
-    if free_shadow:
-        lo, hi = lo + [-SHADOW_MAX_RADII] * 2, hi + [SHADOW_MAX_RADII] * 2
-        starts = [x_init + [SHADOW_START_RADII * math.cos(a), SHADOW_START_RADII * math.sin(a)]
-                  for a in np.arange(SHADOW_STARTS) * 2 * math.pi / SHADOW_STARTS]
-    sol = None
-    for x in starts:
-        try:
-            got = least_squares(residuals, x, bounds=(lo, hi), loss="soft_l1", f_scale=LOSS_SCALE,
-                                x_scale="jac", max_nfev=80)
-        except (ValueError, np.linalg.LinAlgError):
-            continue
-        if sol is None or got.cost < sol.cost:
-            sol = got
-    if sol is None:
+    try:
+        sol = least_squares(residuals, x_init, bounds=(lo, hi), loss="soft_l1", f_scale=LOSS_SCALE,
+                            x_scale="jac", max_nfev=80)
+    except (ValueError, np.linalg.LinAlgError):
         return None
     p = sol.x
     r_sigma = fit_sigma(sol, 2)
     centre = px0 + A @ p[:2]
-    k, depth = None, None
-    if M is not None:
-        k = tuple(float(v) for v in (p[3:5] if free_shadow else shadow_k))
-        coef, *_ = np.linalg.lstsq(layers(p, psf_px[0] if fixed else p[3]), vals[:, 0], rcond=None)
-        depth = float(-coef[2] / max(coef[0], 1e-6))
-        if not free_shadow and depth > SHADOW_MAX_DEPTH:
-            return fit_ball(lab, camera, c3, radius_guess_mm=radius_guess_mm, psf_px=psf_px, others_px=others_px,
-                            max_radius_mm=max_radius_mm, shows_model=shows_model)
     return BallFit(diameter_mm=2.0 * float(p[2]), diameter_sigma_mm=2.0 * r_sigma,
                    psf_px=(float(p[3]), float(p[4])) if not fixed else tuple(psf_px),
-                   center_px=(float(centre[0]), float(centre[1])), shadow_k=k, shadow_depth=depth)
+                   center_px=(float(centre[0]), float(centre[1])))
 
 
 def fit_sigma(sol, index: int) -> float:
@@ -291,12 +216,11 @@ def photo_psf_px(fits: list[BallFit | None]) -> tuple[float, float] | None:
 
 def model_fits(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit: np.ndarray,
                psf_px: tuple[float, float] | None = None,
-               shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None, shadow: bool = False
+               shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
                ) -> tuple[list[BallFit | None], tuple[float, float] | None]:
     """The fit of each ball at ``centers_mm`` (N, 3) where ``fit`` is set (None where no fit), every ball's disc
-    left out of the others' windows and only the pixels ``shows_model`` keeps (``fit_ball``) in its own, with its
-    cast shadow where these balls show the photo's (``photo_shadow_k``) when ``shadow`` is set; and the photo's PSF
-    widths used (measured from the first PSF_BALLS fitted balls when not given)."""
+    left out of the others' windows and only the pixels ``shows_model`` keeps (``fit_ball``) in its own; and the
+    photo's PSF widths used (measured from the first PSF_BALLS fitted balls when not given)."""
     centers_mm = np.asarray(centers_mm, float).reshape(-1, 3)
     todo = [i for i in range(len(centers_mm)) if fit[i]]
     if psf_px is None:
@@ -305,37 +229,9 @@ def model_fits(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit
     if psf_px is None:
         return out, None
     px = _projected(camera, centers_mm)
-    k = photo_shadow_k([_fit_one(lab, camera, centers_mm, px, i, psf_px, shows_model, free_shadow=True)
-                        for i in todo[:SHADOW_BALLS]]) if shadow else None
     for i in todo:
-        out[i] = _fit_one(lab, camera, centers_mm, px, i, psf_px, shows_model, shadow_k=k)
+        out[i] = _fit_one(lab, camera, centers_mm, px, i, psf_px, shows_model)
     return out, psf_px
-
-
-def photo_shadow_k(fits: list[BallFit | None]) -> tuple[float, float] | None:
-    """The photo's shadow offset (plan, per radius): the median of its balls' own (fitted with a free offset) over
-    those whose shadow darkens the ground (no more than all its light) and lies at least SHADOW_MIN_RADII from the
-    contact point; None where fewer than SHADOW_MIN_BALLS do, or where they point so many ways that their median
-    lies nearer (no one lamp's shadow to model).
-
-    >>> f = lambda k, depth: BallFit(diameter_mm=12.7, diameter_sigma_mm=0.2, psf_px=(1.0, 1.5), center_px=(0.0, 0.0),
-    ...                              shadow_k=k, shadow_depth=depth)
-    >>> photo_shadow_k([f((0.1, 0.6), 0.5), f((0.0, 0.7), 0.2), f((-0.9, 0.0), -0.1), f((0.3, 0.5), 0.7), None])
-    (0.1, 0.6)
-    >>> photo_shadow_k([f((0.1, 0.6), 0.5), f((0.0, 0.1), 0.2), f((-0.9, 0.0), -0.1)]) is None
-    True
-    >>> photo_shadow_k([f((0.6, 0.0), 0.5), f((-0.6, 0.0), 0.4), f((0.0, 0.6), 0.3), f((0.0, -0.6), 0.3)]) is None
-    True
-    """
-    ks = np.array([f.shadow_k for f in fits if f is not None and f.shadow_k is not None
-                   and 0.0 < f.shadow_depth <= SHADOW_MAX_DEPTH and math.hypot(*f.shadow_k) >= SHADOW_MIN_RADII]
-                  ).reshape(-1, 2)
-    if len(ks) < SHADOW_MIN_BALLS:
-        return None
-    m = np.median(ks, axis=0)
-    if math.hypot(*m) < SHADOW_MIN_RADII:
-        return None
-    return float(m[0]), float(m[1])
 
 
 def measured_psf_px(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, fit: np.ndarray,
@@ -355,10 +251,7 @@ def _projected(camera: CameraModel, centers_mm: np.ndarray) -> np.ndarray:
 
 def _fit_one(lab: np.ndarray, camera: CameraModel, centers_mm: np.ndarray, px: np.ndarray, i: int,
              psf_px: tuple[float, float] | None,
-             shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None,
-             shadow_k: tuple[float, float] | None = None, free_shadow: bool = False) -> BallFit | None:
-    """Ball ``i`` of ``centers_mm`` (projected: ``px``) fitted with the others' discs left out of its window (its
-    shadow as ``fit_ball`` takes it)."""
+             shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None) -> BallFit | None:
+    """Ball ``i`` of ``centers_mm`` (projected: ``px``) fitted with the others' discs left out of its window."""
     return fit_ball(lab, camera, centers_mm[i], radius_guess_mm=0.5 * MARBLE_TOLLEY_SPLIT_MM, psf_px=psf_px,
-                    others_px=np.delete(px, i, axis=0), shows_model=shows_model, shadow_k=shadow_k,
-                    free_shadow=free_shadow)
+                    others_px=np.delete(px, i, axis=0), shows_model=shows_model)
