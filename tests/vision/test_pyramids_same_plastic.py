@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from calibration.camera import CameraModel
+from crops import crop_with_camera
 from geometry.pyramids import lying_pose, upright_pose
 from simulation.pyramids import generate_ice_tiddlywinks
 from vision.pyramids import _pair_pip_rival, _Verdict, DEFAULT_PARAMS, detect_pyramids
@@ -37,16 +38,6 @@ def _render(tmp_path_factory, index: int):
 @pytest.fixture(scope="module")
 def photo_005(tmp_path_factory):
     return _render(tmp_path_factory, 5)
-
-
-def _crop(frame, cam, center_px, half_wh=(120, 100)):
-    cx, cy = (round(v) for v in center_px)
-    x0, y0 = cx - half_wh[0], cy - half_wh[1]
-    d = cam.to_dict()
-    d["K"][0][2] -= x0
-    d["K"][1][2] -= y0
-    d["image_size_wh_px"] = [2 * half_wh[0], 2 * half_wh[1]]
-    return np.ascontiguousarray(frame[y0 : y0 + 2 * half_wh[1], x0 : x0 + 2 * half_wh[0]]), CameraModel.from_dict(d)
 
 
 def _lying_from_truth(p) -> PieceHypothesis:
@@ -107,7 +98,7 @@ def test_an_opaque_cap_on_a_piece_the_wood_hides_is_flagged(tmp_path_factory):
     by_id = {p["id"]: p for p in truth["pieces"]}
     low, top = by_id["p14"], by_id["p15"]
     assert (top["pose"], top["color"], low["color"]) == ("nested", "black", "orange")
-    crop, crop_cam = _crop(frame, cam, low["center_px"])
+    crop, crop_cam = crop_with_camera(frame, cam, low["center_px"])
     dets = detect_pyramids(crop, crop_cam)
     near = [d for d in dets if np.linalg.norm(np.subtract(d.plan_centroid_mm, low["center_mm"][:2])) < 12.0]
     assert near and all(d.flagged for d in near), [(d.color, d.size, d.pose, d.reasons) for d in near]

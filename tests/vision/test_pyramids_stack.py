@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from calibration.camera import CameraModel
+from crops import crop_with_camera
 from geometry.pyramids import PyramidPose, pips, upright_pose
 from simulation.photo import PhotoSettings, finish_photo
 from simulation.pyramids import IceScene, Lighting, render_ice_scene, stacked_piece, upright_piece
@@ -33,16 +34,6 @@ def _load(name):
     )
 
 
-def _crop(frame, cam, center_px, half_wh=(120, 100)):
-    cx, cy = (round(v) for v in center_px)
-    x0, y0, x1, y1 = cx - half_wh[0], cy - half_wh[1], cx + half_wh[0], cy + half_wh[1]
-    d = cam.to_dict()
-    d["K"][0][2] -= x0
-    d["K"][1][2] -= y0
-    d["image_size_wh_px"] = [x1 - x0, y1 - y0]
-    return np.ascontiguousarray(frame[y0:y1, x0:x1]), CameraModel.from_dict(d)
-
-
 def _truth_pose(p):
     c = np.asarray(p["base_corners_mm"])
     d = c[1] - c[0]
@@ -56,7 +47,7 @@ def black_white_stack():
     by_id = {p["id"]: p for p in truth["pieces"]}
     lower, upper = by_id["p10"], by_id["p11"]
     assert upper["pose"] == "nested" and upper["supported_by"] == ["p10"]
-    crop, crop_cam = _crop(frame, cam, lower["center_px"])
+    crop, crop_cam = crop_with_camera(frame, cam, lower["center_px"])
     return lower, upper, detect_pyramids(crop, crop_cam)
 
 
