@@ -310,8 +310,8 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     mat_bgr = median_u8_scaled(ortho_bgr[fy, fx]) if len(fy) else np.array([0.3, 0.5, 0.3], np.float32)
 
     # --- baseline paint: sampled on the known centre lines ---------------------------------------------
-    samples = _baseline_samples(ortho_bgr, grid)
-    samples = samples[np.isfinite(samples[:, 0])]
+    centre_line = _baseline_samples(ortho_bgr, grid)  # NaN off the orthophoto, kept for the flank test
+    samples = centre_line[np.isfinite(centre_line[:, 0])]
     paint_bgr = None
     paint_seen = None  # paint told from its flanking felt alone (see below): not taken as the white reference
     if len(samples) > 20:
@@ -408,7 +408,7 @@ def build_colour_scene(ortho_bgr: np.ndarray, grid: OrthoGrid, params: ColourPar
     sig_l = 1.4826 * float(np.median(np.abs(rl_s - np.median(rl_s)))) if len(rl_s) else 0.03
     thr_c = max(params.noise_k * sig_c, params.chroma_floor)
     thr_l = max(params.noise_k * sig_l, params.light_floor)
-    if paint_seen is not None and _lighter_than_flanks(ortho_bgr, grid, _baseline_samples(ortho_bgr, grid),
+    if paint_seen is not None and _lighter_than_flanks(ortho_bgr, grid, centre_line,
                                                        params.paint_flank_mm) > 1.0 + thr_l:
         # Pale paint on a pale felt under warm light (beige felt: paint 0.09 from the felt's median, under the
         # 0.12 above) is still a line lighter than the felt on both sides of it, by more than the foreground's
