@@ -5,6 +5,7 @@ other size cannot be fitted to check the order against, is left undecided (TW I-
 
 import math
 
+import pytest
 from piles import synth_pile
 from synth import default_camera, render
 
@@ -17,10 +18,10 @@ FOUND_TOL_MM = 2.5
 PILE = (("blue-L2", "blue", "large", (-42.73, -413.64)), ("blue-S3", "blue", "small", (-34.33, -420.21)))
 
 
-def _read(seed, offset_mm):
+def _read(seed, offset_mm, size_px=(880, 495)):
     """The pile drawn and measured: its blue winks, each wink of the truth with the one found nearest to it."""
     winks = synth_pile(PILE, offset_mm)
-    cam = default_camera(880, 495)
+    cam = default_camera(*size_px)
     m = measure_tiddlywinks(render(winks, cam, seed=seed), cam)
     blue = [f for f in m.winks if f.color == "blue"]
     found = [min(blue, key=lambda f: math.dist(f.center_mm, w.center_mm)) for w in winks]
@@ -49,5 +50,17 @@ def test_a_one_colour_order_on_one_read_and_an_unfittable_size_is_not_claimed():
     # radius) and claimed the large one over it at 0.91: the cut rim alone 2.7 sigma the wrong way, the shadow 0.0,
     # no other cue read
     blue, (lower, upper) = _read(3, (250.0, 100.0))
+    assert len(blue) == 2 and lower is not upper
+    assert not _claimed_wrong_way(lower, upper)
+
+
+@pytest.mark.parametrize("seed, offset_mm", [(4, (300.0, 100.0)), (7, (300.0, 100.0)), (3, (250.0, 100.0)),
+                                             (5, (250.0, 100.0))])
+def test_a_one_colour_order_on_a_size_no_read_tested_is_not_claimed(seed, offset_mm):
+    # issue 4: at 1280x720 (1.44 mm per pixel) the raised, tilted small upper is fitted large, flat, 1.5-2.0 mm off;
+    # the scene has too few clean winks to measure the image's edge offset, so no read tested its radius, yet main
+    # took its size_confidence of 1.0 (the default) as confirmed and claimed the large one over it at 0.85-0.99 on
+    # rims that size put millimetres off (cut rim 2.4-3.8 sigma, at seed 5 the edge 2.1 too, all the wrong way)
+    blue, (lower, upper) = _read(seed, offset_mm, (1280, 720))
     assert len(blue) == 2 and lower is not upper
     assert not _claimed_wrong_way(lower, upper)
