@@ -330,12 +330,10 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                  grid, wp, bias, mm_per_px, block)
     # Size from the fit (known radii 8 and 11 mm): an outline seen over most of its length measures its own
     # radius through its edge offset; the image's common offset (blur, bevel) is the median over clean winks.
-    offset_read: set[str] = set()  # winks whose outline's edge offset measured their radius
     if len(biases) >= 3:
         for c in live:
             if c.edge_offset_px is None or c.tilt_deg > 0 or c.fit_fraction < wp.size_fit_fraction:
                 continue
-            offset_read.add(c.wink_id)
             mmpp = camera.mm_per_px_at(tuple(c.center_mm))
             r_app = c.radius_mm + (c.edge_offset_px - bias) * mmpp
             other = "small" if c.size == "large" else "large"
@@ -383,18 +381,20 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # the order again on the fitted centres, each hypothesis with the pose it implies (the cut rim, in 3-D); a
     # one-colour pair also under the other size of a wink whose size the fit did not confirm
 
-    def size_read(c: WinkCandidate) -> bool:
-        # a read of the wink's own radius: its outline's edge offset, the curvature of its seen arc, its colour's
-        # set, or the whole outline's ring (a one-colour pair's labels are one blob, which cannot part two radii)
-        return (c.wink_id in offset_read or c.arc_sigma_mm is not None or c.size_by_set
-                or c.ring_strength is not None)
+    def size_untested(c: WinkCandidate) -> bool:
+        # too few clean winks to measure the image's edge offset (blur, bevel; no fit-offset test), and no other
+        # read of its radius (the curvature of its seen arc, its colour's set, the whole outline's ring; a
+        # one-colour pair's labels are one blob, which cannot part two radii): its size_confidence of 1.0 is
+        # ``WinkCandidate``'s default, and a fit of either radius to an outline whose offset is unknown measures
+        # neither (the raised, tilted small upper of a one-colour pair at 1.44 mm per pixel fitted large, 0.40 px
+        # against 0.50 px at its own radius: claimed the wrong way at 0.85-0.99). With the offset known, a tilted
+        # wink's fit at its pose, as much of it seen and better than the other radius's, reads its size
+        # (tw_7777_001: green-S4 on green-S2, 71-76 % of each seen at 4K; judged so, the order stays claimed)
+        return len(biases) < 3 and c.arc_sigma_mm is None and not c.size_by_set and c.ring_strength is None
 
     def size_unconfirmed(c: WinkCandidate) -> bool:
-        # a size_confidence of 1.0 nobody read (``WinkCandidate``'s default: no fit-offset test ran, too few
-        # clean winks or a tilted one) is no confirmation (the raised, tilted small upper of a one-colour pair at
-        # 1.4 mm per pixel, read large with its outline merged into the lower's: claimed the wrong way at 0.90)
         return (c.size_confidence < SIZE_SURE_CONFIDENCE or c.fit_fraction < wp.size_fit_fraction
-                or not size_read(c))
+                or size_untested(c))
 
     def other_size(c: WinkCandidate) -> WinkCandidate | None:
         if not size_unconfirmed(c):
@@ -410,7 +410,7 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                        order_confidence=dict(c.order_confidence))
     review_order(live, frame_bgr, camera, wp, noise, params.order_confidence_min, other_size,
                  lambda a, b: any((a is n and b is o) or (a is o and b is n) for n, o in one_outline),
-                 size_unconfirmed, lambda c: len(biases) < 3 and not size_read(c))
+                 size_unconfirmed, size_untested)
     drop_open_pairs(new_pairs, params.order_confidence_min)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
     before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}
