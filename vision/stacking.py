@@ -1045,9 +1045,9 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
     rather than guessed. Nor is a one-colour pair whose two winks were read as one outline and split by the union
     of two discs (``one_outline``) claimed on one read alone sure against the others' lean: the split tells which
     discs, not which lies on which. Nor is one read alone sure, the others leaning neither way, where a wink's size
-    is unconfirmed (``size_unsure``) and its other size cannot be fitted to check the order against; nor, however
-    sure, where a wink's radius no read tested at all (``size_untested``: the image's edge offset unknown) and its
-    other size cannot be fitted."""
+    is unconfirmed (``size_unsure``) and its other size cannot be fitted to check the order against; nor, short of
+    two sure reads, where a wink's radius no read tested at all and its other radius cannot be fitted
+    (``size_untested``: the image's edge offset unknown)."""
     by_id = {w.wink_id: w for w in winks}
     reads = ReviewReads(winks, image_bgr, camera)
     changed = 0
@@ -1107,14 +1107,13 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
                 # resolution (a small blue wink on a large one at 2.1 mm per pixel, read as two large ones: the cut
                 # rim alone 2.7 sigma the wrong way, the shadow 0, no other cue; claimed at 0.91)
                 new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
-            if (checked and new_conf >= confidence_min
-                    and any(size_untested(w) and other_size(w) is None for w in (a, b))):
-                # one colour, and a wink whose radius no read tested (too few clean winks to measure the image's
-                # edge offset, no arc or set read) nor its other radius could be fitted: the fit's residual alone
-                # chose its size, on the pose the coarse order gave it, and every cue is read where that size puts
-                # its rim, so even two sure reads are one (the synth pair at 1.44 mm per pixel: the raised small
-                # upper posed flat and fitted large, 0.40 px against 0.50 px at its own radius; the cut rim 3.8
-                # sigma and the edge 1.1 the wrong way, claimed at 0.99; at another seed both 2.4 and 2.1, 0.85)
+            if checked and not both_sure and new_conf >= confidence_min and any(size_untested(w) for w in (a, b)):
+                # one colour, no two reads sure, and a wink whose radius no read tested (too few clean winks to
+                # measure the image's edge offset, no arc or set read) and whose other radius could not be fitted
+                # to check the order against: the fit's residual alone chose its size, on the pose the coarse order
+                # gave it, and the cues are read where that size puts its rim (the synth pair at 1.44 mm per pixel:
+                # the raised small upper posed flat and fitted large, 0.40 px against 0.50 px at its own radius;
+                # the cut rim 3.8 sigma and the edge 1.1 the wrong way, claimed at 0.99)
                 new_conf = min(new_conf, DISAGREEMENT_CONFIDENCE)
             if a.color == b.color and split and not both_sure and one_outline(a, b):
                 # the split found two discs, not their order; the rims are read on the poses the coarse order gave

@@ -381,30 +381,38 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # the order again on the fitted centres, each hypothesis with the pose it implies (the cut rim, in 3-D); a
     # one-colour pair also under the other size of a wink whose size the fit did not confirm
 
+    def refit(c: WinkCandidate) -> WinkCandidate | None:
+        if c.wink_id not in refits:
+            refits[c.wink_id] = refit_other_size(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px,
+                                                 block)
+        return refits[c.wink_id]
+
+    def chosen_by_outline(c: WinkCandidate, alt: WinkCandidate | None) -> bool:
+        # the other radius fits less of the seen outline, and that worse
+        return alt is None or (alt.fit_fraction < c.fit_fraction and alt.fit_rms_px > c.fit_rms_px)
+
     def size_untested(c: WinkCandidate) -> bool:
-        # too few clean winks to measure the image's edge offset (blur, bevel; no fit-offset test), and no other
-        # read of its radius (the curvature of its seen arc, its colour's set, the whole outline's ring; a
-        # one-colour pair's labels are one blob, which cannot part two radii): its size_confidence of 1.0 is
-        # ``WinkCandidate``'s default, and a fit of either radius to an outline whose offset is unknown measures
-        # neither (the raised, tilted small upper of a one-colour pair at 1.44 mm per pixel fitted large, 0.40 px
-        # against 0.50 px at its own radius: claimed the wrong way at 0.85-0.99). With the offset known, a tilted
-        # wink's fit at its pose, as much of it seen and better than the other radius's, reads its size
-        # (tw_7777_001: green-S4 on green-S2, 71-76 % of each seen at 4K; judged so, the order stays claimed)
-        return len(biases) < 3 and c.arc_sigma_mm is None and not c.size_by_set and c.ring_strength is None
+        # too few clean winks to measure the image's edge offset (blur, bevel; no fit-offset test), no other read
+        # of its radius (the curvature of its seen arc, its colour's set, the whole outline's ring), and its other
+        # radius not fittable: its size_confidence of 1.0 is ``WinkCandidate``'s default, and only the fit's
+        # residual, against an outline whose offset is unknown, chose its size (the raised, tilted small upper of
+        # a one-colour pair at 1.44 mm per pixel posed flat and fitted large, 0.40 px against 0.50 px at its own
+        # radius: claimed the wrong way at 0.85-0.99). Where the other radius fits, the pair is judged under it
+        # only where the fit left the size unconfirmed, as in any image: counted unconfirmed, a small lower wink
+        # of a two-wink scene, fitted as well at either radius, reads the other order surely at the large one and
+        # leaves a right order undecided (``test_a_same_colour_squop_is_ordered_with_confidence_...``)
+        return (len(biases) < 3 and c.arc_sigma_mm is None and not c.size_by_set and c.ring_strength is None
+                and chosen_by_outline(c, refit(c)))
 
     def size_unconfirmed(c: WinkCandidate) -> bool:
-        return (c.size_confidence < SIZE_SURE_CONFIDENCE or c.fit_fraction < wp.size_fit_fraction
-                or size_untested(c))
+        return c.size_confidence < SIZE_SURE_CONFIDENCE or c.fit_fraction < wp.size_fit_fraction
 
     def other_size(c: WinkCandidate) -> WinkCandidate | None:
         if not size_unconfirmed(c):
             return None
-        if c.wink_id not in refits:
-            refits[c.wink_id] = refit_other_size(c, live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px,
-                                                 block)
         # fitted once (the reviews change orders, not places): each copy carries the order graph as it stands
-        alt = refits[c.wink_id]
-        if alt is None or (alt.fit_fraction < c.fit_fraction and alt.fit_rms_px > c.fit_rms_px):
+        alt = refit(c)
+        if chosen_by_outline(c, alt):
             return None  # the other radius fits less of the seen outline, and that worse: the outline chose
         return replace(alt, center_mm=alt.center_mm.copy(), above=list(c.above),
                        order_confidence=dict(c.order_confidence))

@@ -55,12 +55,12 @@ def test_a_one_colour_order_on_one_read_and_an_unfittable_size_is_not_claimed():
 
 
 @pytest.mark.parametrize("seed, offset_mm", [(4, (300.0, 100.0)), (7, (300.0, 100.0)), (3, (250.0, 100.0)),
-                                             (5, (250.0, 100.0))])
+                                             (6, (250.0, 100.0))])
 def test_a_one_colour_order_on_a_size_no_read_tested_is_not_claimed(seed, offset_mm):
     # issue 4: at 1280x720 (1.44 mm per pixel) the raised, tilted small upper is fitted large, flat, 1.5-2.0 mm off;
     # the scene has too few clean winks to measure the image's edge offset, so no read tested its radius, yet main
     # took its size_confidence of 1.0 (the default) as confirmed and claimed the large one over it at 0.85-0.99 on
-    # rims that size put millimetres off (cut rim 2.4-3.8 sigma, at seed 5 the edge 2.1 too, all the wrong way)
+    # rims that size put millimetres off (cut rim 2.5-3.8 sigma the wrong way, the other cues faint)
     blue, (lower, upper) = _read(seed, offset_mm, (1280, 720))
     assert len(blue) == 2 and lower is not upper
     assert not _claimed_wrong_way(lower, upper)
