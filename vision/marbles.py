@@ -314,15 +314,16 @@ def _ortho(frame_bgr, camera: CameraModel, z_mm: float, limit_mm: float, mm_per_
     return grid, (img, valid)
 
 
-def _saliency(img_bgr: np.ndarray, valid: np.ndarray, kernel_px: int, params: MarblesParams
-              ) -> tuple[np.ndarray, np.ndarray]:
+def _saliency(lab: np.ndarray, valid: np.ndarray, kernel_px: int, params: MarblesParams
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Colour departure from the local median surface (CIELAB, lightness down-weighted against shadows).
 
-    Returns that departure and its colour-only part (shadows darken the sand but barely change its hue).
+    Returns that departure, its colour-only part (shadows darken the sand but barely change its hue) and the median
+    surface itself (8-bit CIELAB; the shade map reads its departures against the same surface).
     Pixels outside ``valid`` (other surface, outside the photo) are set to the surface's median colour first,
     so the rim and the photo's edge do not stand out as departures.
     """
-    lab = cv2.cvtColor(img_bgr, cv2.COLOR_BGR2LAB)
+    lab = lab.copy()
     f = 4
     outside = ~valid
     if valid.any():
@@ -341,7 +342,7 @@ def _saliency(img_bgr: np.ndarray, valid: np.ndarray, kernel_px: int, params: Ma
     mag = cv2.GaussianBlur(np.sqrt(sq, out=sq), (0, 0), 0.6)
     mag[outside] = 0
     chroma[outside] = 0
-    return mag, chroma
+    return mag, chroma, bg
 
 
 def _nearby_colour(lab: np.ndarray, valid: np.ndarray, sigma_small_px: float, f: int) -> np.ndarray:
@@ -498,12 +499,12 @@ def _shade_parted(b: _Blob, shade: np.ndarray, mag: np.ndarray, marble_px: float
                   single_max_px: float, params: MarblesParams) -> list[_Blob]:
     """The balls of a blob that fails the single-ball tests once its shade is taken away, or nothing.
 
-    Each part of the blob left without its ``shade`` pixels must be smaller than any ball's blob (``min_area_px``: the
-    shadow's fringe) or pass every single-ball test (a disc of ``min_inner_radius_ratio``, area, roundness, length,
-    a marble apart from the other balls). One part that fails leaves the blob as it was (a group, the rim's strip, a
-    chain the split reads)."""
+    Each part of the blob left without its ``shade`` pixels (read over the blob's box) must be smaller than any ball's
+    blob (``min_area_px``: the shadow's fringe) or pass every single-ball test (a disc of ``min_inner_radius_ratio``,
+    area, roundness, length, a marble apart from the other balls). One part that fails leaves the blob as it was (a
+    group, the rim's strip, a chain the split reads)."""
     x, y, bw, bh = b.bbox
-    left = without_shade(b.mask, shade[y:y + bh, x:x + bw])
+    left = without_shade(b.mask, shade)
     n, lbl = cv2.connectedComponents(left.astype(np.uint8), connectivity=8)
     out = []
     for i in range(1, n):
@@ -990,9 +991,9 @@ def detect_marbles_and_possible(
         single_max = params.single_ball_max_tolley_areas * math.pi * (0.5 * tolley_px) ** 2
         # two backgrounds: a wide median (twice a group) so a close-packed group stands out as a whole, and a
         # narrow one (three tolleys) that also takes out the sand's scuffs, so a faint single ball stands out
-        mag, chroma = _saliency(img, region, kernel, params)
-        c_med = float(np.median(chroma[region]))
         lab_img = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)
+        mag, chroma, _ = _saliency(lab_img, region, kernel, params)
+        c_med = float(np.median(chroma[region]))
         lab_ab = lab_img[..., 1:].astype(np.float32)
         if base_z == 0.0:
             sand_ab = np.median(lab_ab[region], axis=0)
@@ -1002,21 +1003,23 @@ def detect_marbles_and_possible(
         # group); any other large blob (the ring's shadow on the ground, the rim's shading, paving) is no ball
         # but may hold single balls, which the narrow background finds inside it
         large = [b for b in _blobs(mag, region, thr, min_area, marble_px) if b.area_px > single_max]
-        shade: list[np.ndarray] = []  # made for the first blob that needs it
         shade_free: list[_Blob] = []  # balls parted from their shadow: their area is no longer a size read
 
         def parted(b: _Blob) -> list[_Blob]:
             if not params.part_shade:
                 return []
-            if not shade:
-                # shade against the singles' narrow background: a ball's shadow is a few balls long at most
-                shade.append(shade_mask(*shade_departures(img, region, int(params.single_background_mm / mm_per_px)),
-                                        MIN_CORE_CHROMA))
-            balls = _shade_parted(b, shade[0], mag_n, marble_px, min_area, single_max, params)
+            # shade against the singles' narrow background (a ball's shadow is a few balls long at most), read
+            # only in the blob's box and the one pixel round it that the shade test's 3 x 3 mean reaches
+            x, y, bw, bh = b.bbox
+            y0, x0 = max(0, y - 1), max(0, x - 1)
+            win = np.s_[y0:y + bh + 1, x0:x + bw + 1]
+            shade = shade_mask(*shade_departures(lab_img[win], bg_n[win], region[win]), MIN_CORE_CHROMA)
+            balls = _shade_parted(b, shade[y - y0:y - y0 + bh, x - x0:x - x0 + bw], mag_n, marble_px, min_area,
+                                  single_max, params)
             shade_free.extend(balls)
             return balls
 
-        mag_n, _ = _saliency(img, region, int(params.single_background_mm / mm_per_px), params)
+        mag_n, _, bg_n = _saliency(lab_img, region, int(params.single_background_mm / mm_per_px), params)
         # a blob that is one or two balls with their cast shadows is no group, however large the shadows make it
         is_group = [_is_group(b, base_z, marble_px, mag, region, thr, params) and not parted(b) for b in large]
         groups = [b for b, g in zip(large, is_group) if g]
