@@ -176,6 +176,12 @@ class MarblesParams:
     # ground's and shade's wherever it lies (7.2 and 11.5 from them; beside the rim the sand in its surround makes the
     # pavement itself look coloured: seed 99, 0.0 from the mix, 17.7 from its surround)
     ground_line_colour: bool = True
+    # ... and beside the rim a blob is the rim's own sand only when no core within a marble's radius of its centre
+    # (this share of its diameter) shows a colour outside the mix of sand, ground and shade: the centroid of a ball and
+    # its cast shadow leans into the shadow, and a clear cat's eye shows the ground through its middle, its colour in
+    # its vanes off the centre (seed 1597: cat's eye m60 at the foot, 2.9 px off its centre, read 3.1 at the centroid
+    # against the 5 asked, 7.2 within the radius; the rim's own blobs on the development set 0.0-1.3 within it)
+    rim_colour_reach_marbles: float = 0.5
     # A single blob read as a tolley may be a tolley and a marble touching (or two balls): two spheres of known
     # radii, so two disc-covered peaks a ball's diameter apart at least and no further apart than two touching
     # tolleys' centres, each with a surely coloured core (``lattice_sure_core_chroma``; a ball's shadow beside it is
@@ -648,14 +654,19 @@ def _presence_confidence(core_chroma: float, params: MarblesParams) -> float:
 
 
 def _is_rim_sand(c, rim_band: np.ndarray, lab_ab: np.ndarray, sand_ab: np.ndarray, ground_ab: np.ndarray,
-                 params: MarblesParams) -> bool:
+                 marble_px: float, params: MarblesParams) -> bool:
     """Whether a ground blob centred at ortho ``c`` at the rim's foot or beside the ground the ring hides is the
-    rim itself: its core's colour is a mix of the sand, the ground and shade (``_rim_mix_distance``)."""
+    rim itself: every core's colour within ``rim_colour_reach_marbles`` of ``c`` is a mix of the sand, the ground
+    and shade (``_rim_mix_distance``)."""
     x, y = (int(round(v)) for v in c)
     h, w = rim_band.shape
     if not (0 <= x < w and 0 <= y < h and rim_band[y, x]):
         return False
-    return _rim_mix_distance(c, lab_ab, sand_ab, ground_ab) < params.lattice_min_core_chroma
+    reach = params.rim_colour_reach_marbles * marble_px
+    r = int(reach)
+    return max(_rim_mix_distance((x + dx, y + dy), lab_ab, sand_ab, ground_ab)
+               for dy in range(-r, r + 1) for dx in range(-r, r + 1)
+               if dx * dx + dy * dy <= reach * reach) < params.lattice_min_core_chroma
 
 
 def _rim_mix_distance(c, lab_ab: np.ndarray, sand_ab: np.ndarray, ground_ab: np.ndarray) -> float:
@@ -1047,7 +1058,8 @@ def detect_marbles_and_possible(
                              >= params.lattice_min_core_chroma
                              and lit_ball_cues(lab_img, b.center_ortho, marble_px)[0] >= SURE_CORE_CHROMA))
                     and not (rim_band is not None and sand_ab is not None
-                             and _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab, params))]
+                             and _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab, marble_px,
+                                              params))]
         dl_px = dl_disc = None  # the lightness departure and its disc average, made for the first group
         inner_disc = cv2.erode(region.astype(np.uint8), cv2.getStructuringElement(
             cv2.MORPH_ELLIPSE, (2 * int(0.5 * marble_px) + 1,) * 2)).astype(bool)
