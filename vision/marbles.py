@@ -1046,20 +1046,26 @@ def detect_marbles_and_possible(
         # it and lost: opened away from the lines, it stands apart, and counts when it holds nearly a marble's
         # own disc, its core is coloured (a joint's crossing or a shadow's corner is grey) and, at the rim's
         # foot, its colour is no mix of sand, ground and shade
-        singles += [b for b in _blobs(mag_n, region & other, thr_n, min_area, marble_px,
-                                      params.line_open_marbles * marble_px)
-                    if b.area_px <= single_max
-                    and (_coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
-                         or (base_z != 0.0 and params.ground_line_highlight
-                             and lit_ball_cues(lab_img, b.center_ortho, marble_px)[1] >= MIN_HIGHLIGHT_MADS))
-                    and (b.inner_radius_px >= params.line_ball_inner_radius * 0.5 * marble_px
-                         or (base_z != 0.0 and params.ground_line_colour and sand_ab is not None
-                             and _rim_mix_distance(b.center_ortho, lab_ab, sand_ab, ground_ab)
-                             >= params.lattice_min_core_chroma
-                             and lit_ball_cues(lab_img, b.center_ortho, marble_px)[0] >= SURE_CORE_CHROMA))
-                    and not (rim_band is not None and sand_ab is not None
-                             and _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab, marble_px,
-                                              params))]
+        opened = [b for b in _blobs(mag_n, region & other, thr_n, min_area, marble_px,
+                                    params.line_open_marbles * marble_px)
+                  if b.area_px <= single_max
+                  and (_coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
+                       or (base_z != 0.0 and params.ground_line_highlight
+                           and lit_ball_cues(lab_img, b.center_ortho, marble_px)[1] >= MIN_HIGHLIGHT_MADS))
+                  and (b.inner_radius_px >= params.line_ball_inner_radius * 0.5 * marble_px
+                       or (base_z != 0.0 and params.ground_line_colour and sand_ab is not None
+                           and _rim_mix_distance(b.center_ortho, lab_ab, sand_ab, ground_ab)
+                           >= params.lattice_min_core_chroma
+                           and lit_ball_cues(lab_img, b.center_ortho, marble_px)[0] >= SURE_CORE_CHROMA))
+                  and not (rim_band is not None and sand_ab is not None
+                           and _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab, marble_px, params))]
+        singles += opened
+        # ... one beside the rim whose colour shows only off its blob's centroid: the blob is mostly its shadow or the
+        # rim's edge, so its area is no size read (it is sized by its outline and blurred-sphere reads, as a ball
+        # parted from its shadow is; 1597_004 m57: 16.3 mm from that area, read a tolley at 0.935)
+        if rim_band is not None and sand_ab is not None:
+            shade_free.extend(b for b in opened if _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab,
+                                                                0.0, params))
         dl_px = dl_disc = None  # the lightness departure and its disc average, made for the first group
         inner_disc = cv2.erode(region.astype(np.uint8), cv2.getStructuringElement(
             cv2.MORPH_ELLIPSE, (2 * int(0.5 * marble_px) + 1,) * 2)).astype(bool)
