@@ -176,6 +176,12 @@ class MarblesParams:
     # ground's and shade's wherever it lies (7.2 and 11.5 from them; beside the rim the sand in its surround makes the
     # pavement itself look coloured: seed 99, 0.0 from the mix, 17.7 from its surround)
     ground_line_colour: bool = True
+    # ... and beside the rim a blob is the rim's own sand only when no core within a marble's radius of its centre
+    # (this share of its diameter) shows a colour outside the mix of sand, ground and shade: the centroid of a ball and
+    # its cast shadow leans into the shadow, and a clear cat's eye shows the ground through its middle, its colour in
+    # its vanes off the centre (seed 1597: cat's eye m60 at the foot, 2.9 px off its centre, read 3.1 at the centroid
+    # against the 5 asked, 7.2 within the radius; the rim's own blobs on the development set 0.0-1.3 within it)
+    rim_colour_reach_marbles: float = 0.5
     # A single blob read as a tolley may be a tolley and a marble touching (or two balls): two spheres of known
     # radii, so two disc-covered peaks a ball's diameter apart at least and no further apart than two touching
     # tolleys' centres, each with a surely coloured core (``lattice_sure_core_chroma``; a ball's shadow beside it is
@@ -314,15 +320,16 @@ def _ortho(frame_bgr, camera: CameraModel, z_mm: float, limit_mm: float, mm_per_
     return grid, (img, valid)
 
 
-def _saliency(img_bgr: np.ndarray, valid: np.ndarray, kernel_px: int, params: MarblesParams
-              ) -> tuple[np.ndarray, np.ndarray]:
+def _saliency(lab: np.ndarray, valid: np.ndarray, kernel_px: int, params: MarblesParams
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Colour departure from the local median surface (CIELAB, lightness down-weighted against shadows).
 
-    Returns that departure and its colour-only part (shadows darken the sand but barely change its hue).
+    Returns that departure, its colour-only part (shadows darken the sand but barely change its hue) and the median
+    surface itself (8-bit CIELAB; the shade map reads its departures against the same surface).
     Pixels outside ``valid`` (other surface, outside the photo) are set to the surface's median colour first,
     so the rim and the photo's edge do not stand out as departures.
     """
-    lab = cv2.cvtColor(img_bgr, cv2.COLOR_BGR2LAB)
+    lab = lab.copy()
     f = 4
     outside = ~valid
     if valid.any():
@@ -341,7 +348,7 @@ def _saliency(img_bgr: np.ndarray, valid: np.ndarray, kernel_px: int, params: Ma
     mag = cv2.GaussianBlur(np.sqrt(sq, out=sq), (0, 0), 0.6)
     mag[outside] = 0
     chroma[outside] = 0
-    return mag, chroma
+    return mag, chroma, bg
 
 
 def _nearby_colour(lab: np.ndarray, valid: np.ndarray, sigma_small_px: float, f: int) -> np.ndarray:
@@ -498,12 +505,12 @@ def _shade_parted(b: _Blob, shade: np.ndarray, mag: np.ndarray, marble_px: float
                   single_max_px: float, params: MarblesParams) -> list[_Blob]:
     """The balls of a blob that fails the single-ball tests once its shade is taken away, or nothing.
 
-    Each part of the blob left without its ``shade`` pixels must be smaller than any ball's blob (``min_area_px``: the
-    shadow's fringe) or pass every single-ball test (a disc of ``min_inner_radius_ratio``, area, roundness, length,
-    a marble apart from the other balls). One part that fails leaves the blob as it was (a group, the rim's strip, a
-    chain the split reads)."""
+    Each part of the blob left without its ``shade`` pixels (read over the blob's box) must be smaller than any ball's
+    blob (``min_area_px``: the shadow's fringe) or pass every single-ball test (a disc of ``min_inner_radius_ratio``,
+    area, roundness, length, a marble apart from the other balls). One part that fails leaves the blob as it was (a
+    group, the rim's strip, a chain the split reads)."""
     x, y, bw, bh = b.bbox
-    left = without_shade(b.mask, shade[y:y + bh, x:x + bw])
+    left = without_shade(b.mask, shade)
     n, lbl = cv2.connectedComponents(left.astype(np.uint8), connectivity=8)
     out = []
     for i in range(1, n):
@@ -647,14 +654,19 @@ def _presence_confidence(core_chroma: float, params: MarblesParams) -> float:
 
 
 def _is_rim_sand(c, rim_band: np.ndarray, lab_ab: np.ndarray, sand_ab: np.ndarray, ground_ab: np.ndarray,
-                 params: MarblesParams) -> bool:
+                 marble_px: float, params: MarblesParams) -> bool:
     """Whether a ground blob centred at ortho ``c`` at the rim's foot or beside the ground the ring hides is the
-    rim itself: its core's colour is a mix of the sand, the ground and shade (``_rim_mix_distance``)."""
+    rim itself: every core's colour within ``rim_colour_reach_marbles`` of ``c`` is a mix of the sand, the ground
+    and shade (``_rim_mix_distance``)."""
     x, y = (int(round(v)) for v in c)
     h, w = rim_band.shape
     if not (0 <= x < w and 0 <= y < h and rim_band[y, x]):
         return False
-    return _rim_mix_distance(c, lab_ab, sand_ab, ground_ab) < params.lattice_min_core_chroma
+    reach = params.rim_colour_reach_marbles * marble_px
+    r = int(reach)
+    return max(_rim_mix_distance((x + dx, y + dy), lab_ab, sand_ab, ground_ab)
+               for dy in range(-r, r + 1) for dx in range(-r, r + 1)
+               if dx * dx + dy * dy <= reach * reach) < params.lattice_min_core_chroma
 
 
 def _rim_mix_distance(c, lab_ab: np.ndarray, sand_ab: np.ndarray, ground_ab: np.ndarray) -> float:
@@ -990,9 +1002,9 @@ def detect_marbles_and_possible(
         single_max = params.single_ball_max_tolley_areas * math.pi * (0.5 * tolley_px) ** 2
         # two backgrounds: a wide median (twice a group) so a close-packed group stands out as a whole, and a
         # narrow one (three tolleys) that also takes out the sand's scuffs, so a faint single ball stands out
-        mag, chroma = _saliency(img, region, kernel, params)
-        c_med = float(np.median(chroma[region]))
         lab_img = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)
+        mag, chroma, _ = _saliency(lab_img, region, kernel, params)
+        c_med = float(np.median(chroma[region]))
         lab_ab = lab_img[..., 1:].astype(np.float32)
         if base_z == 0.0:
             sand_ab = np.median(lab_ab[region], axis=0)
@@ -1002,21 +1014,23 @@ def detect_marbles_and_possible(
         # group); any other large blob (the ring's shadow on the ground, the rim's shading, paving) is no ball
         # but may hold single balls, which the narrow background finds inside it
         large = [b for b in _blobs(mag, region, thr, min_area, marble_px) if b.area_px > single_max]
-        shade: list[np.ndarray] = []  # made for the first blob that needs it
         shade_free: list[_Blob] = []  # balls parted from their shadow: their area is no longer a size read
 
         def parted(b: _Blob) -> list[_Blob]:
             if not params.part_shade:
                 return []
-            if not shade:
-                # shade against the singles' narrow background: a ball's shadow is a few balls long at most
-                shade.append(shade_mask(*shade_departures(img, region, int(params.single_background_mm / mm_per_px)),
-                                        MIN_CORE_CHROMA))
-            balls = _shade_parted(b, shade[0], mag_n, marble_px, min_area, single_max, params)
+            # shade against the singles' narrow background (a ball's shadow is a few balls long at most), read
+            # only in the blob's box and the one pixel round it that the shade test's 3 x 3 mean reaches
+            x, y, bw, bh = b.bbox
+            y0, x0 = max(0, y - 1), max(0, x - 1)
+            win = np.s_[y0:y + bh + 1, x0:x + bw + 1]
+            shade = shade_mask(*shade_departures(lab_img[win], bg_n[win], region[win]), MIN_CORE_CHROMA)
+            balls = _shade_parted(b, shade[y - y0:y - y0 + bh, x - x0:x - x0 + bw], mag_n, marble_px, min_area,
+                                  single_max, params)
             shade_free.extend(balls)
             return balls
 
-        mag_n, _ = _saliency(img, region, int(params.single_background_mm / mm_per_px), params)
+        mag_n, _, bg_n = _saliency(lab_img, region, int(params.single_background_mm / mm_per_px), params)
         # a blob that is one or two balls with their cast shadows is no group, however large the shadows make it
         is_group = [_is_group(b, base_z, marble_px, mag, region, thr, params) and not parted(b) for b in large]
         groups = [b for b, g in zip(large, is_group) if g]
@@ -1032,19 +1046,26 @@ def detect_marbles_and_possible(
         # it and lost: opened away from the lines, it stands apart, and counts when it holds nearly a marble's
         # own disc, its core is coloured (a joint's crossing or a shadow's corner is grey) and, at the rim's
         # foot, its colour is no mix of sand, ground and shade
-        singles += [b for b in _blobs(mag_n, region & other, thr_n, min_area, marble_px,
-                                      params.line_open_marbles * marble_px)
-                    if b.area_px <= single_max
-                    and (_coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
-                         or (base_z != 0.0 and params.ground_line_highlight
-                             and lit_ball_cues(lab_img, b.center_ortho, marble_px)[1] >= MIN_HIGHLIGHT_MADS))
-                    and (b.inner_radius_px >= params.line_ball_inner_radius * 0.5 * marble_px
-                         or (base_z != 0.0 and params.ground_line_colour and sand_ab is not None
-                             and _rim_mix_distance(b.center_ortho, lab_ab, sand_ab, ground_ab)
-                             >= params.lattice_min_core_chroma
-                             and lit_ball_cues(lab_img, b.center_ortho, marble_px)[0] >= SURE_CORE_CHROMA))
-                    and not (rim_band is not None and sand_ab is not None
-                             and _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab, params))]
+        opened = [b for b in _blobs(mag_n, region & other, thr_n, min_area, marble_px,
+                                    params.line_open_marbles * marble_px)
+                  if b.area_px <= single_max
+                  and (_coloured_core(chroma, c_med, b.center_ortho[None], params)[0]
+                       or (base_z != 0.0 and params.ground_line_highlight
+                           and lit_ball_cues(lab_img, b.center_ortho, marble_px)[1] >= MIN_HIGHLIGHT_MADS))
+                  and (b.inner_radius_px >= params.line_ball_inner_radius * 0.5 * marble_px
+                       or (base_z != 0.0 and params.ground_line_colour and sand_ab is not None
+                           and _rim_mix_distance(b.center_ortho, lab_ab, sand_ab, ground_ab)
+                           >= params.lattice_min_core_chroma
+                           and lit_ball_cues(lab_img, b.center_ortho, marble_px)[0] >= SURE_CORE_CHROMA))
+                  and not (rim_band is not None and sand_ab is not None
+                           and _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab, marble_px, params))]
+        singles += opened
+        # ... one beside the rim whose colour shows only off its blob's centroid: the blob is mostly its shadow or the
+        # rim's edge, so its area is no size read (it is sized by its outline and blurred-sphere reads, as a ball
+        # parted from its shadow is; 1597_004 m57: 16.3 mm from that area, read a tolley at 0.935)
+        if rim_band is not None and sand_ab is not None:
+            shade_free.extend(b for b in opened if _is_rim_sand(b.center_ortho, rim_band, lab_ab, sand_ab, ground_ab,
+                                                                0.0, params))
         dl_px = dl_disc = None  # the lightness departure and its disc average, made for the first group
         inner_disc = cv2.erode(region.astype(np.uint8), cv2.getStructuringElement(
             cv2.MORPH_ELLIPSE, (2 * int(0.5 * marble_px) + 1,) * 2)).astype(bool)

@@ -24,26 +24,23 @@ _L_SCALE = 255.0 / 100.0
 _AB_ZERO = 128.0
 
 
-def shade_departures(img_bgr: np.ndarray, valid: np.ndarray, kernel_px: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each pixel's lightness departure from the local surface (8-bit CIELAB L*, negative in shade) and its colour
-    departure rescaled to the surface's lightness (``shade_free_chroma``), against the median over ``kernel_px``.
+def shade_departures(lab: np.ndarray, bg_lab: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each pixel's lightness departure from the local surface ``bg_lab`` (8-bit CIELAB L*, negative in shade) and its
+    colour departure rescaled to the surface's lightness (``shade_free_chroma``); both 0 outside ``valid``.
+
+    The surface is the detector's own narrow median (``vision.marbles._saliency``), passed in rather than built again
+    over the whole orthophoto, and the caller reads only the window of the blob it parts.
 
     >>> img = np.full((40, 40, 3), (90, 160, 200), np.uint8)  # yellow sand (BGR)
     >>> img[10:20, 10:20] = (45, 80, 100)  # the same sand at half the light
     >>> img[25:32, 25:32] = (200, 120, 60)  # a blue ball
-    >>> dl, free = shade_departures(img, np.ones((40, 40), bool), 39)
+    >>> lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB)
+    >>> dl, free = shade_departures(lab, np.broadcast_to(lab[0, 0], lab.shape), np.ones((40, 40), bool))
     >>> bool(dl[15, 15] < -20 and free[15, 15] < 5 and free[28, 28] > 30)
     True
     """
-    lab = cv2.cvtColor(img_bgr, cv2.COLOR_BGR2LAB)
-    f = 4
-    fill = np.median(lab[valid], axis=0).astype(np.uint8) if valid.any() else np.full(3, 128, np.uint8)
-    lv = np.where(valid[..., None], lab, fill).astype(np.uint8)
-    small = cv2.resize(lv, (max(1, lab.shape[1] // f), max(1, lab.shape[0] // f)), interpolation=cv2.INTER_AREA)
-    k = int(np.clip(kernel_px / f, 3, 255)) | 1
-    bg = cv2.resize(cv2.medianBlur(small, k), (lab.shape[1], lab.shape[0]),
-                    interpolation=cv2.INTER_LINEAR).astype(np.float32)
-    lab = lab.astype(np.float32)
+    lab = np.asarray(lab, np.float32)
+    bg = np.asarray(bg_lab, np.float32)
     dl = lab[..., 0] - bg[..., 0]
     free = shade_free_chroma(lab, bg)
     dl[~valid] = 0.0

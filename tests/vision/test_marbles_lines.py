@@ -61,15 +61,15 @@ def _ab_image(core_ab) -> tuple[np.ndarray, np.ndarray]:
 def test_rim_edge_mixing_sand_ground_and_shade_is_the_rim():
     for mix in (0.5 * (SAND_AB + GRASS_AB), 0.6 * SAND_AB + 0.4 * 128.0, SAND_AB):
         lab_ab, band = _ab_image(mix)
-        assert _is_rim_sand((20, 20), band, lab_ab, SAND_AB, GRASS_AB, DEFAULT_PARAMS)
+        assert _is_rim_sand((20, 20), band, lab_ab, SAND_AB, GRASS_AB, MARBLE_PX, DEFAULT_PARAMS)
 
 
 def test_blue_ball_at_the_rims_foot_is_a_ball_and_away_from_it_is_never_the_rim():
     lab_ab, band = _ab_image(np.array([140.0, 100.0]))  # blue glass: b* well below grey
-    assert not _is_rim_sand((20, 20), band, lab_ab, SAND_AB, GRASS_AB, DEFAULT_PARAMS)
+    assert not _is_rim_sand((20, 20), band, lab_ab, SAND_AB, GRASS_AB, MARBLE_PX, DEFAULT_PARAMS)
     lab_ab, band = _ab_image(SAND_AB)
     band[:] = False
-    assert not _is_rim_sand((20, 20), band, lab_ab, SAND_AB, GRASS_AB, DEFAULT_PARAMS)
+    assert not _is_rim_sand((20, 20), band, lab_ab, SAND_AB, GRASS_AB, MARBLE_PX, DEFAULT_PARAMS)
 
 
 def test_distance_to_triangle():
