@@ -247,41 +247,15 @@ def plan_points_mm(camera: CameraModel, contour_px: np.ndarray, z_mm: float = 0.
     return camera.image_to_table_mm(contour_px.reshape(-1, 2).astype(np.float64), z_mm)
 
 
-# Steps that move an upright seed's base centre until its projected silhouette's centroid is the blob's
-# (``_centred_upright``).
-UPRIGHT_SEED_CENTRE_STEPS = 3
-
-
-def _centred_upright(camera: CameraModel, blob_centroid_px: np.ndarray, size: str, xy_mm, yaw: float,
-                     steps: int = UPRIGHT_SEED_CENTRE_STEPS) -> PieceHypothesis:
-    """An upright seed of ``size`` and ``yaw`` moved on the table until its silhouette's centroid is the blob's.
-
-    Seen obliquely (towards a photo's edge) a tall piece's silhouette leans away from its base by up to half
-    its height's projection: the blob's centroid, read on any one plane, is then a base off the base's centre
-    (ice 4747_006 p2, a large upright: 8.3 mm), and from there the square's diagonal fits the leaning
-    silhouette better than its sides do, a local optimum the refinement does not leave.
-    """
-    x, y = (float(v) for v in xy_mm)
-    for _ in range(steps):
-        hyp = PieceHypothesis("upright", size, (x, y, yaw))
-        seen = np.asarray(_polygon(hull_px(camera, hyp.pose())).centroid.coords[0])
-        to_mm = plan_points_mm(camera, np.array([blob_centroid_px, seen]), 0.0)
-        x, y = x + float(to_mm[0, 0] - to_mm[1, 0]), y + float(to_mm[0, 1] - to_mm[1, 1])
-    return PieceHypothesis("upright", size, (x, y, yaw))
-
-
 def single_seeds(camera: CameraModel, contour_px: np.ndarray) -> list[PieceHypothesis]:
     """Starting hypotheses for one piece explaining a blob: each size upright and lying."""
     seeds = []
-    outline = _polygon(contour_px.reshape(-1, 2).astype(np.float64))
-    centroid_px = np.asarray(outline.centroid.coords[0]) if outline.area > 0 else None
     for size in SIZES:
         h = height_mm(size)
         plan = plan_points_mm(camera, contour_px, h / 4)
         c = plan.mean(axis=0)
         for yaw in np.radians([0.0, 30.0, 60.0]):
-            seeds.append(PieceHypothesis("upright", size, (c[0], c[1], float(yaw))) if centroid_px is None
-                         else _centred_upright(camera, centroid_px, size, c, float(yaw)))
+            seeds.append(PieceHypothesis("upright", size, (c[0], c[1], float(yaw))))
         plan0 = plan_points_mm(camera, contour_px, 0.0)
         c0 = plan0.mean(axis=0)
         cov = np.cov((plan0 - c0).T)
