@@ -419,6 +419,8 @@ class _Verdict:
     singles: list = field(default_factory=list)  # the best single-piece fit of each kind and size: (score, [hyp])
     shade_size_rival: str | None = None  # another size of the lying piece that the shade beside it may make
     rivals: list = field(default_factory=list)  # every reading no interpenetration rules out: (score, [hyp])
+    # the lying piece's larger sizes, each refined on its apex with the open base forgiven (``_open_base_size``)
+    size_readings: list = field(default_factory=list)
 
 
 def _describe(pieces) -> str:
@@ -838,6 +840,7 @@ def _fit_blob(
     runner = max((c for c in rivals if not _same_reading(c[1], chosen[1])), key=lambda t: t[0], default=(0.0, []))
     lying = [p for p in chosen[1] if p.kind == "lying"]
     size_rival = None
+    readings = []
     if params.open_base_evals > 0 and edges is not None and len(lying) == 1:
         # a lying piece under a standing one shows its open base alike (the standing piece hides its apex end,
         # not its base): its size is read again with its partner held where the fit put it
@@ -866,7 +869,7 @@ def _fit_blob(
         runner_desc += " with the pieces elsewhere"  # the lying piece under the other one: the roles swapped
     return _Verdict(pieces=chosen[1], iou=chosen[0], runner_up_iou=runner[0],
                     runner_up_desc=runner_desc, shade_reading=reading, singles=singles, shade_size_rival=size_rival,
-                    rivals=rivals)
+                    rivals=rivals, size_readings=readings[1:])
 
 
 def _shade_found(cam: CameraModel, contours, params: PyramidDetectorParams, edges, ridges: RidgeMap):
@@ -961,6 +964,9 @@ def _pip_rival(pip_map: PipMap, cam: CameraModel, hyp: PieceHypothesis, verdict:
         return None
     own = pip_contrast(pip_map, cam, hyp.pose())[pip_count(hyp.size)]
     rivals = [apex_aligned_lying(hyp, s) for s in SIZES if base_mm(s) > base_mm(hyp.size)]
+    # and the same refined on the apex with the open base forgiven (``_open_base_size``): a piece standing on
+    # the lying one hides its apex end too, and a rival put on the verdict's apex misses the pips shown
+    rivals += [alt for alt in verdict.size_readings if alt.size != hyp.size]
     if len(verdict.pieces) == 1:
         rivals += [alt for score, (alt,) in verdict.singles
                    if alt.kind == hyp.kind and alt.size != hyp.size and verdict.iou - score <= params.pip_rival_gap]
