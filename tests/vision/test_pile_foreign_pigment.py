@@ -4,7 +4,8 @@ explains is refused (``vision.foreign_pigment``).
 tw_6363_001 (seed 6363, 4K): red-L1 on the felt, red-L2 on it, yellow-S1 on red-L2 tilted 59 deg, green-L2 on top.
 yellow-S1 was found at its place as a small wink, then moved 6.2 mm by its arc's size read onto the missed red-L2
 (the arc was red-L2's rim) as a yellow large: red-L2 was reported yellow, and red-L1 claimed over it (truth: the
-other way round). The photo is drawn again whole as the bench renders it (``_redrawn``).
+other way round). The move is refused and the arc taken for the rim of the red wink whose pigment it bounds. The
+photo is drawn again whole as the bench renders it (``_redrawn``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from calibration.camera import CameraModel
 from simulation.generate import make_rig, random_scene, render_tiddlywinks_item
 from simulation.tiddlywinks_scenes import SCENE_KINDS
 from vision.colour import COLOR_NAMES
-from vision.foreign_pigment import foreign_share, refuse_foreign_moves
+from vision.foreign_pigment import foreign_share, leave_open, refuse_foreign_moves
 from vision.ortho import OrthoGrid
 from vision.tiddlywinks import measure_tiddlywinks
 from vision.winks import WinkCandidate
@@ -56,8 +57,10 @@ def test_a_steep_upper_is_not_moved_onto_the_missed_wink_beside_it(pile_6363):
     yellow = _near(m, truth["yellow-S1"]["center_mm"])
     assert len(yellow) == 1 and yellow[0].color == "yellow"
     assert yellow[0].size == "small" or yellow[0].size_confidence < 0.9
-    # the red large beside it is not reported yellow (its colour read rests on the steep yellow's pixels)
-    assert not any(w.color == "yellow" for w in _near(m, truth["red-L2"]["center_mm"]))
+    # the red large beside it is not reported yellow (its colour read rests on the steep yellow's pixels): it is
+    # found red, where the arc of its rim puts it
+    red = _near(m, truth["red-L2"]["center_mm"])
+    assert len(red) == 1 and red[0].color == "red"
 
 
 def test_no_order_in_the_steep_pile_is_claimed_the_wrong_way(pile_6363):
@@ -104,19 +107,32 @@ def test_a_move_onto_another_colours_unexplained_pigment_is_undone():
     labels = _labels([((0.0, 0.0), 11.0, RED), ((6.0, 0.0), 8.0, YELLOW)])
     w, before = _moved("yellow", (6.0, 0.0), "small", (1.0, 0.0), "large")
     assert foreign_share(w.center_mm, 11.0, "yellow", [], labels, GRID) > 0.15
-    assert refuse_foreign_moves([w], before, [w], labels, GRID) == []
+    kept, owners = refuse_foreign_moves([w], before, [w], labels, GRID)
+    assert kept == []
     assert w.size == "small" and np.allclose(w.center_mm, (6.0, 0.0)) and w.size_confidence == 0.6
     assert w.arc_sigma_mm is None
+    # the arc was the red wink's rim: a red large where its circle lies, its size flagged
+    assert len(owners) == 1 and owners[0].color == "red" and owners[0].size == "large"
+    assert np.linalg.norm(owners[0].center_mm - (1.0, 0.0)) < 0.01 and owners[0].size_confidence < 0.9
 
 
 def test_a_move_onto_its_own_colour_or_onto_a_found_wink_is_kept():
     # its own colour all round the new disc: kept
     labels = _labels([((1.0, 0.0), 11.0, YELLOW)])
     w, before = _moved("yellow", (3.0, 0.0), "small", (1.0, 0.0), "large")
-    assert refuse_foreign_moves([w], before, [w], labels, GRID) == [w]
+    assert refuse_foreign_moves([w], before, [w], labels, GRID) == ([w], [])
     # the red beside it is a found wink's (it covers that part of the new disc): kept
     labels = _labels([((-9.0, 0.0), 11.0, RED), ((1.0, 0.0), 11.0, YELLOW), ((-9.0, 0.0), 11.0, RED)])
     red = WinkCandidate(color="red", size="large", center_mm=np.array((-9.0, 0.0)), votes=1.0)
     w, before = _moved("yellow", (3.0, 0.0), "small", (1.0, 0.0), "large")
-    assert refuse_foreign_moves([w], before, [w, red], labels, GRID) == [w]
+    assert refuse_foreign_moves([w], before, [w, red], labels, GRID) == ([w], [])
     assert w.size == "large"
+
+
+def test_the_orders_of_a_wink_known_from_an_arc_alone_are_left_undecided():
+    a = WinkCandidate(color="red", size="large", center_mm=np.zeros(2), votes=1.0, wink_id="red-L1",
+                      above=["red-L2"], order_confidence={"red-L2": 1.0, "green-L1": 0.95})
+    b = WinkCandidate(color="red", size="large", center_mm=np.array((10.0, 0.0)), votes=1.0, wink_id="red-L2",
+                      order_confidence={"red-L1": 1.0})
+    leave_open([a, b], [b])
+    assert a.order_confidence == {"red-L2": 0.5, "green-L1": 0.95} and b.order_confidence == {"red-L1": 0.5}
