@@ -28,6 +28,7 @@ from vision.core_colour import tinted_felt
 from vision.crescents import crescent_lowers
 from vision.felt_cores import felt_core_winks, felt_label_rims
 from vision.felt_discs import felt_discs
+from vision.foreign_pigment import ForeignPigmentParams, leave_open, refuse_foreign_moves
 from vision.hidden_twins import forget, hidden_twins
 from vision.ortho import OrthoGrid, pyramid_size, rectify_pyramid
 from vision.pile_echoes import refit_pile_echoes
@@ -93,6 +94,7 @@ class TiddlywinksParams:
     colour: ColourParams = field(default_factory=ColourParams)
     winks: WinkDetectorParams = field(default_factory=WinkDetectorParams)
     pot: PotParams = field(default_factory=PotParams)
+    foreign: ForeignPigmentParams = field(default_factory=ForeignPigmentParams)
 
 
 @dataclass(slots=True)
@@ -349,7 +351,15 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
                 # fit does not confirm the size, which stays the better guess, flagged
                 c.size_confidence = min(c.size_confidence, SIZE_UNVERIFIED_CONFIDENCE)
     # a partly hidden wink's size from the curvature of the arc of its rim that shows (flagged ones only)
+    pre_arc = {id(c): (c.center_mm.copy(), c.size, c.size_confidence, c.edge_offset_px, c.arc_sigma_mm) for c in live}
     resized = decide_sizes_from_arcs(live, frame_bgr, camera, cs, grid, pot_zone, wp.size_fit_fraction)
+    # an arc that is another wink's rim in a steep pile moves the disc over that wink's pigment: refused; the wink
+    # whose pigment it is, missed by the search, lies where the arc puts it
+    resized, owners = refuse_foreign_moves(resized, pre_arc, live, labels, grid, params.foreign)
+    if owners:
+        cands += owners
+        live += owners
+        _name(cands)
     refine_batch([c for c in resized if id(c) not in anchored], live, frame_bgr, camera, labels, grid, wp,
                  bias, mm_per_px, block)
     # a flagged wink on or under one of its colour shows an arc of its rim that both radii's circles may cross:
@@ -419,6 +429,9 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     review_order(live, frame_bgr, camera, wp, noise, params.order_confidence_min, other_size,
                  lambda a, b: any((a is n and b is o) or (a is o and b is n) for n, o in one_outline),
                  size_unconfirmed, size_untested)
+    # a wink known only from an arc of its rim and its pigment inside it: no outline of it was fitted, so no rim
+    # read of its pairs is evidence (tw_6363_001's red-L2 read under red-L1 at 1.0: truth the other way round)
+    leave_open(live, owners, params.foreign)
     drop_open_pairs(new_pairs, params.order_confidence_min)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
     before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}
