@@ -237,12 +237,16 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
             # outline and inside hidden by them (a sample pair with either half hidden) making up the share
             vis_clear = clear_ok[:, :n] & clear_ok[:, n:2 * n] & floor_clear[poses]
             shown = (ok[:, :n] | hid[:, :n]) & (ok[:, n:2 * n] | hid[:, n:2 * n]) & floor_ok[poses]
-            under = (~full & (vis_clear.mean(axis=1) >= min_under) & (clear_ok[:, 2 * n:].mean(axis=1) >= min_under)
-                     & (shown.mean(axis=1) >= min_seen) & ((ok | hid)[:, 2 * n:].mean(axis=1) >= min_seen))
+            inside_shown = (ok | hid)[:, 2 * n:].mean(axis=1) >= min_seen
+            # its outline seen as an open wink's is, its inside short of that only where a wink lies on it: the
+            # inside is read where it shows (as under others), the outline as in the open
+            covered = ~full & (seen_share >= min_seen) & (mid_seen.mean(axis=1) >= min_under) & inside_shown
+            under = (~full & ~covered & (vis_clear.mean(axis=1) >= min_under)
+                     & (clear_ok[:, 2 * n:].mean(axis=1) >= min_under) & (shown.mean(axis=1) >= min_seen) & inside_shown)
             vis = np.where(under[:, None], vis_clear, vis)
             mid_seen = np.where(under[:, None], clear_ok[:, 2 * n:], mid_seen)
             seen_share = vis.mean(axis=1)
-            rows = np.flatnonzero(full | under)
+            rows = np.flatnonzero(full | covered | under)
             if not len(rows):
                 return []
             vis = vis[rows]
@@ -270,7 +274,8 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
             if not loose:
                 keep &= spread <= params.max_inside_spread * med_step
             return [(float(support[j] * seen_share[rows[j]]) - float(sp) / max(float(ms), 1e-6), int(poses[rows[j]]),
-                     bool(under[rows[j]])) for j, sp, ms in zip(held[keep], spread[keep], med_step[keep])]
+                     bool(under[rows[j]] or covered[rows[j]])) for j, sp, ms in zip(held[keep], spread[keep],
+                                                                                      med_step[keep])]
 
         for level, z in enumerate(CUP_LEVELS_Z_MM):
             poses = np.arange(m) if level == 0 else np.flatnonzero(on_wink)
