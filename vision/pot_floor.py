@@ -38,6 +38,8 @@ from vision.winks import EDGE_BLUR_IMAGE_PX, RADII_MM, WinkCandidate
 CUP_LEVELS_Z_MM = tuple(2.5 + WINK_THICKNESS_MM * (k + 0.5) for k in range(3))
 #: The cup's inner radius at its floor (the wall 1.6 mm thick, its outside 19.3 mm there; TW 4's base radius 19).
 FLOOR_INNER_RADIUS_MM = POT_BASE_RADIUS_MM + 0.3 - 1.6
+#: The opening's inner radius at the top (the wall 1.6 mm thick there too).
+OPENING_INNER_RADIUS_MM = POT_TOP_RADIUS_MM - 1.6
 #: Image pixels past another wink's image (or the wall's foot) that its blurred edge still reaches (the camera's blur
 #: width): a wink read under others is read on its outline clear of them by this.
 UNDER_CLEAR_PX = EDGE_BLUR_IMAGE_PX
@@ -77,8 +79,8 @@ def opening_inner_px(camera: CameraModel, pot: PotDetection) -> np.ndarray:
     """The image of the top opening's inner edge (the outer rim less the wall): what is seen in the cup lies
     inside it."""
     ring = np.linspace(0.0, 2 * math.pi, 120, endpoint=False)
-    return camera.project_mm(np.column_stack([pot.center_mm[0] + (POT_TOP_RADIUS_MM - 1.6) * np.cos(ring),
-                                              pot.center_mm[1] + (POT_TOP_RADIUS_MM - 1.6) * np.sin(ring),
+    return camera.project_mm(np.column_stack([pot.center_mm[0] + OPENING_INNER_RADIUS_MM * np.cos(ring),
+                                              pot.center_mm[1] + OPENING_INNER_RADIUS_MM * np.sin(ring),
                                               np.full(len(ring), POT_HEIGHT_MM)]))
 
 
