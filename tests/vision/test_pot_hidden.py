@@ -11,7 +11,7 @@ from geometry.constants import POT_HEIGHT_MM, POT_TOP_RADIUS_MM
 from vision.pot_floor import CUP_LEVELS_Z_MM, FLOOR_INNER_RADIUS_MM
 from vision.pot_hidden import colours_pot_may_hide, cup_floor_hidden_share, hideable_sizes
 from vision.potted import POT_FLOOR_Z_MM
-from vision.winks import WinkCandidate
+from vision.winks import WinkCandidate, lens_area_mm2
 
 
 def _scene(tilt_deg: float) -> tuple[CameraModel, PotDetection]:
@@ -83,17 +83,6 @@ def test_a_colour_misread_as_another_is_no_wink_hidden_in_the_cup():
     assert colours_pot_may_hide(cam, pot, winks, ("blue", "green", "red", "yellow")) == ()
 
 
-def _lens_area(r1: float, r2: float, d: float) -> float:
-    """Area common to two circles of radii r1, r2 whose centres are d apart."""
-    if d >= r1 + r2:
-        return 0.0
-    if d <= abs(r1 - r2):
-        return math.pi * min(r1, r2) ** 2
-    a1 = r1 * r1 * math.acos((d * d + r1 * r1 - r2 * r2) / (2 * d * r1))
-    a2 = r2 * r2 * math.acos((d * d + r2 * r2 - r1 * r1) / (2 * d * r2))
-    return a1 + a2 - 0.5 * math.sqrt((-d + r1 + r2) * (d + r1 - r2) * (d - r1 + r2) * (d + r1 + r2))
-
-
 @pytest.mark.parametrize("tilt_deg", [6.0, 15.0, 22.0])
 def test_the_share_of_the_cup_floor_hidden_by_its_wall_is_the_floor_outside_the_openings_shadow(tilt_deg):
     # issue 4: a wink the camera cannot see is not counted; the analysis says how much of the floor it cannot see.
@@ -105,7 +94,7 @@ def test_the_share_of_the_cup_floor_hidden_by_its_wall_is_the_floor_outside_the_
     z_top = CUP_LEVELS_Z_MM[0] + 0.75
     shift = eye_xy * (POT_HEIGHT_MM - z_top) / (eye_z - POT_HEIGHT_MM)
     r_open = (POT_TOP_RADIUS_MM - 1.6) * (eye_z - z_top) / (eye_z - POT_HEIGHT_MM)
-    want = 1.0 - _lens_area(FLOOR_INNER_RADIUS_MM, r_open, shift) / (math.pi * FLOOR_INNER_RADIUS_MM ** 2)
+    want = 1.0 - lens_area_mm2(FLOOR_INNER_RADIUS_MM, r_open, shift) / (math.pi * FLOOR_INNER_RADIUS_MM ** 2)
     assert cup_floor_hidden_share(cam, pot, []) == pytest.approx(want, abs=0.01)
 
 
