@@ -38,6 +38,8 @@ from vision.winks import EDGE_BLUR_IMAGE_PX, RADII_MM, WinkCandidate
 CUP_LEVELS_Z_MM = tuple(2.5 + WINK_THICKNESS_MM * (k + 0.5) for k in range(3))
 #: The cup's inner radius at its floor (the wall 1.6 mm thick, its outside 19.3 mm there; TW 4's base radius 19).
 FLOOR_INNER_RADIUS_MM = POT_BASE_RADIUS_MM + 0.3 - 1.6
+#: The opening's inner radius at the top (the wall 1.6 mm thick there too).
+OPENING_INNER_RADIUS_MM = POT_TOP_RADIUS_MM - 1.6
 #: Image pixels past another wink's image (or the wall's foot) that its blurred edge still reaches (the camera's blur
 #: width): a wink read under others is read on its outline clear of them by this.
 UNDER_CLEAR_PX = EDGE_BLUR_IMAGE_PX
@@ -77,8 +79,8 @@ def opening_inner_px(camera: CameraModel, pot: PotDetection) -> np.ndarray:
     """The image of the top opening's inner edge (the outer rim less the wall): what is seen in the cup lies
     inside it."""
     ring = np.linspace(0.0, 2 * math.pi, 120, endpoint=False)
-    return camera.project_mm(np.column_stack([pot.center_mm[0] + (POT_TOP_RADIUS_MM - 1.6) * np.cos(ring),
-                                              pot.center_mm[1] + (POT_TOP_RADIUS_MM - 1.6) * np.sin(ring),
+    return camera.project_mm(np.column_stack([pot.center_mm[0] + OPENING_INNER_RADIUS_MM * np.cos(ring),
+                                              pot.center_mm[1] + OPENING_INNER_RADIUS_MM * np.sin(ring),
                                               np.full(len(ring), POT_HEIGHT_MM)]))
 
 
@@ -237,12 +239,16 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
             # outline and inside hidden by them (a sample pair with either half hidden) making up the share
             vis_clear = clear_ok[:, :n] & clear_ok[:, n:2 * n] & floor_clear[poses]
             shown = (ok[:, :n] | hid[:, :n]) & (ok[:, n:2 * n] | hid[:, n:2 * n]) & floor_ok[poses]
-            under = (~full & (vis_clear.mean(axis=1) >= min_under) & (clear_ok[:, 2 * n:].mean(axis=1) >= min_under)
-                     & (shown.mean(axis=1) >= min_seen) & ((ok | hid)[:, 2 * n:].mean(axis=1) >= min_seen))
+            inside_shown = (ok | hid)[:, 2 * n:].mean(axis=1) >= min_seen
+            # its outline seen as an open wink's is, its inside short of that only where a wink lies on it: the
+            # inside is read where it shows (as under others), the outline as in the open
+            covered = ~full & (seen_share >= min_seen) & (mid_seen.mean(axis=1) >= min_under) & inside_shown
+            under = (~full & ~covered & (vis_clear.mean(axis=1) >= min_under)
+                     & (clear_ok[:, 2 * n:].mean(axis=1) >= min_under) & (shown.mean(axis=1) >= min_seen) & inside_shown)
             vis = np.where(under[:, None], vis_clear, vis)
             mid_seen = np.where(under[:, None], clear_ok[:, 2 * n:], mid_seen)
             seen_share = vis.mean(axis=1)
-            rows = np.flatnonzero(full | under)
+            rows = np.flatnonzero(full | covered | under)
             if not len(rows):
                 return []
             vis = vis[rows]
@@ -270,7 +276,8 @@ def pot_colour_winks(image_bgr: np.ndarray, camera: CameraModel, pot: PotDetecti
             if not loose:
                 keep &= spread <= params.max_inside_spread * med_step
             return [(float(support[j] * seen_share[rows[j]]) - float(sp) / max(float(ms), 1e-6), int(poses[rows[j]]),
-                     bool(under[rows[j]])) for j, sp, ms in zip(held[keep], spread[keep], med_step[keep])]
+                     bool(under[rows[j]] or covered[rows[j]])) for j, sp, ms in zip(held[keep], spread[keep],
+                                                                                      med_step[keep])]
 
         for level, z in enumerate(CUP_LEVELS_Z_MM):
             poses = np.arange(m) if level == 0 else np.flatnonzero(on_wink)

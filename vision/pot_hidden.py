@@ -15,10 +15,16 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
-from geometry.constants import LARGE_WINKS_PER_COLOR, SMALL_WINKS_PER_COLOR, WINK_THICKNESS_MM, WINKS_PER_COLOR
+from geometry.constants import (
+    LARGE_WINKS_PER_COLOR,
+    POT_HEIGHT_MM,
+    SMALL_WINKS_PER_COLOR,
+    WINK_THICKNESS_MM,
+    WINKS_PER_COLOR,
+)
 from vision.colour import COLOR_NAMES
 from vision.pot import PotDetection
-from vision.pot_floor import CUP_LEVELS_Z_MM, cup_pose_grid, cup_view_px
+from vision.pot_floor import CUP_LEVELS_Z_MM, OPENING_INNER_RADIUS_MM, cup_pose_grid, cup_view_px
 from vision.winks import RADII_MM, WinkCandidate
 
 #: A wink that can lie in the cup with no more than this share of its top face in view may be missed there (the
@@ -38,6 +44,25 @@ def _face_offsets_mm(r_mm: float) -> np.ndarray:
     return np.concatenate(pts)
 
 
+def _floor_seen(camera: CameraModel, pot: PotDetection, winks: list[WinkCandidate]):
+    """Whether plan points at a wink's top face on the cup's floor (where the wall hides most) are in view: their
+    line of sight passes the top within the opening's inner edge, and their image lies outside the image of every
+    wink found in the cup, on its rim or beside it (each may lie over them). Returns a function of (N, 2) plan
+    points."""
+    (x0, y0), _, under = cup_view_px(camera, pot, winks)
+    z_top = CUP_LEVELS_Z_MM[0] + WINK_THICKNESS_MM / 2
+    eye = camera.center_mm
+
+    def seen(pts: np.ndarray) -> np.ndarray:
+        at_top = eye[:2] + (pts - eye[:2]) * (eye[2] - POT_HEIGHT_MM) / (eye[2] - z_top)
+        q = camera.project_mm(np.column_stack([pts, np.full(len(pts), z_top)])) - [x0, y0]
+        clear = cv2.remap((under == 0).astype(np.uint8), q.astype(np.float32).reshape(1, -1, 2), None,
+                          cv2.INTER_NEAREST, borderMode=cv2.BORDER_CONSTANT, borderValue=0).reshape(-1)
+        return clear * (np.linalg.norm(at_top - pot.center_mm, axis=1) <= OPENING_INNER_RADIUS_MM)
+
+    return seen
+
+
 def hideable_sizes(camera: CameraModel, pot: PotDetection, winks: list[WinkCandidate]) -> tuple[str, ...]:
     """The wink sizes that can lie on the cup's floor with at most ``MAX_SEEN_SHARE`` of their face in view.
 
@@ -45,22 +70,27 @@ def hideable_sizes(camera: CameraModel, pot: PotDetection, winks: list[WinkCandi
     every wink found in the cup, on its rim or beside it (each may lie over it)."""
     if not pot.found:
         return ()
-    (x0, y0), opening, under = cup_view_px(camera, pot, winks)
-    seen_map = opening * (under == 0).astype(np.uint8)
-    z_top = CUP_LEVELS_Z_MM[0] + WINK_THICKNESS_MM / 2  # on the floor, where the wall hides most
+    seen = _floor_seen(camera, pot, winks)
     out = []
     for size, r in RADII_MM.items():
         centres = cup_pose_grid(pot, r, _POSE_STEP_MM)
         if not len(centres):
             continue
         offs = _face_offsets_mm(r)
-        pts = (centres[:, None, :] + offs[None]).reshape(-1, 2)
-        q = camera.project_mm(np.column_stack([pts, np.full(len(pts), z_top)])) - [x0, y0]
-        v = cv2.remap(seen_map, q.astype(np.float32).reshape(len(centres), len(offs), 2), None, cv2.INTER_NEAREST,
-                      borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+        v = seen((centres[:, None, :] + offs[None]).reshape(-1, 2)).reshape(len(centres), len(offs))
         if float(v.mean(axis=1).min()) <= MAX_SEEN_SHARE:
             out.append(size)
     return tuple(out)
+
+
+def cup_floor_hidden_share(camera: CameraModel, pot: PotDetection, winks: list[WinkCandidate]) -> float:
+    """The share of the cup's floor out of the camera's view: behind the wall (outside the opening's inner edge)
+    or under the image of a wink found in the cup, on its rim or beside it. A wink lying there is hidden from the
+    camera; the umpire is told how much of the floor the photograph cannot show (TW 5(c): the umpire looks)."""
+    if not pot.found:
+        return 0.0
+    # (the centres of a 0.5 mm disc on the floor reach the floor's edge)
+    return 1.0 - float(_floor_seen(camera, pot, winks)(cup_pose_grid(pot, 0.5, _POSE_STEP_MM)).mean())
 
 
 def colours_pot_may_hide(camera: CameraModel, pot: PotDetection, winks: list[WinkCandidate],

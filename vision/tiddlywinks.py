@@ -34,7 +34,7 @@ from vision.ortho import OrthoGrid, pyramid_size, rectify_pyramid
 from vision.pile_echoes import refit_pile_echoes
 from vision.pot import PotDetection, PotParams, detect_pot
 from vision.pot_floor import pot_colour_winks
-from vision.pot_hidden import colours_pot_may_hide
+from vision.pot_hidden import colours_pot_may_hide, cup_floor_hidden_share
 from vision.pot_rim import rim_winks
 from vision.pot_side import pot_side_winks
 from vision.potted import POT_FLOOR_Z_MM, check_potted_sizes, confirm_potted, split_behind_pot, winks_in_pot
@@ -119,6 +119,8 @@ class Measurement:
     pot_hides_color: str | None = None
     #: Colours short of their six winks of which the cup can hide one from this camera (``vision.pot_hidden``).
     pot_may_hide: tuple[str, ...] = ()
+    #: Share of the cup's floor out of view (behind its wall, under the winks found): where a wink can lie unseen.
+    pot_floor_hidden: float = 0.0
 
 
 # --- calibration -------------------------------------------------------------------------------------------
@@ -520,8 +522,10 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # said to be possibly there, not silently absent (a pot of a wink's colour already refers that colour)
     may_hide = colours_pot_may_hide(camera, pot, cands, tuple(n for k, n in enumerate(COLOR_NAMES)
                                                              if k + 1 != pot_class)) if pot.found else ()
+    floor_hidden = cup_floor_hidden_share(camera, pot, cands)
     timing["total"] = (time.perf_counter() - t0) * 1e3
     return Measurement(pot_hides_color=COLOR_NAMES[pot_class - 1] if pot_class else None, pot_may_hide=may_hide,
+                       pot_floor_hidden=floor_hidden,
                        winks=measurements, pot=pot, calibration=cal, detections=dets, undecided_pairs=undecided,
                        timing_ms=timing, colour=cs, grid=grid)
 
@@ -762,7 +766,7 @@ def document_from_measurement(m: Measurement, image_path: str | None = None) -> 
                   "found": bool(m.pot.found), "displaced": bool(m.pot.displaced),
                   "uncertainty_mm": round(float(m.pot.sigma_mm), 4),
                   "hides_color": m.pot_hides_color,  # also in scene_to_document, kept here beside the pot
-                  "may_hide": list(m.pot_may_hide)}
+                  "may_hide": list(m.pot_may_hide), "floor_hidden_share": round(float(m.pot_floor_hidden), 3)}
     doc["calibration"] = {"source": m.calibration.source,
                           "reprojection_error_mm": round(float(m.calibration.reprojection_error_mm), 4),
                           "camera": cam.to_dict()}

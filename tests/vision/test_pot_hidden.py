@@ -3,12 +3,15 @@
 import math
 
 import numpy as np
+import pytest
 
 from calibration.camera import CameraModel
 from vision.pot import PotDetection, pot_polygons
-from vision.pot_hidden import colours_pot_may_hide, hideable_sizes
+from geometry.constants import POT_HEIGHT_MM, POT_TOP_RADIUS_MM
+from vision.pot_floor import CUP_LEVELS_Z_MM, FLOOR_INNER_RADIUS_MM
+from vision.pot_hidden import colours_pot_may_hide, cup_floor_hidden_share, hideable_sizes
 from vision.potted import POT_FLOOR_Z_MM
-from vision.winks import WinkCandidate
+from vision.winks import WinkCandidate, lens_area_mm2
 
 
 def _scene(tilt_deg: float) -> tuple[CameraModel, PotDetection]:
@@ -78,3 +81,24 @@ def test_a_colour_misread_as_another_is_no_wink_hidden_in_the_cup():
     misread = next(w for w in winks if w.color == "green" and w.size == "small")
     misread.color = "yellow"
     assert colours_pot_may_hide(cam, pot, winks, ("blue", "green", "red", "yellow")) == ()
+
+
+@pytest.mark.parametrize("tilt_deg", [6.0, 15.0, 22.0])
+def test_the_share_of_the_cup_floor_hidden_by_its_wall_is_the_floor_outside_the_openings_shadow(tilt_deg):
+    # issue 4: a wink the camera cannot see is not counted; the analysis says how much of the floor it cannot see.
+    # From the camera's centre the opening's inner edge (a circle at the top) falls on the plane of a floor wink's
+    # top face as a circle, scaled and shifted away from the camera: the floor outside it is hidden
+    cam, pot = _scene(tilt_deg)
+    t = math.radians(tilt_deg)
+    eye_xy, eye_z = 1800.0 * math.sin(t), 1800.0 * math.cos(t)
+    z_top = CUP_LEVELS_Z_MM[0] + 0.75
+    shift = eye_xy * (POT_HEIGHT_MM - z_top) / (eye_z - POT_HEIGHT_MM)
+    r_open = (POT_TOP_RADIUS_MM - 1.6) * (eye_z - z_top) / (eye_z - POT_HEIGHT_MM)
+    want = 1.0 - lens_area_mm2(FLOOR_INNER_RADIUS_MM, r_open, shift) / (math.pi * FLOOR_INNER_RADIUS_MM ** 2)
+    assert cup_floor_hidden_share(cam, pot, []) == pytest.approx(want, abs=0.01)
+
+
+def test_a_wink_lying_in_the_cup_hides_the_floor_under_it():
+    cam, pot = _scene(6.0)  # the wall hides none of the floor from here
+    got = cup_floor_hidden_share(cam, pot, [_wink(cam, "red", "large", (2.0, 1.0))])
+    assert got == pytest.approx((11.0 / FLOOR_INNER_RADIUS_MM) ** 2, abs=0.02)
