@@ -1187,7 +1187,10 @@ def detect_pyramids(
             for lying in [p for p in verdict.pieces if p.kind == "lying"]:
                 larger = _pip_size(pip_map, cam, lying, verdict, params)
                 if larger is not None:
-                    verdict = replace(verdict, pieces=[larger if p is lying else p for p in verdict.pieces])
+                    # the shade's size rival is the size now read: no rival
+                    verdict = replace(verdict, pieces=[larger if p is lying else p for p in verdict.pieces],
+                                      shade_size_rival=None if verdict.shade_size_rival == larger.size
+                                      else verdict.shade_size_rival)
         pair_rival = None if pip_map is None else _pair_pip_rival(pip_map, cam, verdict, params)
         hulls = [hull_px(cam, p.pose()) for p in verdict.pieces]
         group_ids = [f"p{n_ids + k + 1}" for k in range(len(verdict.pieces))]
