@@ -170,10 +170,14 @@ class PyramidDetectorParams:
     pip_margin: float = 4.0
     # a lying piece is read at a larger size sharing its apex (the size its pips name) when that reading shows its
     # own count more clearly than the verdict's by ``pip_margin`` and its pips read their count's whole pattern
-    # (``pyramids_pips.named_count``) at an amplitude of ``pip_margin`` and a cosine of this (``_pip_size``); above
-    # 1: off. A row of pips at the predicted sites reads its pattern to a cosine of 0.99-1.00 (the development
-    # set's one-size-small lying pieces at their larger readings); a stray dot or an edge does not
+    # (``pyramids_pips.named_count``) to a cosine of ``pip_switch_cos`` at an amplitude of ``pip_switch_amplitude``
+    # (``_pip_size``); cosine above 1: off. A row of pips at the predicted sites reads its pattern to 0.99-1.00.
+    # A switch, unlike a flag, can make a right verdict wrong, so it asks for more than the flag's margin: the
+    # development set's three one-size-small pieces read 7.3-10.9 at their larger readings, and seen seed 5353's
+    # ice_fresh_008 p6 (a right medium) read a large's pattern at 4.2 (cosine 0.999): the medium and large
+    # patterns are opposite, so the cosine tells only a row of one from the others, the amplitude the rest
     pip_switch_cos: float = 0.98
+    pip_switch_amplitude: float = 6.0
     # a single lying verdict is read again with the table seen through its open base forgiven and its base
     # rim's edges weighed (``pyramids_fit.open_base_score``), itself and each larger size sharing its apex,
     # refined with this many evaluations each; 0: off
@@ -990,7 +994,7 @@ def _pip_size(pip_map: PipMap, cam: CameraModel, hyp: PieceHypothesis, verdict: 
     solid apex end and the row of moulded pips at each face's foot stay where the true size puts them. A larger
     reading on the apex (put there, or refined with the open base forgiven: ``_open_base_size``) is taken when its
     own count shows more clearly than the verdict's by ``pip_margin`` and the three counts read the pattern of
-    its row (``named_count``) at ``pip_margin`` or more; where they are less clear ``_pip_rival`` flags.
+    its row (``named_count``) at ``pip_switch_amplitude`` or more; where they are less clear ``_pip_rival`` flags.
     """
     if hyp.kind != "lying" or params.pip_switch_cos > 1.0:
         return None
@@ -1001,7 +1005,7 @@ def _pip_size(pip_map: PipMap, cam: CameraModel, hyp: PieceHypothesis, verdict: 
     for alt in rivals:
         read = pip_contrast(pip_map, cam, alt.pose())
         n, amplitude, cos = named_count(read)
-        if (n == pip_count(alt.size) and cos >= params.pip_switch_cos and amplitude >= params.pip_margin
+        if (n == pip_count(alt.size) and cos >= params.pip_switch_cos and amplitude >= params.pip_switch_amplitude
                 and read[n] - own >= params.pip_margin and (best is None or amplitude > best[0])):
             best = (amplitude, alt)
     if best is None:
