@@ -54,7 +54,7 @@ from vision.pyramids_fit import (
 from vision.pyramids_edges import EdgeMap
 from vision.pyramids_grain import WHITE_MAX_RATIO, clear_or_white, grain_ratio, high_pass_gray
 from vision.pyramids_palette import palette_rivals
-from vision.pyramids_pips import PipMap, pip_contrast
+from vision.pyramids_pips import PipMap, named_count, pip_contrast
 from vision.pyramids_physics import (
     interpenetration_mm,
     resting_tilt_rad,
@@ -168,6 +168,16 @@ class PyramidDetectorParams:
     # foreshorten the pips into its edges and are not read. On the 43 development images' lying verdicts the
     # rivals of right unflagged ones reach 3.9 (a sample photo's weak pips), the 3 wrong sizes caught 8.2-13.0.
     pip_margin: float = 4.0
+    # a lying piece is read at a larger size sharing its apex (the size its pips name) when that reading shows its
+    # own count more clearly than the verdict's by ``pip_margin`` and its pips read their count's whole pattern
+    # (``pyramids_pips.named_count``) to a cosine of ``pip_switch_cos`` at an amplitude of ``pip_switch_amplitude``
+    # (``_pip_size``); cosine above 1: off. A row of pips at the predicted sites reads its pattern to 0.99-1.00.
+    # A switch, unlike a flag, can make a right verdict wrong, so it asks for more than the flag's margin: the
+    # development set's three one-size-small pieces read 7.3-10.9 at their larger readings, and seen seed 5353's
+    # ice_fresh_008 p6 (a right medium) read a large's pattern at 4.2 (cosine 0.999): the medium and large
+    # patterns are opposite, so the cosine tells only a row of one from the others, the amplitude the rest
+    pip_switch_cos: float = 0.98
+    pip_switch_amplitude: float = 6.0
     # a single lying verdict is read again with the table seen through its open base forgiven and its base
     # rim's edges weighed (``pyramids_fit.open_base_score``), itself and each larger size sharing its apex,
     # refined with this many evaluations each; 0: off
@@ -976,6 +986,34 @@ def _pip_rival(pip_map: PipMap, cam: CameraModel, hyp: PieceHypothesis, verdict:
     return None
 
 
+def _pip_size(pip_map: PipMap, cam: CameraModel, hyp: PieceHypothesis, verdict: _Verdict,
+              params: PyramidDetectorParams) -> PieceHypothesis | None:
+    """The larger lying piece sharing ``hyp``'s apex whose pips name its size clearly, or None.
+
+    The table seen through a lying piece's open base only ever shortens its silhouette from the base end; the
+    solid apex end and the row of moulded pips at each face's foot stay where the true size puts them. A larger
+    reading on the apex (put there, or refined with the open base forgiven: ``_open_base_size``) is taken when its
+    own count shows more clearly than the verdict's by ``pip_margin`` and the three counts read the pattern of
+    its row (``named_count``) at ``pip_switch_amplitude`` or more; where they are less clear ``_pip_rival`` flags.
+    """
+    if hyp.kind != "lying" or params.pip_switch_cos > 1.0:
+        return None
+    own = pip_contrast(pip_map, cam, hyp.pose())[pip_count(hyp.size)]
+    rivals = [apex_aligned_lying(hyp, s) for s in SIZES if base_mm(s) > base_mm(hyp.size)]
+    rivals += [alt for alt in verdict.size_readings if base_mm(alt.size) > base_mm(hyp.size)]
+    best = None
+    for alt in rivals:
+        read = pip_contrast(pip_map, cam, alt.pose())
+        n, amplitude, cos = named_count(read)
+        if (n == pip_count(alt.size) and cos >= params.pip_switch_cos and amplitude >= params.pip_switch_amplitude
+                and read[n] - own >= params.pip_margin and (best is None or amplitude > best[0])):
+            best = (amplitude, alt)
+    if best is None:
+        return None
+    pieces = [best[1] if p is hyp else p for p in verdict.pieces]
+    return best[1] if len(pieces) == 1 or _physical(pieces) else None
+
+
 def _pair_pip_rival(pip_map: PipMap, cam: CameraModel, verdict: _Verdict,
                     params: PyramidDetectorParams) -> str | None:
     """Why a pair of a lying piece and one standing on it may be read otherwise, from the pips; None when they
@@ -1149,6 +1187,14 @@ def detect_pyramids(
     for contour, verdict, found_why in verdicts():
         if verdict.iou < params.min_blob_iou:
             continue  # no pyramid makes this silhouette: tape end, grain, a shadow fragment
+        if pip_map is not None:
+            for lying in [p for p in verdict.pieces if p.kind == "lying"]:
+                larger = _pip_size(pip_map, cam, lying, verdict, params)
+                if larger is not None:
+                    # the shade's size rival is the size now read: no rival
+                    verdict = replace(verdict, pieces=[larger if p is lying else p for p in verdict.pieces],
+                                      shade_size_rival=None if verdict.shade_size_rival == larger.size
+                                      else verdict.shade_size_rival)
         pair_rival = None if pip_map is None else _pair_pip_rival(pip_map, cam, verdict, params)
         hulls = [hull_px(cam, p.pose()) for p in verdict.pieces]
         group_ids = [f"p{n_ids + k + 1}" for k in range(len(verdict.pieces))]

@@ -114,3 +114,27 @@ def _contrast(resp: dict[int, np.ndarray], w: np.ndarray) -> dict[int, np.ndarra
         rest = np.mean(others, axis=0)
         out[n] = np.sum(w * (own - rest), axis=-1) / np.sum(w)
     return out
+
+
+def count_pattern(n: int) -> np.ndarray:
+    """The contrasts (counts 1-3) a face carrying exactly ``n`` equal pips reads, per unit of pip response: the
+    others' sites share positions with the true row's, so a row of three also lifts count 1 (0.5, -1, 1)."""
+    across = {m: np.round([(k - (m - 1) / 2.0) for k in range(m)], 3) for m in COUNTS}
+    resp = {m: np.array([[1.0 if across[m][k] in across[n] else 0.0 for k in range(m)]]) for m in COUNTS}
+    out = _contrast(resp, np.ones(1))
+    return np.array([float(out[m]) for m in COUNTS])
+
+
+def named_count(contrast: dict[int, float]) -> tuple[int, float, float]:
+    """The count whose pattern (``count_pattern``) the read contrasts match best: (count, its amplitude in median
+    dot responses (least squares), the cosine between read and pattern). Which count the pips name, and how
+    clearly: a row of dots at the predicted sites reads its count's whole pattern, a stray dot or an edge does not."""
+    v = np.array([contrast[m] for m in COUNTS], float)
+    norm = float(np.linalg.norm(v))
+    best = (COUNTS[0], 0.0, 0.0)
+    for n in COUNTS:
+        e = count_pattern(n)
+        cos = float(v @ e) / (norm * float(np.linalg.norm(e))) if norm > 0 else 0.0
+        if cos > best[2]:
+            best = (n, float(v @ e) / float(e @ e), cos)
+    return best
