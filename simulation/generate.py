@@ -69,17 +69,23 @@ def generate_tiddlywinks(out_dir: Path, *, count: int, seed: int,
                          kinds: tuple[str, ...] | None = None, rig: Rig | None = None,
                          prefix: str = "tw", jpeg_quality_range: tuple[int, int] = (80, 95)) -> list[Path]:
     """``count`` tiddlywinks photographs; scene kinds cycle through ``kinds`` (default: all kinds)."""
-    out_dir = Path(out_dir)
+    return [render_tiddlywinks_seeded(out_dir, seed, i, size_wh_px=size_wh_px, kinds=kinds, rig=rig, prefix=prefix,
+                                      jpeg_quality_range=jpeg_quality_range) for i in range(count)]
+
+
+def render_tiddlywinks_seeded(out_dir: Path, seed: int, item: int, *,
+                              size_wh_px: tuple[int, int] = DEFAULT_SIZE_WH_PX,
+                              kinds: tuple[str, ...] | None = None, rig: Rig | None = None, prefix: str = "tw",
+                              jpeg_quality_range: tuple[int, int] = (80, 95)) -> Path:
+    """Item ``item`` of ``generate_tiddlywinks(seed=seed)``, drawn alone: a test can redraw one bench photo
+    exactly as the bench rendered it."""
+    rng = np.random.default_rng([seed, item])
+    item_rig = rig or make_rig(f"{prefix}_{seed}_{item:03d}", seed * 1000 + item, size_wh_px)
     kinds = tuple(kinds or SCENE_KINDS)
-    paths = []
-    for i in range(count):
-        rng = np.random.default_rng([seed, i])
-        item_rig = rig or make_rig(f"{prefix}_{seed}_{i:03d}", seed * 1000 + i, size_wh_px)
-        kind = kinds[i % len(kinds)]
-        scene = random_scene(rng, kind)
-        paths.append(render_tiddlywinks_item(out_dir, f"{prefix}_{seed}_{i:03d}_{kind}", scene, item_rig, rng,
-                                             kind=kind, jpeg_quality_range=jpeg_quality_range))
-    return paths
+    kind = kinds[item % len(kinds)]
+    scene = random_scene(rng, kind)
+    return render_tiddlywinks_item(Path(out_dir), f"{prefix}_{seed}_{item:03d}_{kind}", scene, item_rig, rng,
+                                   kind=kind, jpeg_quality_range=jpeg_quality_range)
 
 
 def render_calibration_frame(out_dir: Path, name: str, rig: Rig, rng: np.random.Generator, tilt_deg: float, *,

@@ -18,8 +18,7 @@ import numpy as np
 import pytest
 
 from calibration.camera import CameraModel
-from simulation.generate import make_rig, random_scene, render_tiddlywinks_item
-from simulation.tiddlywinks_scenes import SCENE_KINDS
+from simulation.generate import render_tiddlywinks_seeded
 from vision.colour import COLOR_NAMES
 from vision.foreign_pigment import foreign_share, leave_open, refuse_foreign_moves
 from vision.ortho import OrthoGrid
@@ -33,11 +32,7 @@ def _redrawn(tmp: Path, seed: int, item: int, size_wh_px: tuple[int, int]) -> tu
     """Item ``item`` of the bench's fresh set drawn from ``seed`` at ``size_wh_px``, as ``generate_tiddlywinks``
     renders it."""
     import cv2
-    rng = np.random.default_rng([seed, item])
-    rig = make_rig(f"tw_{seed}_{item:03d}", seed * 1000 + item, size_wh_px)
-    kind = SCENE_KINDS[item % len(SCENE_KINDS)]
-    scene = random_scene(rng, kind)
-    jpg = render_tiddlywinks_item(tmp, f"tw_{seed}_{item:03d}_{kind}", scene, rig, rng, kind=kind)
+    jpg = render_tiddlywinks_seeded(tmp, seed, item, size_wh_px=size_wh_px)
     return cv2.imread(str(jpg)), json.loads(jpg.with_suffix(".json").read_text())
 
 

@@ -331,14 +331,8 @@ def _render_pile_4648(tmp_path):
     import json
 
     from calibration.camera import CameraModel
-    from simulation.generate import make_rig, random_scene, render_tiddlywinks_item
-    from simulation.tiddlywinks_scenes import SCENE_KINDS
-    seed, i = 4648, 1
-    rng = np.random.default_rng([seed, i])
-    rig = make_rig(f"tw_{seed}_{i:03d}", seed * 1000 + i, (1920, 1080))
-    kind = SCENE_KINDS[i % len(SCENE_KINDS)]
-    path = render_tiddlywinks_item(tmp_path, f"tw_{seed}_{i:03d}_{kind}", random_scene(rng, kind), rig, rng,
-                                   kind=kind, jpeg_quality_range=(80, 95))
+    from simulation.generate import render_tiddlywinks_seeded
+    path = render_tiddlywinks_seeded(tmp_path, 4648, 1, size_wh_px=(1920, 1080))
     import cv2
     doc = json.loads(path.with_suffix(".json").read_text())
     return cv2.imread(str(path)), CameraModel.from_dict(doc["calibration"]["camera"]), doc
