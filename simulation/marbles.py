@@ -727,6 +727,21 @@ def marbles_truth(scene: MarblesScene, camera: CameraModel) -> dict:
     return truth
 
 
+def random_marbles_spec(rng: np.random.Generator) -> MarblesSceneSpec:
+    """The generator's first draws for a photo: framing and how many balls of each kind lie where. A test that
+    redraws one bench photo takes the same draws in the same order from the same ``rng``."""
+    framing = str(rng.choice(["ring", "ring", "centre", "edge"]))
+    return MarblesSceneSpec(
+        group=int(rng.choice([0, 13, 25, 37, 49])) if framing != "edge" else 0,
+        scatter_on=int(rng.integers(3, 25)),
+        scatter_off=int(rng.integers(0, 8)),
+        tolleys_on=int(rng.integers(0, 3)),
+        tolleys_off=int(rng.integers(0, 2)),
+        scribed_line=bool(rng.random() < 0.3),
+        framing=framing,
+    )
+
+
 def generate_marbles(
     rng: np.random.Generator,
     out_dir,
@@ -739,16 +754,7 @@ def generate_marbles(
 ):
     """Render one ring-marbles photo with truth: writes ``<name>.jpg`` and ``<name>.json``."""
     if spec is None:
-        framing = str(rng.choice(["ring", "ring", "centre", "edge"]))
-        spec = MarblesSceneSpec(
-            group=int(rng.choice([0, 13, 25, 37, 49])) if framing != "edge" else 0,
-            scatter_on=int(rng.integers(3, 25)),
-            scatter_off=int(rng.integers(0, 8)),
-            tolleys_on=int(rng.integers(0, 3)),
-            tolleys_off=int(rng.integers(0, 2)),
-            scribed_line=bool(rng.random() < 0.3),
-            framing=framing,
-        )
+        spec = random_marbles_spec(rng)
     camera = marbles_camera(rng, size_wh, spec.framing)
     scene = random_marbles_scene(rng, spec, camera)
     lighting = Lighting.random(rng, elevation_deg=(35.0, 70.0))

@@ -6,7 +6,7 @@ shade. The blob of a ball there is the ball with its cast shadow, so its centroi
 cat's eye shows the ground through its middle (its colour is in its vanes, off the centre): read at the centroid,
 seed 1597's swirl m57 (item 4, r 986 mm) and cat's eye m60 (item 10, r 971 mm) were taken for the rim and lost.
 Such a ball's blob is mostly its shadow or the rim's edge, so its area is no size read: it is sized as a ball parted
-from its shadow is. The scenes are the simulator's, drawn again whole as the bench renders them (``_redrawn``).
+from its shadow is. The scenes are the simulator's, drawn again whole as the bench renders them (``tests.vision.marbles_renders``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 import pytest
 
-from tests.vision.test_marbles_shade_parting import _redrawn
+from tests.vision.marbles_renders import redrawn_marbles
 from vision.marbles import DEFAULT_PARAMS, KIND_SURE, _is_rim_sand, detect_marbles
 
 MATCH_MM = 8.0  # the bench's matching distance
@@ -62,7 +62,7 @@ def test_a_coloured_point_beyond_the_balls_own_disc_does_not_make_a_ball():
     pytest.param(1597, 10, (-589.8, 771.3), id="cats_eye_at_the_foot_clear_in_its_middle"),
 ])
 def test_a_ball_at_the_rims_foot_is_found(seed, item, ball_mm):
-    photo, cam, kept = _redrawn(seed, item, ball_mm, math.inf)
+    photo, cam, kept = redrawn_marbles(seed, item, ball_mm, math.inf)
     ball = min(kept, key=lambda b: math.dist(b.center_mm[:2], ball_mm))
     assert math.dist(ball.center_mm[:2], ball_mm) < 0.5 and 960.0 < math.hypot(*ball_mm) < 1000.0
     cv2.setNumThreads(1)

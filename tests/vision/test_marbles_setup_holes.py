@@ -15,9 +15,9 @@ import numpy as np
 
 from simulation.marbles import (
     Lighting,
-    MarblesSceneSpec,
     marbles_camera,
     random_marbles_scene,
+    random_marbles_spec,
     render_marbles_scene,
 )
 from simulation.photo import PhotoSettings, finish_photo
@@ -29,11 +29,7 @@ GROUP_MM = 45.0  # beyond a 25's outermost centres (34 mm) and short of any othe
 def _group_of_25():
     # the generator's draws for item 9 of seed 953, in its order, so the camera, sand and lamp are that scene's
     rng = np.random.default_rng([953, 9])
-    framing = str(rng.choice(["ring", "ring", "centre", "edge"]))
-    spec = MarblesSceneSpec(group=int(rng.choice([0, 13, 25, 37, 49])), scatter_on=int(rng.integers(3, 25)),
-                            scatter_off=int(rng.integers(0, 8)), tolleys_on=int(rng.integers(0, 3)),
-                            tolleys_off=int(rng.integers(0, 2)), scribed_line=bool(rng.random() < 0.3),
-                            framing=framing)
+    spec = random_marbles_spec(rng)
     cam = marbles_camera(rng, (1920, 1080), spec.framing)
     scene = random_marbles_scene(rng, spec, cam)
     group = tuple(b for b in scene.balls if math.hypot(*b.center_mm[:2]) < GROUP_MM)

@@ -11,45 +11,15 @@ whose disc-averaged departure has one peak (in the shadow between them), so main
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
-import cv2
 import numpy as np
 import pytest
 
-from simulation.marbles import (
-    Lighting,
-    MarblesSceneSpec,
-    marbles_camera,
-    random_marbles_scene,
-    render_marbles_scene,
-)
-from simulation.photo import PhotoSettings, encode_jpeg, finish_photo
+from tests.vision.marbles_renders import redrawn_marbles
 from vision.marbles import analyze_marbles
 
 MATCH_MM = 8.0  # the bench's matching distance
-
-
-def _redrawn(seed: int, item: int, near_mm: tuple[float, float], within_mm: float):
-    """Item ``item`` of ``seed`` as the generator draws it, with only the balls within ``within_mm`` of ``near_mm``
-    (all of them where that is infinite: the bench's render itself), read back from its JPEG."""
-    rng = np.random.default_rng([seed, item])
-    framing = str(rng.choice(["ring", "ring", "centre", "edge"]))
-    spec = MarblesSceneSpec(group=int(rng.choice([0, 13, 25, 37, 49])) if framing != "edge" else 0,
-                            scatter_on=int(rng.integers(3, 25)), scatter_off=int(rng.integers(0, 8)),
-                            tolleys_on=int(rng.integers(0, 3)), tolleys_off=int(rng.integers(0, 2)),
-                            scribed_line=bool(rng.random() < 0.3), framing=framing)
-    cam = marbles_camera(rng, (1920, 1080), spec.framing)
-    scene = random_marbles_scene(rng, spec, cam)
-    kept = tuple(b for b in scene.balls if math.dist(b.center_mm[:2], near_mm) < within_mm)
-    scene = dataclasses.replace(scene, balls=kept)
-    light = Lighting.random(rng, elevation_deg=(35.0, 70.0))
-    linear = render_marbles_scene(scene, cam, light, rng, supersample=3)
-    photo = finish_photo(linear, rng, settings=PhotoSettings.random(rng, motion_blur_probability=0.0))
-    # as the bench reads it: the generator's JPEG at quality 85
-    photo = cv2.imdecode(np.frombuffer(encode_jpeg(photo, 85), np.uint8), cv2.IMREAD_COLOR)
-    return photo, cam, kept
 
 
 def _found_near(doc, near_mm, within_mm):
@@ -61,7 +31,7 @@ def _found_near(doc, near_mm, within_mm):
     pytest.param(1129, 2, (219.0, -239.0), math.inf, 2, id="marble_beside_its_neighbours_shadow"),
 ])
 def test_a_ball_and_its_cast_shadow_are_read_as_the_ball(seed, item, near_mm, within_mm, n_balls):
-    photo, cam, kept = _redrawn(seed, item, near_mm, within_mm)
+    photo, cam, kept = redrawn_marbles(seed, item, near_mm, within_mm)
     kept = [b for b in kept if math.dist(b.center_mm[:2], near_mm) < 45.0]
     assert len(kept) == n_balls
     doc = analyze_marbles(photo, cam)
