@@ -308,13 +308,16 @@ def judge_pot_contents(scene: TiddlywinksScene) -> tuple[Ruling, ...]:
                                            "umpire, not the photograph"),
                               colors=(color,), confidence=1.0))
     # a colour short of its six whose missing wink the cup can hide from the camera: it may be potted, unseen
+    share = scene.pot_floor_hidden_share
+    unseen = "" if share is None else f"; {100 * share:.0f} % of the cup's floor is out of the camera's view"
+    evidence = {} if share is None else {"pot_floor_hidden_ratio": share}
     for c in scene.pot_may_hide:
         if c == color:
             continue
         rulings.append(Ruling(game="tiddlywinks", rule="TW 5(c)", decision=Decision.REFER_TO_UMPIRE,
                               explanation=(f"fewer than six {c.value} winks are seen and a {c.value} wink may be "
-                                           "hidden in the pot (behind its wall or under the winks in it): the "
-                                           f"{c.value} potted count comes from the umpire"),
-                              colors=(c,), confidence=1.0))
+                                           f"hidden in the pot (behind its wall or under the winks in it{unseen}): "
+                                           f"the {c.value} potted count comes from the umpire"),
+                              colors=(c,), evidence=dict(evidence), confidence=1.0))
     return tuple(rulings)
 

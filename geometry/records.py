@@ -62,6 +62,8 @@ def scene_to_document(scene: TiddlywinksScene) -> dict[str, Any]:
         "squops": [[r.upper_id, r.lower_id] for r in relations],
         "piles": [sorted(p) for p in tw.piles(relations)],
     }
+    if scene.pot_floor_hidden_share is not None:
+        doc["pot"]["floor_hidden_share"] = scene.pot_floor_hidden_share
     if scene.squidge_off_winner is not None:
         doc["squidge_off_winner"] = scene.squidge_off_winner.value
     if scene.potted_out_order:
@@ -130,5 +132,6 @@ def scene_from_document(doc: dict[str, Any]) -> TiddlywinksScene:
         last_shot_color=doc.get("last_shot_color"),
         pot_hides_color=(doc.get("pot") or {}).get("hides_color"),
         pot_may_hide=tuple((doc.get("pot") or {}).get("may_hide", ())),
+        pot_floor_hidden_share=(doc.get("pot") or {}).get("floor_hidden_share"),
         corner_signs={Color(c): tuple(s) for c, s in doc.get("corner_signs", DEFAULT_CORNER_SIGNS).items()},
     )

@@ -146,6 +146,9 @@ class TiddlywinksScene:
     #: Colours short of their six winks of which the cup can hide one from the camera (behind its wall, under the
     #: winks in it): the missing one may be potted.
     pot_may_hide: tuple[Color, ...] = ()
+    #: The share of the cup's floor the camera cannot see (behind its wall by the line of sight, or under the winks
+    #: found in it), as measured on the photograph; ``None`` where nobody measured it.
+    pot_floor_hidden_share: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "winks", tuple(self.winks))
@@ -171,6 +174,9 @@ class TiddlywinksScene:
             for other in w.above or ():
                 if other not in known:
                     raise GeometryError(f"wink {w.wink_id} lies above unknown wink {other!r}")
+        share = self.pot_floor_hidden_share
+        if share is not None and not (math.isfinite(share) and 0.0 <= share <= 1.0):
+            raise GeometryError(f"pot_floor_hidden_share must be a share in [0, 1], got {share!r}")
         if self.eps_mm is not None and not (math.isfinite(self.eps_mm) and self.eps_mm > 0):
             raise GeometryError(f"eps_mm must be positive, got {self.eps_mm!r}")
         if self.squidge_off_winner is not None:

@@ -722,7 +722,8 @@ def scene_from_measurement(m: Measurement) -> TiddlywinksScene:
             above=None if undecided else tuple(wm.above), potted=wm.potted, off_mat=wm.off_mat,
             unplayed=unplayed, position_sigma_mm=round(float(wm.sigma_mm), 4), confidence=wm.confidence))
     return TiddlywinksScene(winks=tuple(winks), pot_center_mm=(float(m.pot.center_mm[0]), float(m.pot.center_mm[1])),
-                            pot_hides_color=m.pot_hides_color, pot_may_hide=m.pot_may_hide)
+                            pot_hides_color=m.pot_hides_color, pot_may_hide=m.pot_may_hide,
+                            pot_floor_hidden_share=round(float(m.pot_floor_hidden), 3))
 
 
 def squidge_off_scene(scene: TiddlywinksScene) -> TiddlywinksScene | None:

@@ -69,6 +69,7 @@
       renderStatus(body.source_status);
       renderScore(body.summary);
       renderSquidge(state && state.squidge_off);
+      renderPot(state && state.pot);
       renderWinks();
       renderGraph();
     } catch (e) { $("#source-status").textContent = "error: " + e.message; }
@@ -199,6 +200,25 @@
       box.append(ol);
     }
     if (v.rule) box.append(el("span", { class: "cite", text: v.rule }));
+  }
+
+  function renderPot(pot) {  // TW 5(c): the potted counts the camera cannot make are the umpire's
+    const box = $("#pot");
+    if (!pot) { box.innerHTML = "<em>No photograph yet.</em>"; return; }
+    box.innerHTML = "";
+    if (pot.hides_color)
+      box.append(el("div", {}, swatch(pot.hides_color),
+        `inside is ${pot.hides_color}: ${pot.hides_color} winks in it cannot be told from its wall; count them`));
+    const may = (pot.may_hide || []).filter((c) => c !== pot.hides_color);
+    if (may.length) {
+      const row = el("div", {}, "may hide a wink: ");
+      for (const c of may) row.append(swatch(c), `${c} `);
+      box.append(row);
+    }
+    if (typeof pot.floor_hidden_share === "number")
+      box.append(el("div", { class: "evidence",
+        text: `${Math.round(100 * pot.floor_hidden_share)} % of the cup's floor is out of the camera's view` }));
+    if (!box.childElementCount) box.append(el("em", { text: "No colour is said to be hidden in the pot." }));
   }
 
   function pieces() { return (state && Array.isArray(state.pieces)) ? state.pieces : []; }

@@ -120,8 +120,12 @@ def test_winks_behind_a_translucent_pot_are_on_the_mat_and_only_the_rim_wink_is_
         # partly seen through the pot: said so, not claimed as sure
         assert got.occluded_by_pot and got.confidence <= 0.6
     # TW 5(a): the potted blue wins; neither the red nor the yellow is counted as potted beside it
-    verdict = judge_squidge_off(scene_from_measurement(m))
+    scene = scene_from_measurement(m)
+    verdict = judge_squidge_off(scene)
     assert verdict.winner == Color.BLUE
+    # the scene (and so the game's log and the umpire's page) keeps how much of the cup the camera cannot see
+    assert 0.0 < scene.pot_floor_hidden_share < 1.0
+    assert scene.pot_floor_hidden_share == pytest.approx(m.pot_floor_hidden, abs=1e-3)
 
 
 def test_a_candidate_wholly_under_a_rim_winks_image_is_that_wink_misread():
