@@ -12,6 +12,13 @@ known radii. Two discs replace the wink when they leave less of the pigment than
 wink's area at half the pigment's level, each is a disc of pigment of the wink's own hue, clear of the winks found,
 and the sizes fit TW 2's inventory (the likelier small radius unless the fit says large by that same margin).
 Only lone winks are looked at, and only where the labels give the felt's class to a few pixels beyond them.
+
+Where they do not (the second wink's pigment left neutral), the two winks may lie one on the other (a squop of
+the felt's hue, tw_4850_001, tw_6365_001): their union adds little area to one disc, but its length along its
+long axis (the centres' distance plus both radii, up to 37 mm) is more than any wink's 22 mm diameter. A blob
+whose length no disc can hold is fitted with two overlapping discs; the pair must hold that length and explain
+the pigment better than one disc, each disc of the wink's hue and no other wink's centre; its sizes and orders
+are left flagged (the pigment of the lower wink under the upper is not seen).
 """
 
 from __future__ import annotations
@@ -52,6 +59,14 @@ MAX_PAIR_OVERLAP_MM = 2.0
 #: Fewest ortho pixels of the felt's class beyond the found wink that may be a second wink's core (as
 #: ``vision.felt_cores`` seeds its search).
 MIN_CORE_PX = 3
+#: A blob longer than a large wink's diameter by this much (mm, beyond the blur either end) is no one disc.
+SPAN_MARGIN_MM = 2.0
+#: A squopped pair's length (centre distance plus both radii) matches the blob's to within this (mm).
+MAX_SPAN_ERROR_MM = 3.0
+#: A squopped pair's centres lie this far apart at least (closer: one disc within the blur, as ``arc_size``'s).
+MIN_APART_MM = 3.0
+#: Each disc of a squopped pair shows this share of its inner disc clear of other winks found.
+MIN_SEEN_SHARE = 0.4
 #: Centre search steps of the outline fit (mm): coarse to the raster's half.
 SEARCH_STEPS_MM = (2.0, 1.0, 0.5)
 
@@ -132,9 +147,9 @@ def split_twin_blobs(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: 
         others = [o for o in out if o is not c and not o.potted]
         if any(_dist(o.center_mm, c.center_mm) < o.radius_mm + c.radius_mm + 1.0 for o in others):
             continue  # a wink in a group: its pigment is shared, and its neighbours' modules read it
-        if not _core_beyond(c, others, cs, grid, camera):
-            continue
-        pair = _twin_pair(c, others, image_bgr, camera, exclude)
+        # no felt-class core beyond it: a second wink of its hue can only be read from the blob's length
+        overlap = not _core_beyond(c, others, cs, grid, camera)
+        pair = _twin_pair(c, others, image_bgr, camera, exclude, overlap)
         if pair is not None:
             out = [o for o in out if o is not c] + pair
     return out
@@ -170,8 +185,20 @@ def _core_beyond(c: WinkCandidate, others: list[WinkCandidate], cs: ColourScene,
     return int(free.sum()) >= MIN_CORE_PX
 
 
+def _span_mm(p: np.ndarray) -> float:
+    """Length of plan samples ``p`` (raster cells) along their long axis."""
+    if len(p) < 3:
+        return 0.0
+    _, vecs = np.linalg.eigh(np.cov((p - p.mean(axis=0)).T))
+    t = p @ vecs[:, 1]
+    return float(t.max() - t.min()) + RASTER_MM
+
+
 def _twin_pair(c: WinkCandidate, others: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
-               exclude: Callable[[np.ndarray], np.ndarray] | None) -> list[WinkCandidate] | None:
+               exclude: Callable[[np.ndarray], np.ndarray] | None, overlap: bool = False
+               ) -> list[WinkCandidate] | None:
+    """Two discs of known radii that explain the pigment blob around ``c``; ``overlap``: only a squopped pair,
+    read from the blob's length (see the module's docstring)."""
     half = c.radius_mm + WINDOW_BEYOND_MM
     ax = np.arange(-half, half + 1e-9, RASTER_MM)
     gx, gy = np.meshgrid(ax, ax)
@@ -214,6 +241,14 @@ def _twin_pair(c: WinkCandidate, others: list[WinkCandidate], image_bgr: np.ndar
     beyond = ((pts - c.center_mm) ** 2).sum(axis=1) > (c.radius_mm + spread) ** 2
     if (blob & beyond).sum() * RASTER_MM ** 2 < MIN_GAIN_MM2:
         return None
+    span = 0.0
+    if overlap:
+        # the blob's part joined to the found wink: longer than any one disc (its half-level outline is the rim)
+        _, lab = cv2.connectedComponents(blob.reshape(n, n).astype(np.uint8), connectivity=8)
+        k = lab.ravel()[int(np.argmin(((pts - c.center_mm) ** 2).sum(axis=1)))]
+        span = _span_mm(pts[lab.ravel() == k]) if k > 0 else 0.0
+        if span < 2.0 * RADII_MM["large"] + 2.0 * spread + SPAN_MARGIN_MM:
+            return None
     # only samples a disc placed on the blob can reach weigh in the fit (the rest add the same to every hypothesis)
     reach = RADII_MM["large"] + 2.0 * spread + max(SEARCH_STEPS_MM)
     bp = pts[blob]
@@ -229,12 +264,23 @@ def _twin_pair(c: WinkCandidate, others: list[WinkCandidate], image_bgr: np.ndar
         if (ra, rb).count(RADII_MM["large"]) > large_left:
             continue
         res, ctrs = _fit(q, sq, [a0, b0], [ra, rb], blur_mm)
+        gap = float(np.linalg.norm(ctrs[0] - ctrs[1]))
+        if overlap:
+            # a squop: the two discs overlap (apart by more than the blur: two discs) and make the blob's length
+            if not (MIN_APART_MM < gap < ra + rb - MAX_PAIR_OVERLAP_MM) or abs(gap + ra + rb - span) > MAX_SPAN_ERROR_MM:
+                continue
         # two discs overlapping by more than a sliver are a squop, which the pile modules read
-        if np.linalg.norm(ctrs[0] - ctrs[1]) < ra + rb - MAX_PAIR_OVERLAP_MM:
+        elif gap < ra + rb - MAX_PAIR_OVERLAP_MM:
             continue
         fits.append((res, ctrs, (ra, rb)))
     if not fits:
         return None
+    if overlap:
+        # the lower wink shows only its crescent: its size is not the pigment's to say, so the best fit stands
+        two, ctrs, radii = min(fits, key=lambda f: f[0])
+        if two >= one:
+            return None
+        return _pair_winks(c, ctrs, radii, q, b, dq, u, others, spread, squop=True)
     # a size the outline does not decide stays the likelier one (four small winks to two large): more large
     # radii only where they explain the pigment by more than the gain that makes a second wink
     gain_min = MIN_GAIN_MM2 / RASTER_MM ** 2 * level ** 2 / 4.0
@@ -243,11 +289,22 @@ def _twin_pair(c: WinkCandidate, others: list[WinkCandidate], image_bgr: np.ndar
                            key=lambda f: (f[2].count(RADII_MM["large"]), f[0]))
     if one - two < gain_min:
         return None
+    return _pair_winks(c, ctrs, radii, q, b, dq, u, others, spread)
+
+
+def _pair_winks(c: WinkCandidate, ctrs: list[np.ndarray], radii: tuple[float, float], q: np.ndarray, b: np.ndarray,
+                dq: np.ndarray, u: np.ndarray, others: list[WinkCandidate], spread: float,
+                squop: bool = False) -> list[WinkCandidate] | None:
+    """The pair's two candidates, if each disc is a disc of ``c``'s pigment (samples ``q``, clear of other winks;
+    blob ``b``, chroma off the felt ``dq`` along ``u``); a ``squop``'s disc may lie partly under other winks: it
+    need only show a share of itself, and only another wink's centre on it excludes it."""
     out = []
     for ctr, r in zip(ctrs, radii):
         # each disc is pigment through (its inner disc), on the mat, and clear of every wink found
         d2 = ((q - ctr) ** 2).sum(axis=1)
         held = d2 < (r - spread) ** 2
+        if squop and held.sum() * RASTER_MM ** 2 < MIN_SEEN_SHARE * np.pi * (r - spread) ** 2:
+            return None
         if held.sum() == 0 or b[held].mean() < MIN_DISC_PIGMENT or not _on_mat(ctr[None], 0.0)[0]:
             return None
         # ... of the found wink's own hue: its chroma off the felt points the same way (a wink of another
@@ -255,7 +312,7 @@ def _twin_pair(c: WinkCandidate, others: list[WinkCandidate], image_bgr: np.ndar
         dv = np.median(dq[held], axis=0)
         if abs(float(dv @ (u[1], -u[0]))) > MAX_HUE_TURN_RATIO * float(dv @ u):
             return None
-        if any(_dist(o.center_mm, ctr) < o.radius_mm + r for o in others):
+        if any(_dist(o.center_mm, ctr) < (max(o.radius_mm, r) if squop else o.radius_mm + r) for o in others):
             return None
         size = next(k for k, v in RADII_MM.items() if v == r)
         w = WinkCandidate(color=c.color, size=size, center_mm=np.asarray(ctr, float), votes=c.votes)
