@@ -13,7 +13,7 @@ wink's area at half the pigment's level, each is a disc of pigment of the wink's
 and the sizes fit TW 2's inventory (the likelier small radius unless the fit says large by that same margin).
 Only lone winks are looked at, and only where the labels give the felt's class to a few pixels beyond them.
 
-Where they do not (the second wink's pigment left neutral), the two winks may lie one on the other (a squop of
+Where they show only neutral foreground there (the second wink's pigment left neutral), the two winks may lie one on the other (a squop of
 the felt's hue, tw_4850_001, tw_6365_001): their union adds little area to one disc, but its length along its
 long axis (the centres' distance plus both radii, up to 37 mm) is more than any wink's 22 mm diameter. A blob
 whose length no disc can hold is fitted with two overlapping discs; the pair must hold that length and explain
@@ -31,7 +31,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINKS_PER_COLOR, WINK_THICKNESS_MM
-from vision.colour import COLOR_NAMES, ColourScene
+from vision.colour import CLASS_NEUTRAL, COLOR_NAMES, ColourScene
 from vision.felt_cores import _sample_ab
 from vision.ortho import OrthoGrid
 from vision.rim_check import RIM_FOUND_CONFIDENCE, _on_felt
@@ -147,8 +147,14 @@ def split_twin_blobs(cands: list[WinkCandidate], image_bgr: np.ndarray, camera: 
         others = [o for o in out if o is not c and not o.potted]
         if any(_dist(o.center_mm, c.center_mm) < o.radius_mm + c.radius_mm + 1.0 for o in others):
             continue  # a wink in a group: its pigment is shared, and its neighbours' modules read it
-        # no felt-class core beyond it: a second wink of its hue can only be read from the blob's length
-        overlap = not _core_beyond(c, others, cs, grid, camera)
+        core_px, fg_mm2 = _beyond(c, others, cs, grid, camera)
+        if core_px < MIN_CORE_PX and fg_mm2 < MIN_GAIN_MM2:
+            continue  # nothing of a second wink's colour beside it
+        # no felt-class core beyond it: a second wink of its hue can only be read from the blob's length, first
+        # on the labels (cheap), then on the pigment
+        overlap = core_px < MIN_CORE_PX
+        if overlap and _label_span_mm(c, cs, grid) < 2.0 * RADII_MM["large"] + SPAN_MARGIN_MM:
+            continue
         pair = _twin_pair(c, others, image_bgr, camera, exclude, overlap)
         if pair is not None:
             out = [o for o in out if o is not c] + pair
@@ -165,24 +171,45 @@ def _reaching(others: list[WinkCandidate], centre_mm: np.ndarray, half_mm: float
             if max(abs(o.center_mm[0] - cx), abs(o.center_mm[1] - cy)) <= half_mm + o.radius_mm + spread_mm]
 
 
-def _core_beyond(c: WinkCandidate, others: list[WinkCandidate], cs: ColourScene, grid: OrthoGrid,
-                 camera: CameraModel) -> bool:
-    """Whether the labels give the felt's class to a few pixels in the window beyond the found wink (and its blur)
-    and the other winks: a second wink's core. Cheap, on the coarse labels; the pigment fit reads the image."""
+def _beyond(c: WinkCandidate, others: list[WinkCandidate], cs: ColourScene, grid: OrthoGrid,
+            camera: CameraModel) -> tuple[int, float]:
+    """What the labels show in the window beyond the found wink (and its blur) and the other winks: pixels of the
+    felt's class (a second wink's core), and the area (mm^2) of the felt's class or neutral foreground (a second
+    wink's pigment the labels left neutral). Cheap, on the coarse labels; the pigment fit reads the image."""
     half = c.radius_mm + WINDOW_BEYOND_MM
     lo = np.floor(grid.ortho_from_table(c.center_mm - half)[0]).astype(int)
     hi = np.ceil(grid.ortho_from_table(c.center_mm + half)[0]).astype(int)
     (c0, c1), (r0, r1) = sorted((lo[0], hi[0])), sorted((lo[1], hi[1]))
     c0, r0 = max(c0, 0), max(r0, 0)
-    rr, cc = np.nonzero(cs.labels[r0:r1 + 1, c0:c1 + 1] == cs.mat_class)
+    lab = cs.labels[r0:r1 + 1, c0:c1 + 1]
+    rr, cc = np.nonzero((lab == cs.mat_class) | (lab == CLASS_NEUTRAL))
     if len(rr) < MIN_CORE_PX:
-        return False
+        return 0, 0.0
     pts = grid.table_from_ortho(np.column_stack([cc + c0, rr + r0]))
     spread = EDGE_BLUR_IMAGE_PX * camera.mm_per_px_at((float(c.center_mm[0]), float(c.center_mm[1])))
     free = distances_mm(pts, c.center_mm) > c.radius_mm + spread
     for o in _reaching(others, c.center_mm, half + grid.mm_per_px, spread):  # the window's pixels reach one further
         free &= distances_mm(pts, o.center_mm) > o.radius_mm + spread
-    return int(free.sum()) >= MIN_CORE_PX
+    core = int((free & (lab[rr, cc] == cs.mat_class)).sum())
+    return core, float(free.sum()) * grid.mm_per_px ** 2
+
+
+def _label_span_mm(c: WinkCandidate, cs: ColourScene, grid: OrthoGrid) -> float:
+    """Length of the labels' part of the felt's class or neutral foreground joined to the found wink, in its
+    window."""
+    half = c.radius_mm + WINDOW_BEYOND_MM
+    lo = np.floor(grid.ortho_from_table(c.center_mm - half)[0]).astype(int)
+    hi = np.ceil(grid.ortho_from_table(c.center_mm + half)[0]).astype(int)
+    (c0, c1), (r0, r1) = sorted((lo[0], hi[0])), sorted((lo[1], hi[1]))
+    c0, r0 = max(c0, 0), max(r0, 0)
+    lab = cs.labels[r0:r1 + 1, c0:c1 + 1]
+    _, comp = cv2.connectedComponents(((lab == cs.mat_class) | (lab == CLASS_NEUTRAL)).astype(np.uint8),
+                                      connectivity=8)
+    cp = np.rint(grid.ortho_from_table(c.center_mm[None])[0]).astype(int) - (c0, r0)
+    if not (0 <= cp[1] < comp.shape[0] and 0 <= cp[0] < comp.shape[1]) or comp[cp[1], cp[0]] == 0:
+        return 0.0
+    rr, cc = np.nonzero(comp == comp[cp[1], cp[0]])
+    return _span_mm(grid.table_from_ortho(np.column_stack([cc + c0, rr + r0])))
 
 
 def _span_mm(p: np.ndarray) -> float:
