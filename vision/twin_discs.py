@@ -89,11 +89,22 @@ def _residual(pts: np.ndarray, s: np.ndarray, discs: list[tuple[np.ndarray, floa
     return float(((s - a * m) ** 2).sum())
 
 
+def _residual_squop(pts: np.ndarray, s: np.ndarray, discs: list[tuple[np.ndarray, float]], blur_mm: float) -> float:
+    """As ``_residual`` for a wink (the first disc) lying on another (the second): each shows its own pigment
+    level, the upper's over the lower's where it covers it (a raised, tilted upper is lit otherwise)."""
+    (cu, ru), (cl, rl) = discs
+    mu = np.clip(0.5 - (np.sqrt(((pts - cu) ** 2).sum(axis=1)) - ru) / blur_mm, 0.0, 1.0)
+    ml = np.clip(0.5 - (np.sqrt(((pts - cl) ** 2).sum(axis=1)) - rl) / blur_mm, 0.0, 1.0) * (1.0 - mu)
+    a = np.column_stack([mu, ml])
+    coef = np.maximum(np.linalg.lstsq(a, s, rcond=None)[0], 0.0)
+    return float(((s - a @ coef) ** 2).sum())
+
+
 def _fit(pts: np.ndarray, s: np.ndarray, centres: list[np.ndarray], radii: list[float],
-         blur_mm: float) -> tuple[float, list]:
+         blur_mm: float, residual=_residual) -> tuple[float, list]:
     """Centres of discs of the given radii that fit the pigment best, by coordinate search coarse to fine."""
     cs = [np.asarray(c, float).copy() for c in centres]
-    best = _residual(pts, s, list(zip(cs, radii)), blur_mm)
+    best = residual(pts, s, list(zip(cs, radii)), blur_mm)
     for step in SEARCH_STEPS_MM:
         moved = True
         while moved:
@@ -104,7 +115,7 @@ def _fit(pts: np.ndarray, s: np.ndarray, centres: list[np.ndarray], radii: list[
                         continue
                     trial = [*cs]
                     trial[i] = cs[i] + (dx, dy)
-                    res = _residual(pts, s, list(zip(trial, radii)), blur_mm)
+                    res = residual(pts, s, list(zip(trial, radii)), blur_mm)
                     if res < best:
                         best, cs, moved = res, trial, True
     return best, cs
@@ -307,7 +318,11 @@ def _twin_pair(c: WinkCandidate, others: list[WinkCandidate], image_bgr: np.ndar
         two, ctrs, radii = min(fits, key=lambda f: f[0])
         if two >= one:
             return None
-        return _pair_winks(c, ctrs, radii, q, b, dq, u, others, spread, squop=True)
+        # each wink its own pigment level, the upper's over the lower's: either may be the upper
+        ctrs, radii = min((_fit(q, sq, [ctrs[i], ctrs[1 - i]], [radii[i], radii[1 - i]], blur_mm, _residual_squop)
+                           + ([radii[i], radii[1 - i]],) for i in (0, 1)), key=lambda f: f[0])[1:]
+        # each wink's own level: the lower's pigment need only stand clear of the felt's noise, not at half the upper's
+        return _pair_winks(c, ctrs, radii, q, sq > MIN_PIGMENT_SIGMAS * sigma, dq, u, others, spread, squop=True)
     # a size the outline does not decide stays the likelier one (four small winks to two large): more large
     # radii only where they explain the pigment by more than the gain that makes a second wink
     gain_min = MIN_GAIN_MM2 / RASTER_MM ** 2 * level ** 2 / 4.0
@@ -323,13 +338,18 @@ def _pair_winks(c: WinkCandidate, ctrs: list[np.ndarray], radii: tuple[float, fl
                 dq: np.ndarray, u: np.ndarray, others: list[WinkCandidate], spread: float,
                 squop: bool = False) -> list[WinkCandidate] | None:
     """The pair's two candidates, if each disc is a disc of ``c``'s pigment (samples ``q``, clear of other winks;
-    blob ``b``, chroma off the felt ``dq`` along ``u``); a ``squop``'s disc may lie partly under other winks: it
-    need only show a share of itself, and only another wink's centre on it excludes it."""
+    pigment shown ``b``, chroma off the felt ``dq`` along ``u``); a ``squop``'s disc is read by its part beyond the other
+    and may lie partly under other winks: it need only show a share of itself, and only another wink's centre on
+    it excludes it."""
     out = []
     for ctr, r in zip(ctrs, radii):
         # each disc is pigment through (its inner disc), on the mat, and clear of every wink found
         d2 = ((q - ctr) ** 2).sum(axis=1)
         held = d2 < (r - spread) ** 2
+        if squop:
+            # each disc speaks by its own part, beyond the other's disc and blur (the lower shows no more)
+            j = 1 - len(out)
+            held &= ((q - ctrs[j]) ** 2).sum(axis=1) > (radii[j] + spread) ** 2
         if squop and held.sum() * RASTER_MM ** 2 < MIN_SEEN_SHARE * np.pi * (r - spread) ** 2:
             return None
         if held.sum() == 0 or b[held].mean() < MIN_DISC_PIGMENT or not _on_mat(ctr[None], 0.0)[0]:
