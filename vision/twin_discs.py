@@ -13,12 +13,14 @@ wink's area at half the pigment's level, each is a disc of pigment of the wink's
 and the sizes fit TW 2's inventory (the likelier small radius unless the fit says large by that same margin).
 Only lone winks are looked at, and only where the labels give the felt's class to a few pixels beyond them.
 
-Where they show only neutral foreground there (the second wink's pigment left neutral), the two winks may lie one on the other (a squop of
-the felt's hue, tw_4850_001, tw_6365_001): their union adds little area to one disc, but its length along its
-long axis (the centres' distance plus both radii, up to 37 mm) is more than any wink's 22 mm diameter. A blob
-whose length no disc can hold is fitted with two overlapping discs; the pair must hold that length and explain
-the pigment better than one disc, each disc of the wink's hue and no other wink's centre; its sizes and orders
-are left flagged (the pigment of the lower wink under the upper is not seen).
+Where they show only neutral foreground there (the second wink's pigment left neutral), the two winks may lie
+one on the other (a squop of the felt's hue, tw_4850_001, tw_6365_001): their union adds little area to one
+disc, but its length along its long axis (the centres' distance plus both radii, up to 37 mm) is more than any
+wink's 22 mm diameter. A blob whose length no disc can hold is fitted with two overlapping discs that must make
+that length and explain the pigment better than one disc, then refitted with each wink's own pigment level, the
+upper's over the lower's (a raised wink is lit otherwise; with one level the lower slides under the upper). Each
+disc must show the wink's hue by its part beyond the other; no other wink's centre may lie on it. Sizes stay
+flagged for the colour's set; orders are the pile modules'.
 """
 
 from __future__ import annotations
@@ -182,17 +184,25 @@ def _reaching(others: list[WinkCandidate], centre_mm: np.ndarray, half_mm: float
             if max(abs(o.center_mm[0] - cx), abs(o.center_mm[1] - cy)) <= half_mm + o.radius_mm + spread_mm]
 
 
-def _beyond(c: WinkCandidate, others: list[WinkCandidate], cs: ColourScene, grid: OrthoGrid,
-            camera: CameraModel) -> tuple[int, float]:
-    """What the labels show in the window beyond the found wink (and its blur) and the other winks: pixels of the
-    felt's class (a second wink's core), and the area (mm^2) of the felt's class or neutral foreground (a second
-    wink's pigment the labels left neutral). Cheap, on the coarse labels; the pigment fit reads the image."""
+def _label_window(c: WinkCandidate, cs: ColourScene, grid: OrthoGrid) -> tuple[np.ndarray, int, int]:
+    """The labels in the square window about the found wink that a neighbour of either size fits in, and the
+    window's first row and column."""
     half = c.radius_mm + WINDOW_BEYOND_MM
     lo = np.floor(grid.ortho_from_table(c.center_mm - half)[0]).astype(int)
     hi = np.ceil(grid.ortho_from_table(c.center_mm + half)[0]).astype(int)
     (c0, c1), (r0, r1) = sorted((lo[0], hi[0])), sorted((lo[1], hi[1]))
     c0, r0 = max(c0, 0), max(r0, 0)
     lab = cs.labels[r0:r1 + 1, c0:c1 + 1]
+    return lab, r0, c0
+
+
+def _beyond(c: WinkCandidate, others: list[WinkCandidate], cs: ColourScene, grid: OrthoGrid,
+            camera: CameraModel) -> tuple[int, float]:
+    """What the labels show in the window beyond the found wink (and its blur) and the other winks: pixels of the
+    felt's class (a second wink's core), and the area (mm^2) of the felt's class or neutral foreground (a second
+    wink's pigment the labels left neutral). Cheap, on the coarse labels; the pigment fit reads the image."""
+    half = c.radius_mm + WINDOW_BEYOND_MM
+    lab, r0, c0 = _label_window(c, cs, grid)
     rr, cc = np.nonzero((lab == cs.mat_class) | (lab == CLASS_NEUTRAL))
     if len(rr) < MIN_CORE_PX:
         return 0, 0.0
@@ -208,12 +218,7 @@ def _beyond(c: WinkCandidate, others: list[WinkCandidate], cs: ColourScene, grid
 def _label_span_mm(c: WinkCandidate, cs: ColourScene, grid: OrthoGrid) -> float:
     """Length of the labels' part of the felt's class or neutral foreground joined to the found wink, in its
     window."""
-    half = c.radius_mm + WINDOW_BEYOND_MM
-    lo = np.floor(grid.ortho_from_table(c.center_mm - half)[0]).astype(int)
-    hi = np.ceil(grid.ortho_from_table(c.center_mm + half)[0]).astype(int)
-    (c0, c1), (r0, r1) = sorted((lo[0], hi[0])), sorted((lo[1], hi[1]))
-    c0, r0 = max(c0, 0), max(r0, 0)
-    lab = cs.labels[r0:r1 + 1, c0:c1 + 1]
+    lab, r0, c0 = _label_window(c, cs, grid)
     _, comp = cv2.connectedComponents(((lab == cs.mat_class) | (lab == CLASS_NEUTRAL)).astype(np.uint8),
                                       connectivity=8)
     cp = np.rint(grid.ortho_from_table(c.center_mm[None])[0]).astype(int) - (c0, r0)
@@ -305,7 +310,8 @@ def _twin_pair(c: WinkCandidate, others: list[WinkCandidate], image_bgr: np.ndar
         gap = float(np.linalg.norm(ctrs[0] - ctrs[1]))
         if overlap:
             # a squop: the two discs overlap (apart by more than the blur: two discs) and make the blob's length
-            if not (MIN_APART_MM < gap < ra + rb - MAX_PAIR_OVERLAP_MM) or abs(gap + ra + rb - span) > MAX_SPAN_ERROR_MM:
+            if (not MIN_APART_MM < gap < ra + rb - MAX_PAIR_OVERLAP_MM
+                    or abs(gap + ra + rb - span) > MAX_SPAN_ERROR_MM):
                 continue
         # two discs overlapping by more than a sliver are a squop, which the pile modules read
         elif gap < ra + rb - MAX_PAIR_OVERLAP_MM:
@@ -338,9 +344,9 @@ def _pair_winks(c: WinkCandidate, ctrs: list[np.ndarray], radii: tuple[float, fl
                 dq: np.ndarray, u: np.ndarray, others: list[WinkCandidate], spread: float,
                 squop: bool = False) -> list[WinkCandidate] | None:
     """The pair's two candidates, if each disc is a disc of ``c``'s pigment (samples ``q``, clear of other winks;
-    pigment shown ``b``, chroma off the felt ``dq`` along ``u``); a ``squop``'s disc is read by its part beyond the other
-    and may lie partly under other winks: it need only show a share of itself, and only another wink's centre on
-    it excludes it."""
+    pigment shown ``b``, chroma off the felt ``dq`` along ``u``); a ``squop``'s disc is read by its part beyond
+    the other and may lie partly under other winks: it need only show a share of itself, and only another wink's
+    centre on it excludes it."""
     out = []
     for ctr, r in zip(ctrs, radii):
         # each disc is pigment through (its inner disc), on the mat, and clear of every wink found

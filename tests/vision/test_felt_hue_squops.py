@@ -61,6 +61,16 @@ def squop_6365(tmp_path_factory):
     return _measured(tmp_path_factory.mktemp("tw6365"), 6365, 1)
 
 
+def _found_each(m, truth, ids):
+    """The one green wink found within ``FOUND_TOL_MM`` of each truth wink ``ids``."""
+    found = []
+    for wid in ids:
+        near = _near(m, truth[wid]["center_mm"], FOUND_TOL_MM)
+        assert len(near) == 1 and near[0].color == "green", wid
+        found.append(near[0])
+    return found
+
+
 def _sizes_right_where_sure(winks, truth_winks):
     for w, t in zip(winks, truth_winks):
         assert w.size == t["size"] or w.size_confidence < 0.9, t["id"]
@@ -69,11 +79,7 @@ def _sizes_right_where_sure(winks, truth_winks):
 def test_a_felt_hued_large_on_a_small_of_its_colour_is_found(squop_4850):
     m, truth = squop_4850
     # both found where they lie: the lower one too, by its crescent at its own pigment level
-    found = []
-    for wid in ("green-L2", "green-S3"):
-        near = _near(m, truth[wid]["center_mm"], FOUND_TOL_MM)
-        assert len(near) == 1 and near[0].color == "green", wid
-        found.append(near[0])
+    found = _found_each(m, truth, ("green-L2", "green-S3"))
     assert found[0] is not found[1]
     _sizes_right_where_sure(found, [truth["green-L2"], truth["green-S3"]])
     _no_order_against_truth(m, truth, ["green-L2", "green-S3"])
@@ -81,11 +87,7 @@ def test_a_felt_hued_large_on_a_small_of_its_colour_is_found(squop_4850):
 
 def test_a_felt_hued_squop_under_another_colour_is_found(squop_6365):
     m, truth = squop_6365
-    found = []
-    for wid in ("green-L1", "green-S1"):
-        near = _near(m, truth[wid]["center_mm"], FOUND_TOL_MM)
-        assert len(near) == 1 and near[0].color == "green", wid
-        found.append(near[0])
+    found = _found_each(m, truth, ("green-L1", "green-S1"))
     _sizes_right_where_sure(found, [truth["green-L1"], truth["green-S1"]])
     _no_order_against_truth(m, truth, ["blue-S1", "green-L1", "green-S1"])
 
