@@ -88,6 +88,7 @@ class Tally:
     potted_ok: int = 0
     oob_ok: int = 0
     oob_n: int = 0
+    oob_wrong_flagged: int = 0  # wrong out-of-bounds reads the rule engine calls too close to call (TW 7(a))
     squop_tp: int = 0
     squop_fp: int = 0
     squop_fn: int = 0
@@ -151,6 +152,15 @@ def _oob(rec_center, size: str, color: str, potted: bool, off_mat: bool) -> bool
     return tw.is_out_of_bounds(w)
 
 
+def _oob_flagged(rec_center, size: str, color: str, sigma_mm: float) -> bool:
+    """Whether the rule engine calls this wink's out-of-bounds ruling too close to call (the umpire looks)."""
+    from adjudicator.tiddlywinks_bounds import judge_out_of_bounds
+    from adjudicator.types import Decision
+    from geometry.types import TiddlywinksScene, Wink
+    w = Wink(wink_id="x", color=color, size=size, center_mm=tuple(rec_center), position_sigma_mm=float(sigma_mm))
+    return any(r.decision == Decision.TOO_CLOSE_TO_CALL for r in judge_out_of_bounds(TiddlywinksScene(winks=(w,))))
+
+
 def score_image(truth: dict, found: list[Any], tally: Tally, res_key: str, name: str,
                 verdict: dict | None) -> None:
     visible = truth.get("render", {}).get("visible_px", {})
@@ -189,7 +199,10 @@ def score_image(truth: dict, found: list[Any], tally: Tally, res_key: str, name:
         tally.oob_n += 1
         tally.oob_ok += t_oob == f_oob
         if t_oob != f_oob:
-            tally.failures.append(f"{name}: {p['id']} out_of_bounds={t_oob} seen {f_oob}")
+            flagged = _oob_flagged(f.center_mm, f.size, f.color, getattr(f, "sigma_mm", 0.0))
+            tally.oob_wrong_flagged += flagged
+            tally.failures.append(f"{name}: {p['id']} out_of_bounds={t_oob} seen {f_oob}"
+                                  f"{' (flagged too close to call)' if flagged else ''}")
         if not p["potted"] and not f.potted:
             tally.center_err[res_key].append(math.dist(p["center_mm"], f.center_mm))
     # squops as ordered pairs (upper, lower), over winks both sides can see
@@ -390,6 +403,9 @@ def report_tiddlywinks(result: dict[str, Any], out: Callable[[str], None], show_
         oa = _pct(t.oob_ok, t.oob_n)
         rows.append(("potted flag accuracy", f"{pa:.2f} %", ">= 99.5 %", pa >= 99.5))
         rows.append(("out-of-bounds flag accuracy", f"{oa:.2f} %", ">= 99.5 %", oa >= 99.5))
+        if t.oob_ok < t.oob_n:
+            rows.append(("  out-of-bounds wrong reads flagged too close to call",
+                         f"{t.oob_wrong_flagged} of {t.oob_n - t.oob_ok}", "(info)", True))
         rows.append(("squidge-off wrong winners", f"{t.so_wrong} of {t.so_n}", "== 0", t.so_wrong == 0))
         rows.append(("squidge-off 'too close' with true gap >= 1 mm", f"{t.so_tctc_bad} (of {t.so_tctc} calls)",
                      "== 0", t.so_tctc_bad == 0))
