@@ -58,7 +58,7 @@ from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, SMALL_WINK_RADIUS_MM, WINK_THICKNESS_MM
 from vision.tilted_outline import mid_height_mm
 from vision.winks import (WinkCandidate, WinkDetectorParams, assign_poses, covered_by_others, lens_area_mm2,
-                          rim_angles_inside, rim_step_vectors, top_rim_points)
+                          rim_angles_inside, rim_step_vectors, top_height_at, top_rim_points)
 
 _PILE_REACH_MM = 80.0  # winks further than this from a pair cannot bear on its poses
 FLAT_OPINION_CONFIDENCE = 0.6  # a flat-rim order at least this sure counts as an opinion ...
@@ -951,15 +951,13 @@ def combined_z(*zs: float) -> float:
     return best
 
 
-def drop_open_pairs(pairs: list[tuple[WinkCandidate, WinkCandidate]], confidence_min: float = 0.75,
-                    keep: Callable[[WinkCandidate, WinkCandidate], bool] = lambda a, b: False) -> int:
+def drop_open_pairs(pairs: list[tuple[WinkCandidate, WinkCandidate]], confidence_min: float = 0.75) -> int:
     """Take out of the order graph the pairs of ``pairs`` the reviews left undecided: the coarse read gave them
     no order, and an undecided one is no finding to report (nor does it pose the pile: ``assign_poses`` rests on
-    decided orders only) unless ``keep`` says the photo shows their overlap (``lap_shows``): that pair is reported
-    undecided, for the umpire to look at. Returns the pairs taken out."""
+    decided orders only). Returns the pairs taken out."""
     dropped = 0
     for a, b in pairs:
-        if a.order_confidence.get(b.wink_id, 0.5) >= confidence_min or keep(a, b):
+        if a.order_confidence.get(b.wink_id, 0.5) >= confidence_min:
             continue
         for w, o in ((a, b), (b, a)):
             w.order_confidence.pop(o.wink_id, None)
@@ -1164,6 +1162,24 @@ LAP_FELT_RING_MM = 3.0
 LAP_FELT_MIN_SAMPLES = 8
 
 
+def restore_open_pairs(pairs: list[tuple[WinkCandidate, WinkCandidate]], winks: list[WinkCandidate],
+                       confidence: float) -> int:
+    """Report again, undecided at ``confidence``, each (upper, lower) pair of ``pairs`` still in ``winks`` and with
+    no order now: pairs taken out of the graph while the winks were fitted (an undecided pair's ``above`` lets its
+    upper's fit read its outline over the lower: tw_6363_001's green-L2, read small, then fitted over 0.61 of its
+    outline, had its size confirmed, the wrong one) whose order was left open on purpose. Returns the pairs
+    restored."""
+    live = {id(w) for w in winks}
+    restored = 0
+    for up, lo in pairs:
+        if id(up) not in live or id(lo) not in live or lo.wink_id in up.order_confidence:
+            continue
+        up.above.append(lo.wink_id)
+        up.order_confidence[lo.wink_id] = lo.order_confidence[up.wink_id] = confidence
+        restored += 1
+    return restored
+
+
 def lap_shows(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, image_bgr: np.ndarray,
               camera: CameraModel, params: WinkDetectorParams) -> bool:
     """Whether the photo shows two winks of two colours lapping: their posed footprints overlap, and along their line
@@ -1206,11 +1222,18 @@ def lap_shows(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, im
     return bool((1.0 - shares.sum(axis=0)).max() <= params.lap_felt_max)
 
 
+def _lap_middle(a: WinkCandidate, b: WinkCandidate) -> np.ndarray:
+    """The plan point halfway across two footprints' overlap along their line of centres."""
+    u = (b.center_mm - a.center_mm) / max(float(np.linalg.norm(b.center_mm - a.center_mm)), 1e-9)
+    return (a.center_mm + plan_reach_mm(a, u) * u + b.center_mm - plan_reach_mm(b, -u) * u) / 2
+
+
 def order_thin_laps(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: CameraModel,
                     params: WinkDetectorParams, noise_level: float, confidence_min: float = 0.75
                     ) -> list[tuple[WinkCandidate, WinkCandidate]]:
-    """Order the two-colour pairs with no order at all whose lap the photo shows (``lap_shows``): a lap thinner
-    than ``min_lens_mm2`` as fitted (a tilted upper's foreshortened footprint, centres a fraction of a millimetre
+    """Order the two-colour pairs with no order at all whose lap the photo shows (``lap_shows``), once every fit is
+    done: a pair first seen as fitted that the reviews left open (dropped while the winks were fitted), or a lap
+    thinner than ``min_lens_mm2`` as fitted (a tilted upper's foreshortened footprint, centres a fraction of a millimetre
     apart from the truth's) is never judged by the reviews, and the squop went unreported (tw_4849_001: yellow-S3
     tilted 17.7 deg on green-S4, their lens 11.3 mm2 in truth, 5 mm2 as fitted 0.9 mm further apart). Judged as the
     reviews judge two colours (the cut rims and where the colours meet), from ``DECIDE_SIGMAS`` on; short of that
@@ -1225,7 +1248,13 @@ def order_thin_laps(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: C
             zs = [z for z in _two_colour_zs(winks, a, b, image_bgr, camera, noise_level, reads) if z is not None]
             z = combined_z(*zs) if zs else 0.0
             conf = max(0.5, _NORMAL.cdf(abs(z) - DECIDE_SIGMAS + _NORMAL.inv_cdf(confidence_min)))
-            up, lo = (a, b) if z >= 0.0 else (b, a)
+            if zs:
+                a_upper = z >= 0.0
+            else:
+                # no read: the lean (undecided, not claimed) is the poses', the higher top over the lap's middle
+                mid = _lap_middle(a, b)
+                a_upper = top_height_at(a, mid) >= top_height_at(b, mid)
+            up, lo = (a, b) if a_upper else (b, a)
             up.above.append(lo.wink_id)
             up.order_confidence[lo.wink_id] = lo.order_confidence[up.wink_id] = conf
             added.append((up, lo))

@@ -110,3 +110,15 @@ def test_a_tilted_yellow_lapping_a_green_by_a_sliver_is_reported_and_never_the_w
     assert lo.wink_id in up.order_confidence and up.wink_id in lo.order_confidence
     # and not claimed the wrong way
     assert up.wink_id not in lo.above or lo.order_confidence[up.wink_id] < 0.75
+
+
+def test_open_pairs_held_out_of_the_fit_are_reported_undecided_once_where_both_winks_remain():
+    from vision.stacking import restore_open_pairs
+    up, lo, gone, other = (WinkCandidate(color="red", size="large", center_mm=np.array([x, 0.0]), votes=1.0,
+                                         wink_id=i) for x, i in ((0.0, "U"), (12.0, "L"), (24.0, "G"), (-12.0, "O")))
+    other.above, other.order_confidence, up.order_confidence = ["U"], {"U": 0.9}, {"O": 0.9}
+    # U over L is restored at the open confidence; the pair with G (no longer found) is not; U and O keep their
+    # decided order
+    assert restore_open_pairs([(up, lo), (up, gone), (other, up)], [up, lo, other], 0.5) == 1
+    assert up.above == ["L"] and up.order_confidence == {"O": 0.9, "L": 0.5} and lo.order_confidence == {"U": 0.5}
+    assert other.order_confidence == {"U": 0.9} and other.above == ["U"]
