@@ -43,8 +43,8 @@ from vision.size_sets import SizeRead, SizeVerdict, sizes_by_colour_set
 from vision.twin_discs import split_twin_blobs
 from vision.union_rims import union_rim_winks
 from vision.types import FrameDetections, PieceDetection, PieceKind, VisionError, WinkMeasurement
-from vision.stacking import (cap_by_overlap, drop_open_pairs, flag_tilted_slivers, pile_implied_pairs,
-                             review_order)
+from vision.stacking import (cap_by_overlap, drop_open_pairs, flag_tilted_slivers, order_thin_laps,
+                             pile_implied_pairs, restore_open_pairs, review_order)
 from vision.winks import (
     RADII_MM,
     WinkCandidate,
@@ -434,6 +434,11 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
     # a wink known only from an arc of its rim and its pigment inside it: no outline of it was fitted, so no rim
     # read of its pairs is evidence (tw_6363_001's red-L2 read under red-L1 at 1.0: truth the other way round)
     leave_open(live, owners, params.foreign)
+    # a pair first seen as fitted that the reviews left open is dropped; a wink known from an arc has its orders
+    # left open on purpose: they are reported undecided once every fit is done (``restore_open_pairs``)
+    owners_open = [(a, b) if b.wink_id in a.above else (b, a) for a, b in new_pairs
+                   if a.order_confidence.get(b.wink_id, 0.5) < params.order_confidence_min
+                   and any(o is w for o in owners for w in (a, b))]
     drop_open_pairs(new_pairs, params.order_confidence_min)
     # refit heights/tilts with the fitted centres, then one more pass for the tilted ones
     before = {c.wink_id: (c.z_mm, c.tilt_deg) for c in live}
@@ -457,6 +462,10 @@ def measure_tiddlywinks(frame_bgr: np.ndarray, calibration: Any = None,
         refine_batch([c for c in live if id(c) not in anchored and (
             abs(c.z_mm - before[c.wink_id][0]) > 0.1 or abs(c.tilt_deg - before[c.wink_id][1]) > 0.5)],
             live, frame_bgr, camera, labels, grid, wp, bias, mm_per_px, block)
+    # after every fit: the arc-known winks' open orders, and two colours whose lap the photo shows but that have no
+    # order (too thin as fitted for the reviews, or left open by them and dropped), reported
+    restore_open_pairs(owners_open, live, params.foreign.owner_order_confidence)
+    order_thin_laps(live, frame_bgr, camera, wp, noise, params.order_confidence_min)
     # an order only as sure as the overlap it rests on, given the fitted centres and unconfirmed sizes
     cap_by_overlap(live, lambda c: c.fit_fraction < wp.size_fit_fraction)
     for c in live:

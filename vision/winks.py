@@ -73,6 +73,7 @@ class WinkDetectorParams:
     min_crescent_px: float = 2.0  # ... and this many image pixels (what blur leaves resolvable)
     round_blob_tolerance_mm: float = 1.5  # a same-colour group of 3+ whose blob is this round is one blurred wink
     min_lens_mm2: float = 6.0  # overlap below this is treated as touching (no order needed)
+    lap_felt_max: float = 0.5  # two colours lap where no sample between them is more felt than this
     n_outline: int = 96
     profile_half_px: float = 6.0
     profile_step_px: float = 0.5
