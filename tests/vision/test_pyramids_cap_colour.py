@@ -92,26 +92,24 @@ def _render(tmp_path_factory, seed: int, index: int):
     return cv2.imread(str(out / "photo.jpg")), truth, CameraModel.from_dict(truth["calibration"]["camera"])
 
 
-def _nested_near(dets, centre_mm, reach_mm=6.0):
-    return [d for d in dets if d.pose == "nested" and math.dist(d.center_mm, centre_mm[:2]) < reach_mm]
+def _caps(tmp_path_factory, seed: int, index: int, cap_id: str, lower_id: str, plastics: tuple[str, str]):
+    """The nested pieces found on a render's truth cap (checked to be of ``plastics``, cap and lower piece)."""
+    frame, truth, cam = _render(tmp_path_factory, seed, index)
+    by_id = {q["id"]: q for q in truth["pieces"]}
+    p = by_id[cap_id]
+    assert (p["color"], p["pose"], by_id[lower_id]["color"]) == (plastics[0], "nested", plastics[1])
+    return [d for d in detect_pyramids(frame, cam)
+            if d.pose == "nested" and math.dist(d.center_mm, p["center_mm"][:2]) < 6.0]
 
 
 def test_seed_3636_clear_cap_on_black_is_not_read_white_unflagged(tmp_path_factory):
     # ice_fresh_002 p16, a clear medium nested on the black large p15: main read it white, unflagged
-    frame, truth, cam = _render(tmp_path_factory, 3636, 2)
-    by_id = {q["id"]: q for q in truth["pieces"]}
-    p = by_id["p16"]
-    assert (p["color"], p["pose"], by_id["p15"]["color"]) == ("clear", "nested", "black")
-    caps = _nested_near(detect_pyramids(frame, cam), p["center_mm"])
+    caps = _caps(tmp_path_factory, 3636, 2, "p16", "p15", ("clear", "black"))
     assert caps, "the nested piece was not found"
     assert all(d.color == "clear" or d.flagged for d in caps), [(d.color, d.reasons) for d in caps]
 
 
 def test_development_orange_cap_on_white_reads_orange(tmp_path_factory):
     # ice_fresh_010 (seed 7007) p11, an orange small nested on the white large p10: main read it red (flagged)
-    frame, truth, cam = _render(tmp_path_factory, 7007, 10)
-    by_id = {q["id"]: q for q in truth["pieces"]}
-    p = by_id["p11"]
-    assert (p["color"], p["pose"], by_id["p10"]["color"]) == ("orange", "nested", "white")
-    caps = _nested_near(detect_pyramids(frame, cam), p["center_mm"])
+    caps = _caps(tmp_path_factory, 7007, 10, "p11", "p10", ("orange", "white"))
     assert [d.color for d in caps] == ["orange"], [(d.color, d.reasons) for d in caps]
