@@ -38,6 +38,7 @@ from vision.pyramids_color import (
     classify_descriptor,
     classify_stacked_color,
     color_descriptor,
+    grey_cap_rival,
     tint_rival,
     walls_crossed,
 )
@@ -1394,7 +1395,7 @@ def _stacked_detection(
     skirt_bgr = np.median(work[ev.skirt_sel], axis=0)
     cap = work[ev.cap_sel]
     color, ccon, rival = classify_stacked_color(
-        cap, np.broadcast_to(skirt_bgr, cap.shape), table_ref[ev.cap_sel], colours
+        cap, np.broadcast_to(skirt_bgr, cap.shape), table_ref[ev.cap_sel], colours, lower.color
     )
     same_plastic = stack.pip_contrast is not None and ev.step_norm < params.stack.same_plastic_step
     if same_plastic and (not colours or lower.color in colours):
@@ -1412,8 +1413,15 @@ def _stacked_detection(
     reasons = list(stack.reasons)
     if not same_plastic and ev.step_norm < params.stack.uncertain_step:
         reasons.append(f"stacked piece's plastic uncertain (colour step {ev.step_norm:.2f} from the piece beneath)")
-    if rival is not None:
+    if rival is not None and lower.color == "white":
+        reasons.append(f"stacked piece {color} against the white piece beneath, {rival} against the table")
+    elif rival is not None:
         reasons.append(f"stacked piece {color} against the table, {rival} against the piece beneath")
+    grey = grey_cap_rival(color_descriptor(cap, table_ref[ev.cap_sel]), color, lower.color, colours,
+                          params.flag_min_color_confidence)
+    if grey is not None:
+        reasons.append(f"stacked piece {color} or {grey}: a clear cap shows the {lower.color} piece beneath "
+                       "through it, and its lightness does not tell them apart")
     if ccon < params.flag_min_color_confidence:
         reasons.append(f"colour uncertain ({ccon:.2f})")
     if lower.flagged:

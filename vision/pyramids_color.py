@@ -280,20 +280,64 @@ def classify_descriptor(x: np.ndarray, allowed=None) -> tuple[str, float]:
 
 OPAQUE = ("black", "white")
 
+#: plastics whose chromaticity is grey (the descriptor's first three values): only lightness tells them apart
+GREY_PLASTICS = frozenset({"clear", "white", "black"})
+
+
+def lightness_scores(x: np.ndarray, names=GREY_PLASTICS) -> dict[str, float]:
+    """``descriptor_scores`` of the two levels alone (half the mean log ratio, the piece's log luminance), for
+    the plastics ``names``: what tells grey plastics apart once their shared chromaticity says nothing."""
+    x = np.asarray(x, float)
+    lum = x[5] - TABLE_LOG_LUM_REF
+    return {name: _gaussian_nll(x[3:5], np.asarray(mu[3:5]) + np.asarray(slope[3:5]) * lum, sd[3:5])
+            for name, (mu, sd, slope) in PROTOTYPES.items() if name in names}
+
+
+def grey_cap_rival(
+    cap_descriptor: np.ndarray, color: str, lower_color: str, allowed=None, min_confidence: float = 0.12
+) -> str | None:
+    """A grey plastic a stacked piece's grey verdict cannot be told from when the piece beneath is opaque, or None.
+
+    Clear plastic transmits what lies behind it: a clear cap on a black or white piece shows that piece's grey
+    through its walls, with their own neutral scatter, so against the table its chromaticity is the grey of
+    opaque white's or black's and the prototypes' confidence, carried by the chromaticity, says nothing about
+    which. On white plastic a clear cap shows white: the two cannot be told apart at all. On black it shows the
+    black brightened by its walls' scatter: only the cap's lightness (``lightness_scores``) names its plastic,
+    and the verdict stands only when that lightness names it by ``min_confidence`` (the two-class posterior of
+    ``classify_descriptor``).
+    """
+    if color not in GREY_PLASTICS or lower_color not in OPAQUE:
+        return None
+    names = {c for c in GREY_PLASTICS if not allowed or c in allowed}
+    if lower_color == "white" and color in ("white", "clear"):
+        other = "clear" if color == "white" else "white"
+        return other if other in names else None
+    scores = lightness_scores(cap_descriptor, names)
+    if color not in scores or len(scores) < 2:
+        return None
+    rival = min((c for c in scores if c != color), key=scores.get)
+    conf = 2.0 / (1.0 + math.exp(-(scores[rival] - scores[color]))) - 1.0
+    return rival if conf < min_confidence else None
+
 
 def classify_stacked_color(
-    cap_bgr: np.ndarray, under_bgr: np.ndarray, table_bgr: np.ndarray, allowed=None
+    cap_bgr: np.ndarray, under_bgr: np.ndarray, table_bgr: np.ndarray, allowed=None, lower_color: str | None = None
 ) -> tuple[str, float, str | None]:
     """Colour of a piece stacked on another, and a rival colour when the photo does not settle it.
 
     The cap is seen against the table through both pieces (``table_bgr``), or against the lower piece alone
     (``under_bgr``). Opaque plastic shows its own lightness whatever lies beneath, so a black or white verdict
-    against the table stands. A translucent cap is named from the table (the upper walls, nearest the camera,
-    dominate its tint and scatter); if the lower piece as background names another plastic, that plastic is
-    returned as the rival and the caller flags the piece.
+    against the table stands. A translucent cap on a translucent piece is named from the table (the upper walls,
+    nearest the camera, dominate its tint and scatter); on an opaque white piece (``lower_color``) it is named
+    from that piece, the only light behind it: white plastic scatters the lamp untinted, so the cap's ratio to it
+    is its walls' own filter, while its ratio to the table, which it does not see, blends that filter with the
+    wood's tint (ice_fresh_010 p11, orange on white, read red against the table). If the other background names
+    another plastic, that plastic is returned as the rival and the caller flags the piece.
     """
     color, conf = classify_color(cap_bgr, table_bgr, allowed)
     if color in OPAQUE:
         return color, conf, None
-    rival, _ = classify_color(cap_bgr, under_bgr, allowed)
+    rival, rival_conf = classify_color(cap_bgr, under_bgr, allowed)
+    if lower_color == "white" and rival not in OPAQUE:
+        color, conf, rival = rival, rival_conf, color
     return color, conf, (rival if rival != color else None)

@@ -15,15 +15,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from vision.pyramids_color import PROTOTYPES
+from vision.pyramids_color import GREY_PLASTICS, PROTOTYPES
 
 #: spread of the descriptor's chromaticity (R, G, B of the log ratio minus their mean) among pieces of one plastic
 #: in one photo: the standard deviation of each piece's residual from its photo's mean residual against its true
 #: plastic's prototype, 43 development images (committed samples and seed 7007), 477 pieces
 WITHIN_PHOTO_CHROMA_SD = (0.21, 0.10, 0.17)
-
-#: plastics whose chromaticity is grey: pairs of them are not compared
-GREY_PLASTICS = frozenset({"clear", "white", "black"})
 
 
 def _distance(a: np.ndarray, b: np.ndarray) -> float:
