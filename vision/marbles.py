@@ -77,6 +77,7 @@ from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.marbles_shade import shade_departures, shade_mask, without_shade
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
+from vision.marbles_halo import halo_diameter_mm
 from vision.marbles_kind import join_reads, marble_probability, photo_scale
 from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, MIN_CORE_CHROMA, MIN_HIGHLIGHT_MADS, SURE_CORE_CHROMA,
                                 ground_hue_share, ground_hues, is_lit_ball, lit_ball_cues, lit_point_near)
@@ -221,6 +222,14 @@ class MarblesParams:
     # shadow (its outline's chords then reach the shadow's end), while its image and shadow fitted together under
     # the photo's lamp place both where they are
     shadow_sizes_sharp: bool = True
+    # Under min_marble_px a faint ball, whose area read is under this share of its blurred-sphere read (clear glass
+    # shows the sand: its colour departure barely passes the threshold), is read by the blurred sphere with its sky
+    # shadow (``vision.marbles_halo``) where that reads it smaller: the plain fit grows over the soft contact shadow
+    # round it (seen 1627_008 and marbles_06: clear 12.7 mm marbles at 18.2-20.8 mm, their area 1.5-8.3 mm). Where
+    # that moves the kind the kind is too close to call: two models of one faint ball disagree. Development and seen
+    # 1627, 1613 under 9 px (``/work/notes/s39/marbleswidth``): every ball under 0.5 a marble; a tolley at 0.58
+    # (2026_002 t1, 11.8 of 20.45 mm). None: off
+    faint_area_share: float | None = 0.5
     # Look for knocked-off balls on the far ground too (``FAR_GROUND_MM``), in a layer of its own: balls knocked off
     # roll on towards the benches (development set and seeds 7, 99: 4 beyond the near ground's reach). Every ground
     # candidate must show a lit ball's own colour or highlight (``vision.marbles_lit``), which a pavement joint's
@@ -1264,10 +1273,12 @@ def detect_marbles_and_possible(
             if model["lab"] is None:
                 model["lab"] = photo_lab(frame_bgr)
             ctrs = np.array([[*grid.table_from_ortho(np.asarray(e[0], float)[None])[0], z_mid] for e in pending])
+            shows = None if base_z == 0.0 else _shows_ground(camera, base_z)
             fits, model["psf"] = model_fits(model["lab"], camera, ctrs, np.array([not e[3] for e in pending]),
-                                            model["psf"], None if base_z == 0.0 else _shows_ground(camera, base_z))
+                                            model["psf"], shows)
         fitted = [None if f is None else f.diameter_mm for f in fits]
         for i, (c, dmm, cf, grouped, presence, group_kind_conf) in enumerate(pending):
+            halo_kind = None  # the kind the plain fit gives a faint ball read with its sky shadow
             d_area, d_out = dmm, None
             if grads is not None and not grouped:
                 d_out = _outline_size(grads, grid, camera, c, z_mid, mm_per_px,
@@ -1278,7 +1289,14 @@ def detect_marbles_and_possible(
                 elif d_out is not None:
                     dmm = 0.5 * (dmm + d_out)
             if fitted[i] is not None:
-                dmm = fitted[i] if dmm is None else 0.5 * (dmm + fitted[i])
+                d_fit = fitted[i]
+                if (params.faint_area_share is not None and d_area is not None
+                        and d_area < params.faint_area_share * d_fit):
+                    d_halo = _halo_size(model, camera, ctrs, i, shows)
+                    if d_halo is not None and d_halo < d_fit:
+                        halo_kind = (d_fit if dmm is None else 0.5 * (dmm + d_fit)) > MARBLE_TOLLEY_SPLIT_MM
+                        d_fit = d_halo
+                dmm = d_fit if dmm is None else 0.5 * (dmm + d_fit)
             kind_conf = group_kind_conf if grouped else None
             # a ball whose size is read in full (not a guess, not a lower bound) may be sized again by its caustic
             caustic_px = None if fits[i] is None or dmm is None else np.asarray(fits[i].center_px, float)
@@ -1291,6 +1309,8 @@ def detect_marbles_and_possible(
             if kind_conf is None:
                 kind_conf = _kind_confidence(dmm, native_px, params)
                 size_sigma = _size_sigma_mm(native_px, params)
+                if halo_kind is not None and halo_kind != (dmm > MARBLE_TOLLEY_SPLIT_MM):
+                    kind_conf = min(kind_conf, 0.5)
                 # a ball whose largest possible disc reaches where the surface is not seen (behind the raised
                 # ring, past the photo's edge) shows only part of itself: its size is a lower bound, which tells
                 # a tolley but cannot rule one out
@@ -1591,6 +1611,17 @@ def _caustic_sizes(camera: CameraModel, found: list[BallDetection], reads: dict,
         sigma = max((w_s + w_c) ** -0.5, 0.5 * abs(d_s - d_c))
         out[i] = _resized(found[i], camera, dmm, _split_confidence(dmm, sigma), sigma)
     return out
+
+
+def _halo_size(model: dict, camera: CameraModel, ctrs: np.ndarray, i: int,
+               shows: Callable[[np.ndarray, np.ndarray], np.ndarray] | None) -> float | None:
+    """Ball ``i`` of ``ctrs`` read with its sky shadow (``vision.marbles_halo``), the other balls' discs left out
+    of its window as the blurred-sphere fit leaves them."""
+    if model["psf"] is None:
+        return None
+    px = camera.project_mm(ctrs)
+    return halo_diameter_mm(model["lab"], camera, ctrs[i], model["psf"], others_px=np.delete(px, i, axis=0),
+                            shows_model=shows)
 
 
 def _outline_size(grads, grid, camera: CameraModel, c, z_mid: float, mm_per_px: float, others: list
