@@ -954,6 +954,9 @@ def detect_marbles_and_possible(
     fitted_px: list[np.ndarray | None] = []
     # ... and whether its size is read in full (sized again by its shadow, ``_shadow_sizes``)
     shadowed: list[bool] = []
+    # ... and, for a faint ball read with its sky shadow, what the plain blurred-sphere fit made of it (the read the
+    # photo's own scale is measured on, ``_photo_kinds``)
+    plain_mm: list[float | None] = []
     sand_ab = None  # the ring top's sand colour (CIELAB a*, b*), from the ring-top layer
     model: dict[str, Any] = {"lab": None, "psf": None}  # the photo for the blurred-sphere fits, and its PSF
     # (surface height, region in plan radius) for the ring top and for the ground beyond the rim
@@ -1279,6 +1282,7 @@ def detect_marbles_and_possible(
         fitted = [None if f is None else f.diameter_mm for f in fits]
         for i, (c, dmm, cf, grouped, presence, group_kind_conf) in enumerate(pending):
             halo_kind = None  # the kind the plain fit gives a faint ball read with its sky shadow
+            d_plain = None  # ... and its size so
             d_area, d_out = dmm, None
             if grads is not None and not grouped:
                 d_out = _outline_size(grads, grid, camera, c, z_mid, mm_per_px,
@@ -1294,7 +1298,8 @@ def detect_marbles_and_possible(
                         and d_area < params.faint_area_share * d_fit):
                     d_halo = _halo_size(model, camera, ctrs, i, shows)
                     if d_halo is not None and d_halo < d_fit:
-                        halo_kind = (d_fit if dmm is None else 0.5 * (dmm + d_fit)) > MARBLE_TOLLEY_SPLIT_MM
+                        d_plain = d_fit if dmm is None else 0.5 * (dmm + d_fit)
+                        halo_kind = d_plain > MARBLE_TOLLEY_SPLIT_MM
                         d_fit = d_halo
                 dmm = d_fit if dmm is None else 0.5 * (dmm + d_fit)
             kind_conf = group_kind_conf if grouped else None
@@ -1328,6 +1333,7 @@ def detect_marbles_and_possible(
                        z_mid, native_px, params, presence, size_sigma, reads)
             fitted_px.append(caustic_px)
             shadowed.append(shadow_ok)
+            plain_mm.append(d_plain)
         for q, pr in maybe:
             if not _near_any(q, accepted_ortho, 0.5 * marble_px):  # a counted ball's own place
                 _emit_ball(possible, grid, camera, q, MARBLE_DIAMETER_MM, 0.5, True, 1.0, base_z, z_mid, native_px,
@@ -1340,7 +1346,7 @@ def detect_marbles_and_possible(
     joined = _joined_marble_probabilities(found, caustics)
     if caustics:
         found = _caustic_sizes(camera, found, caustics, native_px, params)
-    found = _read_spread_doubts(_joined_doubts(_photo_kinds(camera, found, params), joined))
+    found = _read_spread_doubts(_joined_doubts(_photo_kinds(camera, found, params, plain_mm), joined))
     return tuple(_toss_ups(found) if params.kind_floor_half else found), tuple(possible)
 
 
@@ -1458,15 +1464,21 @@ def _read_spread_doubts(found: list[BallDetection]) -> list[BallDetection]:
     return out
 
 
-def _photo_kinds(camera: CameraModel, found: list[BallDetection], params: MarblesParams) -> list[BallDetection]:
+def _photo_kinds(camera: CameraModel, found: list[BallDetection], params: MarblesParams,
+                 plain_mm: list[float | None] | None = None) -> list[BallDetection]:
     """Each single ball's kind checked against the photo's own marbles (``vision.marbles_kind``): all marbles are
     one size, so their reads measure this photo's size bias and scatter, and a kind is no surer than that read of
     it allows. It only lowers a confidence, never calls a kind: the bias is measured on the photo's marbles and
     is the marbles', while an opaque (swirl) tolley reads 4-6 mm small where the photo's marbles read about 2 mm
     small (development renders, seeds 2026, 7, 99), so a read the photo finds marble-like may still be a tolley.
-    Balls without a whole size read, and photos whose marbles cannot be told (too few), are left as they are."""
+    Balls without a whole size read, and photos whose marbles cannot be told (too few), are left as they are.
+    The scale is measured on the read every ball shares: a faint ball read with its sky shadow enters it by its
+    plain read (``plain_mm``, by index; None: its own), since that other read's bias is not the photo's (seen
+    1613_010: the scale measured on the faint marbles' new reads made a marble read 18.02 mm a tolley at 0.93)."""
     read = [i for i, b in enumerate(found) if b.size_sigma_mm is not None and b.measured_diameter_mm is not None]
-    scale = photo_scale(np.array([found[i].measured_diameter_mm for i in read]), params.size_sigma_mm)
+    plain = plain_mm if plain_mm is not None else [None] * len(found)
+    scale = photo_scale(np.array([found[i].measured_diameter_mm if plain[i] is None else plain[i] for i in read]),
+                        params.size_sigma_mm)
     if scale is None:
         return list(found)
     out = list(found)
