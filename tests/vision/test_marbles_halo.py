@@ -83,3 +83,11 @@ def test_detector_reads_seed_1627_item_8s_clear_marbles_marbles():
     frame, cam, kept = redrawn_marbles(1627, 8, (0.0, 0.0), math.inf)
     truth = {"pieces": [dict(id=b.piece_id, kind=b.kind, center_mm=b.center_mm[:2]) for b in kept]}
     _check(detect_marbles(frame, cam, DEFAULT_PARAMS), truth, ("m12", "m14", "m18"))
+
+
+def test_seed_1613_item_10s_marble_read_large_is_no_surer_a_tolley():
+    """Guard: on seen 1613_010 the photo's scale measured on its faint marbles' new reads made m41 (a clear marble
+    read 18.02 mm, main 0.89) a tolley at 0.931, a silent call; measured on the plain reads it stays doubted."""
+    frame, cam, kept = redrawn_marbles(1613, 10, (0.0, 0.0), math.inf)
+    truth = {"pieces": [dict(id=b.piece_id, kind=b.kind, center_mm=b.center_mm[:2]) for b in kept]}
+    _check(detect_marbles(frame, cam, DEFAULT_PARAMS), truth, ())
