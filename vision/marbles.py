@@ -227,7 +227,7 @@ class MarblesParams:
     # shadow (``vision.marbles_halo``) where that reads it smaller: the plain fit grows over the soft contact shadow
     # round it (seen 1627_008 and marbles_06: clear 12.7 mm marbles at 18.2-20.8 mm, their area 1.5-8.3 mm). Where
     # that moves the kind the kind is too close to call: two models of one faint ball disagree. Development and seen
-    # 1627, 1613 under 9 px (``/work/notes/s39/marbleswidth``): every ball under 0.5 a marble; a tolley at 0.58
+    # 1627, 1613 under 9 px (docs/measurements.md, stop 39): every ball under 0.5 a marble; a tolley at 0.58
     # (2026_002 t1, 11.8 of 20.45 mm). None: off
     faint_area_share: float | None = 0.5
     # Look for knocked-off balls on the far ground too (``FAR_GROUND_MM``), in a layer of its own: balls knocked off
