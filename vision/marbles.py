@@ -1340,13 +1340,14 @@ def detect_marbles_and_possible(
                            params, pr)
     caustics: dict = {}
     if params.shadow_sizes and any(shadowed):
-        found = _shadow_sizes(model["lab"], camera, found, shadowed, model["psf"], native_px, params)
+        found = _shadow_sizes(model["lab"], camera, found, shadowed, model["psf"], native_px, params, plain_mm)
     if any(p is not None for p in fitted_px):
-        caustics = _caustic_reads(frame_bgr, camera, found, fitted_px)
+        caustics = _caustic_reads(frame_bgr, camera, found, fitted_px, plain_mm)
     joined = _joined_marble_probabilities(found, caustics)
     if caustics:
-        found = _caustic_sizes(camera, found, caustics, native_px, params)
+        found = _caustic_sizes(camera, found, caustics, native_px, params, plain_mm)
     found = _read_spread_doubts(_joined_doubts(_photo_kinds(camera, found, params, plain_mm), joined))
+    found = _plain_kind_doubts(found, plain_mm)
     return tuple(_toss_ups(found) if params.kind_floor_half else found), tuple(possible)
 
 
@@ -1493,7 +1494,7 @@ def _photo_kinds(camera: CameraModel, found: list[BallDetection], params: Marble
 
 def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetection],
                   shadowed: list[bool], psf_px: tuple[float, float] | None, native_px: float,
-                  params: MarblesParams) -> list[BallDetection]:
+                  params: MarblesParams, plain_mm: list[float | None] | None = None) -> list[BallDetection]:
     """Single balls read in full (``shadowed``: fitted by the blurred-sphere model, or any single ball of a sharp
     photo), sized again with their cast shadow (``vision.marbles_shadow``): the photo's lamp from its sure single
     marbles, then each ball's image and shadow fitted together. The read's own bias in this photo (a width of
@@ -1514,7 +1515,7 @@ def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetectio
               if ok and not b.in_group and b.measured_diameter_mm is not None]
     contact = {i: np.asarray(found[i].center_mm, float) for i in single}
     every = np.array([[*b.center_mm, b.center_z_mm] for b in found]).reshape(-1, 3)
-    sure = [i for i in single if found[i].kind == "marble" and found[i].kind_confidence >= KIND_SURE]
+    sure = [i for i in single if _sure_marble(found[i], None if plain_mm is None else plain_mm[i])]
     lamp = fit_lamp(lab, camera, np.array([[*contact[i], _base_z(found[i])] for i in sure]).reshape(-1, 3),
                     every, psf_px)
     if lamp is None:
@@ -1570,7 +1571,7 @@ def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetectio
 
 
 def _caustic_reads(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallDetection],
-                   fitted_px: list[np.ndarray | None]) -> dict:
+                   fitted_px: list[np.ndarray | None], plain_mm: list[float | None] | None = None) -> dict:
     """Single balls fitted by the blurred-sphere model, read by their caustic (``vision.marbles_caustic``) where
     the photo's lamp throws one clear of the balls (the lamp's offset from its sure single marbles): ball index ->
     its read."""
@@ -1580,8 +1581,9 @@ def _caustic_reads(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallD
              for b in found]
     disc_px = np.array([0.5 * b.diameter_mm * s for b, s in zip(found, scale)])
     every = [(c, r) for c, r in zip(centre_px, disc_px)]
-    sure = [(c, _base_z(b), 0.5 * MARBLE_DIAMETER_MM) for b, c, p in zip(found, centre_px, fitted_px)
-            if p is not None and b.kind == "marble" and not b.in_group and b.kind_confidence >= KIND_SURE]
+    plain = plain_mm if plain_mm is not None else [None] * len(found)
+    sure = [(c, _base_z(b), 0.5 * MARBLE_DIAMETER_MM) for b, c, p, q in zip(found, centre_px, fitted_px, plain)
+            if p is not None and not b.in_group and _sure_marble(b, q)]
     k = lamp_offset(lum, camera, sure, every)
     if k is None:
         return {}
@@ -1597,16 +1599,20 @@ def _caustic_reads(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallD
 
 
 def _caustic_sizes(camera: CameraModel, found: list[BallDetection], reads: dict, native_px: float,
-                   params: MarblesParams) -> list[BallDetection]:
+                   params: MarblesParams, plain_mm: list[float | None] | None = None) -> list[BallDetection]:
     """Each clear ball's caustic read (``_caustic_reads``) joined with its size read (less the photo's bias on
     clear glass, from all its caustic reads), weighted by their uncertainties. Where the two disagree beyond
     their errors one of them is wrong, and the kind's uncertainty is at least half their gap, so such a ball is
-    flagged rather than called."""
+    flagged rather than called. The bias is measured on the read every ball shares: a ball read with its sky shadow
+    gives its plain read there (``plain_mm``, by index; seen 1597_004: its two such balls' new reads moved the bias
+    and a swirl at the rim's foot read a tolley at 0.94)."""
     if not reads:
         return found
+    plain = plain_mm if plain_mm is not None else [None] * len(found)
     # the size read's own bias on clear glass in this photo (the ground showing through its rim eats a width of
     # blur): what the caustics, which no edge biases, add to it, taken over the photo's clear balls
-    gaps = np.array([r.diameter_mm - found[i].measured_diameter_mm for i, r in reads.items()])
+    gaps = np.array([r.diameter_mm - (found[i].measured_diameter_mm if plain[i] is None else plain[i])
+                     for i, r in reads.items()])
     sigma_size = _size_sigma_mm(native_px, params)
     bias = 0.0
     if len(gaps) >= CAUSTIC_MIN_BALLS:
@@ -1623,6 +1629,27 @@ def _caustic_sizes(camera: CameraModel, found: list[BallDetection], reads: dict,
         sigma = max((w_s + w_c) ** -0.5, 0.5 * abs(d_s - d_c))
         out[i] = _resized(found[i], camera, dmm, _split_confidence(dmm, sigma), sigma)
     return out
+
+
+def _plain_kind_doubts(found: list[BallDetection], plain_mm: list[float | None]) -> list[BallDetection]:
+    """A ball read with its sky shadow whose kind its plain read does not give is too close to call (0.5), after
+    every stage that sizes it again (the caustic's join recomputes its confidence)."""
+    out = list(found)
+    for i, (b, p) in enumerate(zip(found, plain_mm)):
+        if p is not None and (p > MARBLE_TOLLEY_SPLIT_MM) != (b.kind == "tolley") and b.kind_confidence > 0.5:
+            out[i] = replace(b, kind_confidence=0.5, confidence=float(np.clip(min(b.confidence, 0.5), 0.05, 1.0)))
+    return out
+
+
+def _sure_marble(b: BallDetection, plain_mm: float | None) -> bool:
+    """Whether ``b`` is a sure marble the photo's lamp may be measured on: a ball read with its sky shadow must be
+    one by its plain read too, so the lamp is measured on the balls it was before that read (seen 1597_004: the
+    faint marbles it made sure moved the shadow stage's lamp, and a swirl at the rim's foot read a tolley at
+    0.94)."""
+    if b.kind != "marble" or b.kind_confidence < KIND_SURE:
+        return False
+    return plain_mm is None or (b.size_sigma_mm is not None and plain_mm <= MARBLE_TOLLEY_SPLIT_MM
+                                and _split_confidence(plain_mm, b.size_sigma_mm) >= KIND_SURE)
 
 
 def _halo_size(model: dict, camera: CameraModel, ctrs: np.ndarray, i: int,
