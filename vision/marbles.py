@@ -77,6 +77,7 @@ from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.marbles_shade import shade_departures, shade_mask, without_shade
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
+from vision.marbles_halo import halo_diameter_mm
 from vision.marbles_kind import join_reads, marble_probability, photo_scale
 from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, MIN_CORE_CHROMA, MIN_HIGHLIGHT_MADS, SURE_CORE_CHROMA,
                                 ground_hue_share, ground_hues, is_lit_ball, lit_ball_cues, lit_point_near)
@@ -221,6 +222,14 @@ class MarblesParams:
     # shadow (its outline's chords then reach the shadow's end), while its image and shadow fitted together under
     # the photo's lamp place both where they are
     shadow_sizes_sharp: bool = True
+    # Under min_marble_px a faint ball, whose area read is under this share of its blurred-sphere read (clear glass
+    # shows the sand: its colour departure barely passes the threshold), is read by the blurred sphere with its sky
+    # shadow (``vision.marbles_halo``) where that reads it smaller: the plain fit grows over the soft contact shadow
+    # round it (seen 1627_008 and marbles_06: clear 12.7 mm marbles at 18.2-20.8 mm, their area 1.5-8.3 mm). Where
+    # that moves the kind the kind is too close to call: two models of one faint ball disagree. Development and seen
+    # 1627, 1613 under 9 px (docs/measurements.md, stop 39): every ball under 0.5 a marble; a tolley at 0.58
+    # (2026_002 t1, 11.8 of 20.45 mm). None: off
+    faint_area_share: float | None = 0.5
     # Look for knocked-off balls on the far ground too (``FAR_GROUND_MM``), in a layer of its own: balls knocked off
     # roll on towards the benches (development set and seeds 7, 99: 4 beyond the near ground's reach). Every ground
     # candidate must show a lit ball's own colour or highlight (``vision.marbles_lit``), which a pavement joint's
@@ -945,6 +954,9 @@ def detect_marbles_and_possible(
     fitted_px: list[np.ndarray | None] = []
     # ... and whether its size is read in full (sized again by its shadow, ``_shadow_sizes``)
     shadowed: list[bool] = []
+    # ... and, for a faint ball read with its sky shadow, what the plain blurred-sphere fit made of it (the read the
+    # photo's own scale is measured on, ``_photo_kinds``)
+    plain_mm: list[float | None] = []
     sand_ab = None  # the ring top's sand colour (CIELAB a*, b*), from the ring-top layer
     model: dict[str, Any] = {"lab": None, "psf": None}  # the photo for the blurred-sphere fits, and its PSF
     # (surface height, region in plan radius) for the ring top and for the ground beyond the rim
@@ -1264,10 +1276,13 @@ def detect_marbles_and_possible(
             if model["lab"] is None:
                 model["lab"] = photo_lab(frame_bgr)
             ctrs = np.array([[*grid.table_from_ortho(np.asarray(e[0], float)[None])[0], z_mid] for e in pending])
+            shows = None if base_z == 0.0 else _shows_ground(camera, base_z)
             fits, model["psf"] = model_fits(model["lab"], camera, ctrs, np.array([not e[3] for e in pending]),
-                                            model["psf"], None if base_z == 0.0 else _shows_ground(camera, base_z))
+                                            model["psf"], shows)
         fitted = [None if f is None else f.diameter_mm for f in fits]
         for i, (c, dmm, cf, grouped, presence, group_kind_conf) in enumerate(pending):
+            halo_kind = None  # the kind the plain fit gives a faint ball read with its sky shadow
+            d_plain = None  # ... and its size so
             d_area, d_out = dmm, None
             if grads is not None and not grouped:
                 d_out = _outline_size(grads, grid, camera, c, z_mid, mm_per_px,
@@ -1278,7 +1293,15 @@ def detect_marbles_and_possible(
                 elif d_out is not None:
                     dmm = 0.5 * (dmm + d_out)
             if fitted[i] is not None:
-                dmm = fitted[i] if dmm is None else 0.5 * (dmm + fitted[i])
+                d_fit = fitted[i]
+                if (params.faint_area_share is not None and d_area is not None
+                        and d_area < params.faint_area_share * d_fit):
+                    d_halo = _halo_size(model, camera, ctrs, i, shows)
+                    if d_halo is not None and d_halo < d_fit:
+                        d_plain = d_fit if dmm is None else 0.5 * (dmm + d_fit)
+                        halo_kind = d_plain > MARBLE_TOLLEY_SPLIT_MM
+                        d_fit = d_halo
+                dmm = d_fit if dmm is None else 0.5 * (dmm + d_fit)
             kind_conf = group_kind_conf if grouped else None
             # a ball whose size is read in full (not a guess, not a lower bound) may be sized again by its caustic
             caustic_px = None if fits[i] is None or dmm is None else np.asarray(fits[i].center_px, float)
@@ -1291,6 +1314,8 @@ def detect_marbles_and_possible(
             if kind_conf is None:
                 kind_conf = _kind_confidence(dmm, native_px, params)
                 size_sigma = _size_sigma_mm(native_px, params)
+                if halo_kind is not None and halo_kind != (dmm > MARBLE_TOLLEY_SPLIT_MM):
+                    kind_conf = min(kind_conf, 0.5)
                 # a ball whose largest possible disc reaches where the surface is not seen (behind the raised
                 # ring, past the photo's edge) shows only part of itself: its size is a lower bound, which tells
                 # a tolley but cannot rule one out
@@ -1308,19 +1333,21 @@ def detect_marbles_and_possible(
                        z_mid, native_px, params, presence, size_sigma, reads)
             fitted_px.append(caustic_px)
             shadowed.append(shadow_ok)
+            plain_mm.append(d_plain)
         for q, pr in maybe:
             if not _near_any(q, accepted_ortho, 0.5 * marble_px):  # a counted ball's own place
                 _emit_ball(possible, grid, camera, q, MARBLE_DIAMETER_MM, 0.5, True, 1.0, base_z, z_mid, native_px,
                            params, pr)
     caustics: dict = {}
     if params.shadow_sizes and any(shadowed):
-        found = _shadow_sizes(model["lab"], camera, found, shadowed, model["psf"], native_px, params)
+        found = _shadow_sizes(model["lab"], camera, found, shadowed, model["psf"], native_px, params, plain_mm)
     if any(p is not None for p in fitted_px):
-        caustics = _caustic_reads(frame_bgr, camera, found, fitted_px)
+        caustics = _caustic_reads(frame_bgr, camera, found, fitted_px, plain_mm)
     joined = _joined_marble_probabilities(found, caustics)
     if caustics:
-        found = _caustic_sizes(camera, found, caustics, native_px, params)
-    found = _read_spread_doubts(_joined_doubts(_photo_kinds(camera, found, params), joined))
+        found = _caustic_sizes(camera, found, caustics, native_px, params, plain_mm)
+    found = _read_spread_doubts(_joined_doubts(_photo_kinds(camera, found, params, plain_mm), joined))
+    found = _plain_kind_doubts(found, plain_mm)
     return tuple(_toss_ups(found) if params.kind_floor_half else found), tuple(possible)
 
 
@@ -1438,15 +1465,21 @@ def _read_spread_doubts(found: list[BallDetection]) -> list[BallDetection]:
     return out
 
 
-def _photo_kinds(camera: CameraModel, found: list[BallDetection], params: MarblesParams) -> list[BallDetection]:
+def _photo_kinds(camera: CameraModel, found: list[BallDetection], params: MarblesParams,
+                 plain_mm: list[float | None] | None = None) -> list[BallDetection]:
     """Each single ball's kind checked against the photo's own marbles (``vision.marbles_kind``): all marbles are
     one size, so their reads measure this photo's size bias and scatter, and a kind is no surer than that read of
     it allows. It only lowers a confidence, never calls a kind: the bias is measured on the photo's marbles and
     is the marbles', while an opaque (swirl) tolley reads 4-6 mm small where the photo's marbles read about 2 mm
     small (development renders, seeds 2026, 7, 99), so a read the photo finds marble-like may still be a tolley.
-    Balls without a whole size read, and photos whose marbles cannot be told (too few), are left as they are."""
+    Balls without a whole size read, and photos whose marbles cannot be told (too few), are left as they are.
+    The scale is measured on the read every ball shares: a faint ball read with its sky shadow enters it by its
+    plain read (``plain_mm``, by index; None: its own), since that other read's bias is not the photo's (seen
+    1613_010: the scale measured on the faint marbles' new reads made a marble read 18.02 mm a tolley at 0.93)."""
     read = [i for i, b in enumerate(found) if b.size_sigma_mm is not None and b.measured_diameter_mm is not None]
-    scale = photo_scale(np.array([found[i].measured_diameter_mm for i in read]), params.size_sigma_mm)
+    plain = plain_mm if plain_mm is not None else [None] * len(found)
+    scale = photo_scale(np.array([found[i].measured_diameter_mm if plain[i] is None else plain[i] for i in read]),
+                        params.size_sigma_mm)
     if scale is None:
         return list(found)
     out = list(found)
@@ -1461,7 +1494,7 @@ def _photo_kinds(camera: CameraModel, found: list[BallDetection], params: Marble
 
 def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetection],
                   shadowed: list[bool], psf_px: tuple[float, float] | None, native_px: float,
-                  params: MarblesParams) -> list[BallDetection]:
+                  params: MarblesParams, plain_mm: list[float | None] | None = None) -> list[BallDetection]:
     """Single balls read in full (``shadowed``: fitted by the blurred-sphere model, or any single ball of a sharp
     photo), sized again with their cast shadow (``vision.marbles_shadow``): the photo's lamp from its sure single
     marbles, then each ball's image and shadow fitted together. The read's own bias in this photo (a width of
@@ -1482,7 +1515,7 @@ def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetectio
               if ok and not b.in_group and b.measured_diameter_mm is not None]
     contact = {i: np.asarray(found[i].center_mm, float) for i in single}
     every = np.array([[*b.center_mm, b.center_z_mm] for b in found]).reshape(-1, 3)
-    sure = [i for i in single if found[i].kind == "marble" and found[i].kind_confidence >= KIND_SURE]
+    sure = [i for i in single if _sure_marble(found[i], None if plain_mm is None else plain_mm[i])]
     lamp = fit_lamp(lab, camera, np.array([[*contact[i], _base_z(found[i])] for i in sure]).reshape(-1, 3),
                     every, psf_px)
     if lamp is None:
@@ -1538,7 +1571,7 @@ def _shadow_sizes(lab: np.ndarray, camera: CameraModel, found: list[BallDetectio
 
 
 def _caustic_reads(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallDetection],
-                   fitted_px: list[np.ndarray | None]) -> dict:
+                   fitted_px: list[np.ndarray | None], plain_mm: list[float | None] | None = None) -> dict:
     """Single balls fitted by the blurred-sphere model, read by their caustic (``vision.marbles_caustic``) where
     the photo's lamp throws one clear of the balls (the lamp's offset from its sure single marbles): ball index ->
     its read."""
@@ -1548,8 +1581,9 @@ def _caustic_reads(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallD
              for b in found]
     disc_px = np.array([0.5 * b.diameter_mm * s for b, s in zip(found, scale)])
     every = [(c, r) for c, r in zip(centre_px, disc_px)]
-    sure = [(c, _base_z(b), 0.5 * MARBLE_DIAMETER_MM) for b, c, p in zip(found, centre_px, fitted_px)
-            if p is not None and b.kind == "marble" and not b.in_group and b.kind_confidence >= KIND_SURE]
+    plain = plain_mm if plain_mm is not None else [None] * len(found)
+    sure = [(c, _base_z(b), 0.5 * MARBLE_DIAMETER_MM) for b, c, p, q in zip(found, centre_px, fitted_px, plain)
+            if p is not None and not b.in_group and _sure_marble(b, q)]
     k = lamp_offset(lum, camera, sure, every)
     if k is None:
         return {}
@@ -1565,16 +1599,20 @@ def _caustic_reads(frame_bgr: np.ndarray, camera: CameraModel, found: list[BallD
 
 
 def _caustic_sizes(camera: CameraModel, found: list[BallDetection], reads: dict, native_px: float,
-                   params: MarblesParams) -> list[BallDetection]:
+                   params: MarblesParams, plain_mm: list[float | None] | None = None) -> list[BallDetection]:
     """Each clear ball's caustic read (``_caustic_reads``) joined with its size read (less the photo's bias on
     clear glass, from all its caustic reads), weighted by their uncertainties. Where the two disagree beyond
     their errors one of them is wrong, and the kind's uncertainty is at least half their gap, so such a ball is
-    flagged rather than called."""
+    flagged rather than called. The bias is measured on the read every ball shares: a ball read with its sky shadow
+    gives its plain read there (``plain_mm``, by index; seen 1597_004: its two such balls' new reads moved the bias
+    and a swirl at the rim's foot read a tolley at 0.94)."""
     if not reads:
         return found
+    plain = plain_mm if plain_mm is not None else [None] * len(found)
     # the size read's own bias on clear glass in this photo (the ground showing through its rim eats a width of
     # blur): what the caustics, which no edge biases, add to it, taken over the photo's clear balls
-    gaps = np.array([r.diameter_mm - found[i].measured_diameter_mm for i, r in reads.items()])
+    gaps = np.array([r.diameter_mm - (found[i].measured_diameter_mm if plain[i] is None else plain[i])
+                     for i, r in reads.items()])
     sigma_size = _size_sigma_mm(native_px, params)
     bias = 0.0
     if len(gaps) >= CAUSTIC_MIN_BALLS:
@@ -1591,6 +1629,38 @@ def _caustic_sizes(camera: CameraModel, found: list[BallDetection], reads: dict,
         sigma = max((w_s + w_c) ** -0.5, 0.5 * abs(d_s - d_c))
         out[i] = _resized(found[i], camera, dmm, _split_confidence(dmm, sigma), sigma)
     return out
+
+
+def _plain_kind_doubts(found: list[BallDetection], plain_mm: list[float | None]) -> list[BallDetection]:
+    """A ball read with its sky shadow whose kind its plain read does not give is too close to call (0.5), after
+    every stage that sizes it again (the caustic's join recomputes its confidence)."""
+    out = list(found)
+    for i, (b, p) in enumerate(zip(found, plain_mm)):
+        if p is not None and (p > MARBLE_TOLLEY_SPLIT_MM) != (b.kind == "tolley") and b.kind_confidence > 0.5:
+            out[i] = replace(b, kind_confidence=0.5, confidence=float(np.clip(min(b.confidence, 0.5), 0.05, 1.0)))
+    return out
+
+
+def _sure_marble(b: BallDetection, plain_mm: float | None) -> bool:
+    """Whether ``b`` is a sure marble the photo's lamp may be measured on: a ball read with its sky shadow must be
+    one by its plain read too, so the lamp is measured on the balls it was before that read (seen 1597_004: the
+    faint marbles it made sure moved the shadow stage's lamp, and a swirl at the rim's foot read a tolley at
+    0.94)."""
+    if b.kind != "marble" or b.kind_confidence < KIND_SURE:
+        return False
+    return plain_mm is None or (b.size_sigma_mm is not None and plain_mm <= MARBLE_TOLLEY_SPLIT_MM
+                                and _split_confidence(plain_mm, b.size_sigma_mm) >= KIND_SURE)
+
+
+def _halo_size(model: dict, camera: CameraModel, ctrs: np.ndarray, i: int,
+               shows: Callable[[np.ndarray, np.ndarray], np.ndarray] | None) -> float | None:
+    """Ball ``i`` of ``ctrs`` read with its sky shadow (``vision.marbles_halo``), the other balls' discs left out
+    of its window as the blurred-sphere fit leaves them."""
+    if model["psf"] is None:
+        return None
+    px = camera.project_mm(ctrs)
+    return halo_diameter_mm(model["lab"], camera, ctrs[i], model["psf"], others_px=np.delete(px, i, axis=0),
+                            shows_model=shows)
 
 
 def _outline_size(grads, grid, camera: CameraModel, c, z_mid: float, mm_per_px: float, others: list

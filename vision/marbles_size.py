@@ -121,32 +121,10 @@ def fit_ball(lab: np.ndarray, camera: CameraModel, center_mm: np.ndarray, *, rad
     its foot is neither, and a disc fitted over it grows into it). Returns None where the window leaves the photo
     or too little of it is free.
     """
-    c3 = np.asarray(center_mm, float)
-    A = local_affine(camera, c3)  # px per mm
-    try:
-        A_inv = np.linalg.inv(A)
-    except np.linalg.LinAlgError:
+    win = ball_window(lab, camera, center_mm, max_radius_mm, others_px, shows_model)
+    if win is None:
         return None
-    px0 = camera.project_mm(c3[None])[0]
-    scale_px = math.sqrt(abs(np.linalg.det(A)))  # px per mm, geometric mean
-    win_mm = WINDOW_TOLLEY_RADII * max_radius_mm
-    half = int(math.ceil(win_mm * np.abs(A).sum(1).max())) + 1
-    x0, y0 = int(round(px0[0])) - half, int(round(px0[1])) - half
-    h, w = lab.shape[:2]
-    if x0 < 0 or y0 < 0 or x0 + 2 * half + 1 > w or y0 + 2 * half + 1 > h:
-        return None
-    patch = lab[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1].reshape(-1, 3).astype(np.float64)
-    yy, xx = np.mgrid[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1]
-    d_px = np.column_stack([xx.ravel() - px0[0], yy.ravel() - px0[1]])
-    q = d_px @ A_inv.T  # mm in the plane across the ray
-    keep = np.hypot(q[:, 0], q[:, 1]) <= win_mm
-    for o in (others_px if others_px is not None else ()):
-        keep &= np.hypot(xx.ravel() - o[0], yy.ravel() - o[1]) > max_radius_mm * scale_px
-    if shows_model is not None and keep.any():
-        keep[keep] = shows_model(np.column_stack([xx.ravel()[keep], yy.ravel()[keep]]).astype(float), c3)
-    if keep.sum() < MIN_FIT_PX:
-        return None
-    q, vals = q[keep], patch[keep]
+    A, px0, scale_px, q, vals = win.affine, win.center_px, win.scale_px, win.q_mm, win.values
 
     # JPEG keeps colour at half resolution, so a* and b* are blurred more than lightness: two PSF widths
     fixed = psf_px is not None
@@ -178,6 +156,54 @@ def fit_ball(lab: np.ndarray, camera: CameraModel, center_mm: np.ndarray, *, rad
     return BallFit(diameter_mm=2.0 * float(p[2]), diameter_sigma_mm=2.0 * r_sigma,
                    psf_px=(float(p[3]), float(p[4])) if not fixed else tuple(psf_px),
                    center_px=(float(centre[0]), float(centre[1])))
+
+
+
+@dataclass(frozen=True, slots=True)
+class BallWindow:
+    """The pixels round a ball as a fit sees them: the camera's local affine map there (px per mm), the ball's
+    image centre (px), the map's scale (px per mm), each kept pixel's place in mm across the view ray from that
+    centre (N, 2) and its CIELAB value (N, 3)."""
+
+    affine: np.ndarray
+    center_px: np.ndarray
+    scale_px: float
+    q_mm: np.ndarray
+    values: np.ndarray
+
+
+def ball_window(lab: np.ndarray, camera: CameraModel, center_mm: np.ndarray, max_radius_mm: float,
+                others_px: np.ndarray | None = None,
+                shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> BallWindow | None:
+    """The fit window round the ball at ``center_mm`` (3-D): out to WINDOW_TOLLEY_RADII of ``max_radius_mm``,
+    other balls' discs (``others_px``) and the pixels ``shows_model`` refuses left out (``fit_ball``). None where
+    the window leaves the photo or too little of it is free."""
+    c3 = np.asarray(center_mm, float)
+    A = local_affine(camera, c3)  # px per mm
+    try:
+        A_inv = np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        return None
+    px0 = camera.project_mm(c3[None])[0]
+    scale_px = math.sqrt(abs(np.linalg.det(A)))  # px per mm, geometric mean
+    win_mm = WINDOW_TOLLEY_RADII * max_radius_mm
+    half = int(math.ceil(win_mm * np.abs(A).sum(1).max())) + 1
+    x0, y0 = int(round(px0[0])) - half, int(round(px0[1])) - half
+    h, w = lab.shape[:2]
+    if x0 < 0 or y0 < 0 or x0 + 2 * half + 1 > w or y0 + 2 * half + 1 > h:
+        return None
+    patch = lab[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1].reshape(-1, 3).astype(np.float64)
+    yy, xx = np.mgrid[y0:y0 + 2 * half + 1, x0:x0 + 2 * half + 1]
+    d_px = np.column_stack([xx.ravel() - px0[0], yy.ravel() - px0[1]])
+    q = d_px @ A_inv.T  # mm in the plane across the ray
+    keep = np.hypot(q[:, 0], q[:, 1]) <= win_mm
+    for o in (others_px if others_px is not None else ()):
+        keep &= np.hypot(xx.ravel() - o[0], yy.ravel() - o[1]) > max_radius_mm * scale_px
+    if shows_model is not None and keep.any():
+        keep[keep] = shows_model(np.column_stack([xx.ravel()[keep], yy.ravel()[keep]]).astype(float), c3)
+    if keep.sum() < MIN_FIT_PX:
+        return None
+    return BallWindow(A, px0, scale_px, q[keep], patch[keep])
 
 
 def fit_sigma(sol, index: int) -> float:

@@ -192,3 +192,22 @@ def test_reads_that_disagree_by_millimetres_leave_the_kind_too_close_to_call():
     out = _read_spread_doubts([split, agree])
     assert out[0].kind == "marble" and out[0].kind_confidence < KIND_SURE
     assert out[1] == agree
+
+
+def test_the_photo_scale_is_measured_on_the_plain_reads_of_balls_read_with_their_sky_shadow(camera):
+    """A photo whose marbles scatter widely by the plain fit (its faint ones read large), the faint ones read about
+    12 mm with their sky shadow: the scale measured on the new reads is a narrow one and calls a marble misread at
+    17.5 mm a tolley surely; measured on the plain reads, as every ball is read, it doubts that call as before."""
+    rng = np.random.default_rng(6)
+    plain = list(_marble_reads(rng, 20, 0.0, 2.2))
+    faint = [i for i, r in enumerate(plain) if r > 14.0]
+    assert len(faint) >= 5
+    new = [12.0 + 0.3 * rng.normal() if i in faint else r for i, r in enumerate(plain)]
+    balls = [_ball(camera, i, r) for i, r in enumerate([*new, 17.5])]
+    plain_mm = [plain[i] if i in faint else None for i in range(len(new))] + [None]
+    assert _photo_kinds(camera, balls, DEFAULT_PARAMS)[-1].kind_confidence >= KIND_SURE  # why: the narrow scale
+    as_plain = _photo_kinds(camera, [_ball(camera, i, r) for i, r in enumerate([*plain, 17.5])], DEFAULT_PARAMS)
+    out = _photo_kinds(camera, balls, DEFAULT_PARAMS, plain_mm)
+    assert out[-1].kind_confidence == pytest.approx(as_plain[-1].kind_confidence, abs=1e-9)
+    assert out[-1].kind_confidence < KIND_SURE
+    assert [o.measured_diameter_mm for o in out] == [b.measured_diameter_mm for b in balls]
