@@ -57,8 +57,8 @@ import numpy as np
 from calibration.camera import CameraModel
 from geometry.constants import LARGE_WINK_RADIUS_MM, SMALL_WINK_RADIUS_MM, WINK_THICKNESS_MM
 from vision.tilted_outline import mid_height_mm
-from vision.winks import (WinkCandidate, WinkDetectorParams, assign_poses, covered_by_others, lens_area_mm2,
-                          rim_angles_inside, rim_step_vectors, top_height_at, top_rim_points)
+from vision.winks import (ALIKE_BGR, WinkCandidate, WinkDetectorParams, assign_poses, covered_by_others,
+                          lens_area_mm2, rim_angles_inside, rim_step_vectors, top_height_at, top_rim_points)
 
 _PILE_REACH_MM = 80.0  # winks further than this from a pair cannot bear on its poses
 FLAT_OPINION_CONFIDENCE = 0.6  # a flat-rim order at least this sure counts as an opinion ...
@@ -802,7 +802,7 @@ def colour_boundary_z(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandi
     c_a, c_b = (np.median(c, axis=0) for c in cols)
     axis = c_b - c_a
     sep2 = float(axis @ axis)
-    if sep2 < 20.0 ** 2:
+    if sep2 < ALIKE_BGR ** 2:
         return None  # the two look alike here (``winks._lens_colour_votes``)
     share_sd = max(_robust_sd(np.concatenate([(c - m) @ axis for c, m in zip(cols, (c_a, c_b))])) / sep2,
                    NULL_SD_FLOOR / math.sqrt(sep2))
@@ -1141,6 +1141,12 @@ def review_order(winks: list[WinkCandidate], image_bgr: np.ndarray, camera: Came
     return changed
 
 
+#: The felt is sampled this far beyond each wink's rim (its shadow and blur lie nearer).
+LAP_FELT_RING_MM = 3.0
+#: Felt samples a lap read needs.
+LAP_FELT_MIN_SAMPLES = 8
+
+
 def _felt_colour(winks: list[WinkCandidate], pair: tuple[WinkCandidate, WinkCandidate], image_bgr: np.ndarray,
                  camera: CameraModel) -> np.ndarray | None:
     """The felt's median colour on a ring round each wink of ``pair``, clear of every wink; None where too little of
@@ -1154,12 +1160,6 @@ def _felt_colour(winks: list[WinkCandidate], pair: tuple[WinkCandidate, WinkCand
     q = camera.project_mm(np.column_stack([ring, np.zeros(len(ring))])).astype(np.float32)
     v = cv2.remap(image_bgr, q[:, 0:1], q[:, 1:2], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return np.median(v.reshape(-1, 3).astype(np.float32), axis=0)
-
-
-#: The felt is sampled this far beyond each wink's rim (its shadow and blur lie nearer).
-LAP_FELT_RING_MM = 3.0
-#: Felt samples a lap read needs.
-LAP_FELT_MIN_SAMPLES = 8
 
 
 def restore_open_pairs(pairs: list[tuple[WinkCandidate, WinkCandidate]], winks: list[WinkCandidate],
@@ -1206,7 +1206,7 @@ def lap_shows(winks: list[WinkCandidate], a: WinkCandidate, b: WinkCandidate, im
     c_a, c_b = (np.median(_top_colours(image_bgr, camera, w, p), axis=0) for w, p in zip((a, b), own))
     felt = _felt_colour(winks, (a, b), image_bgr, camera)
     if felt is None or min(float(np.linalg.norm(c_a - c_b)), float(np.linalg.norm(c_a - felt)),
-                           float(np.linalg.norm(c_b - felt))) < 20.0:
+                           float(np.linalg.norm(c_b - felt))) < ALIKE_BGR:
         return False  # two of the three look alike here: no boundary to see (``winks._lens_colour_votes``)
     # from a margin inside b's near rim to a margin inside a's far rim, at the tops' mean height
     near_b, far_a = d - plan_reach_mm(b, -u), plan_reach_mm(a, u)

@@ -805,6 +805,8 @@ def _lower_in_crescent(upper: WinkCandidate, blob_mm: np.ndarray, kept: list[Win
 
 #: Plan raster of the lens samples.
 LENS_STEP_MM = 0.7
+#: Two colours nearer than this (8-bit BGR distance) look alike: no boundary between them to read.
+ALIKE_BGR = 20.0
 
 
 def lens_points(a: WinkCandidate, b: WinkCandidate, step_mm: float = LENS_STEP_MM) -> np.ndarray:
@@ -893,7 +895,7 @@ def _lens_colour_votes(a: WinkCandidate, b: WinkCandidate, lens_mm: np.ndarray, 
     z = WINK_THICKNESS_MM * 1.5
     ca = np.median(_image_colours(image_bgr, camera, pa, z), axis=0)
     cb = np.median(_image_colours(image_bgr, camera, pb, z), axis=0)
-    if float(np.linalg.norm(ca - cb)) < 20.0:
+    if float(np.linalg.norm(ca - cb)) < ALIKE_BGR:
         return 0, 0  # the two winks look alike here: no evidence
     lens = _image_colours(image_bgr, camera, lens_mm, z)
     da = np.linalg.norm(lens - ca, axis=1)
