@@ -77,12 +77,12 @@ from vision.marbles_outline import lab_gradients, outline_diameter_mm
 from vision.marbles_ring import detect_ring
 from vision.marbles_shade import shade_departures, shade_mask, without_shade
 from vision.marbles_caustic import brightness, lamp_offset, read_caustic
-from vision.marbles_halo import halo_diameter_mm
+from vision.marbles_halo import halo_diameter_mm, wall_sky_share
 from vision.marbles_kind import join_reads, marble_probability, photo_scale
 from vision.marbles_lit import (GROUND_HUE_MAX_SHARE, MIN_CORE_CHROMA, MIN_HIGHLIGHT_MADS, SURE_CORE_CHROMA,
                                 ground_hue_share, ground_hues, is_lit_ball, lit_ball_cues, lit_point_near)
 from vision.marbles_shadow import fit_ball_shadow, fit_lamp
-from vision.marbles_size import local_affine, measured_psf_px, model_fits, photo_lab
+from vision.marbles_size import WINDOW_TOLLEY_RADII, local_affine, measured_psf_px, model_fits, photo_lab
 from vision.ortho import OrthoGrid, before_fold, image_outline_mm, in_view, ortho_maps
 from vision.types import VisionError
 
@@ -1652,11 +1652,24 @@ def _sure_marble(b: BallDetection, plain_mm: float | None) -> bool:
                                 and _split_confidence(plain_mm, b.size_sigma_mm) >= KIND_SURE)
 
 
+#: The sky share a ball's own contact shadow hides at its window's edge, about (``vision.marbles_halo``): ground
+#: the ring's shoulder shades more than this is no open ground for the sky-shadow template.
+HALO_SKY_SHARE = 0.1
+
+
 def _halo_size(model: dict, camera: CameraModel, ctrs: np.ndarray, i: int,
                shows: Callable[[np.ndarray, np.ndarray], np.ndarray] | None) -> float | None:
     """Ball ``i`` of ``ctrs`` read with its sky shadow (``vision.marbles_halo``), the other balls' discs left out
-    of its window as the blurred-sphere fit leaves them."""
+    of its window as the blurred-sphere fit leaves them. None for a ball on the ground (``shows``) whose window
+    comes where the raised ring's shoulder hides more of the sky than a tenth (as much as the ball's own shadow
+    at its edge): there the ground darkens towards the foot of its own accord, which the open-ground template
+    takes for the ball's shadow (marbles_06's swirl marble m25, 13 mm beyond the foot, read 8.8 mm with it)."""
     if model["psf"] is None:
+        return None
+    # the window's nearest ground to the foot of the shoulder
+    near_mm = (math.hypot(ctrs[i][0], ctrs[i][1]) - (RING_RADIUS_MM + RIM_WIDTH_MM)
+               - WINDOW_TOLLEY_RADII * 0.5 * TOLLEY_MAX_DIAMETER_MM)
+    if shows is not None and wall_sky_share(max(near_mm, 0.0), RING_HEIGHT_MM) > HALO_SKY_SHARE:
         return None
     px = camera.project_mm(ctrs)
     return halo_diameter_mm(model["lab"], camera, ctrs[i], model["psf"], others_px=np.delete(px, i, axis=0),

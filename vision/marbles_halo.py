@@ -37,6 +37,16 @@ def sky_occlusion(rho_mm: np.ndarray, radius_mm: float) -> np.ndarray:
     return (r2 / (np.asarray(rho_mm, float) ** 2 + r2)) ** 1.5
 
 
+def wall_sky_share(distance_mm: float, height_mm: float) -> float:
+    """The share of a uniform sky (cosine-weighted) a long vertical wall of ``height_mm`` hides from a ground point
+    ``distance_mm`` from its foot: an upper bound for the raised ring's sloped shoulder.
+
+    >>> round(wall_sky_share(0.0, 76.2), 2), round(wall_sky_share(101.6, 76.2), 2)
+    (0.5, 0.1)
+    """
+    return 0.5 * (1.0 - distance_mm / float(np.hypot(distance_mm, height_mm)))
+
+
 def halo_diameter_mm(lab: np.ndarray, camera: CameraModel, center_mm: np.ndarray, psf_px: tuple[float, float], *,
                      others_px: np.ndarray | None = None, max_radius_mm: float = 0.5 * TOLLEY_MAX_DIAMETER_MM,
                      shows_model: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> float | None:
